@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Controls: the source's control table plus the user class control, with
+ * the kernel's v4l2-ctrls rules for enumeration, validation, extended
+ * controls (error_idx) and V4L2_EVENT_CTRL. The values live here; the
+ * source is told about every change.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <glib.h>
+
+#include "v4l2cuse/source.h"
+#include "util/macros.h"
+#include "device-private.h"
+#include "ctrls.h"
+
+static int
+ctrl_cmp(const void *a, const void *b)
+{
+	const struct dev_ctrl *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int
+dev_ctrls_init(struct v4l2cuse_device *dev)
+{
+	const struct v4l2cuse_control *c;
+	GArray *a = g_array_new(FALSE, TRUE, sizeof(struct dev_ctrl));
+	bool user_class = false;
+
+	for (unsigned int i = 0; (c = v4l2cuse_source_control(dev->src, i)); i++) {
+		struct dev_ctrl dc = { .desc = c, .id = c->id, .value = c->default_value };
+
+		if (c->minimum > c->maximum || V4L2_CTRL_ID2WHICH(c->id) == 0 ||
+		    (c->type == V4L2_CTRL_TYPE_MENU && !c->menu)) {
+			g_array_unref(a);
+			return -EINVAL;
+		}
+		if (V4L2_CTRL_ID2WHICH(c->id) == V4L2_CTRL_CLASS_USER)
+			user_class = true;
+		g_array_append_val(a, dc);
+	}
+	/* Any user control means the class control must exist (v4l2-compliance). */
+	if (user_class) {
+		struct dev_ctrl dc = { .desc = NULL, .id = V4L2_CID_USER_CLASS };
+
+		g_array_append_val(a, dc);
+	}
+	g_array_sort(a, ctrl_cmp);
+	dev->n_ctrls = a->len;
+	dev->ctrls = (struct dev_ctrl *)g_array_free(a, FALSE);
+	return 0;
+}
+
+void
+dev_ctrls_free(struct v4l2cuse_device *dev)
+{
+	g_free(dev->ctrls);
+	dev->ctrls = NULL;
+	dev->n_ctrls = 0;
+}
+
+struct dev_ctrl *
+dev_ctrl_find(struct v4l2cuse_device *dev, uint32_t id)
+{
+	struct dev_ctrl key = { .id = id };
+
+	return bsearch(&key, dev->ctrls, dev->n_ctrls, sizeof(key), ctrl_cmp);
+}
+
+static bool
+ctrl_is_class(const struct dev_ctrl *c)
+{
+	return c->desc == NULL;
+}
+
+static uint32_t
+ctrl_type(const struct dev_ctrl *c)
+{
+	return c->desc ? c->desc->type : V4L2_CTRL_TYPE_CTRL_CLASS;
+}
+
+static uint32_t
+ctrl_flags(const struct dev_ctrl *c)
+{
+	return c->desc ? c->desc->flags
+		       : V4L2_CTRL_FLAG_READ_ONLY | V4L2_CTRL_FLAG_WRITE_ONLY;
+}
+
+/* Kernel: the ID of the next control after @id (NEXT_CTRL), or exact @id. */
+static struct dev_ctrl *
+ctrl_lookup_query(struct v4l2cuse_device *dev, uint32_t id)
+{
+	uint32_t mask = V4L2_CTRL_FLAG_NEXT_CTRL | V4L2_CTRL_FLAG_NEXT_COMPOUND;
+
+	if (id & mask) {
+		uint32_t base = id & ~mask;
+
+		/* We have no compound controls: NEXT_COMPOUND alone finds none. */
+		if (!(id & V4L2_CTRL_FLAG_NEXT_CTRL))
+			return NULL;
+		for (unsigned int i = 0; i < dev->n_ctrls; i++)
+			if (dev->ctrls[i].id > base)
+				return &dev->ctrls[i];
+		return NULL;
+	}
+	return dev_ctrl_find(dev, id);
+}
+
+int
+dev_queryctrl(struct v4l2cuse_device *dev, struct v4l2_queryctrl *q)
+{
+	struct dev_ctrl *c = ctrl_lookup_query(dev, q->id);
+
+	if (!c)
+		return -EINVAL;
+	memset(q, 0, sizeof(*q));
+	q->id = c->id;
+	q->type = ctrl_type(c);
+	q->flags = ctrl_flags(c);
+	if (ctrl_is_class(c)) {
+		g_strlcpy((char *)q->name, "User Controls", sizeof(q->name));
+		return 0;
+	}
+	g_strlcpy((char *)q->name, c->desc->name, sizeof(q->name));
+	q->minimum = (int32_t)c->desc->minimum;
+	q->maximum = (int32_t)c->desc->maximum;
+	q->step = (int32_t)c->desc->step;
+	q->default_value = (int32_t)c->desc->default_value;
+	return 0;
+}
+
+int
+dev_query_ext_ctrl(struct v4l2cuse_device *dev, struct v4l2_query_ext_ctrl *q)
+{
+	struct dev_ctrl *c = ctrl_lookup_query(dev, q->id);
+
+	if (!c)
+		return -EINVAL;
+	memset(q, 0, sizeof(*q));
+	q->id = c->id;
+	q->type = ctrl_type(c);
+	q->flags = ctrl_flags(c);
+	q->elems = 1;
+	if (ctrl_is_class(c)) {
+		g_strlcpy(q->name, "User Controls", sizeof(q->name));
+		return 0;
+	}
+	q->elem_size = q->type == V4L2_CTRL_TYPE_INTEGER64 ? 8 : 4;
+	g_strlcpy(q->name, c->desc->name, sizeof(q->name));
+	q->minimum = c->desc->minimum;
+	q->maximum = c->desc->maximum;
+	q->step = c->desc->step;
+	q->default_value = c->desc->default_value;
+	return 0;
+}
+
+int
+dev_querymenu(struct v4l2cuse_device *dev, struct v4l2_querymenu *m)
+{
+	struct dev_ctrl *c = dev_ctrl_find(dev, m->id);
+	uint32_t index = m->index;
+
+	if (!c || ctrl_type(c) != V4L2_CTRL_TYPE_MENU)
+		return -EINVAL;
+	if ((int64_t)index < c->desc->minimum || (int64_t)index > c->desc->maximum)
+		return -EINVAL;
+	if (!c->desc->menu[index] || !c->desc->menu[index][0])
+		return -EINVAL;
+	memset(m, 0, sizeof(*m));
+	m->id = c->id;
+	m->index = index;
+	g_strlcpy((char *)m->name, c->desc->menu[index], sizeof(m->name));
+	return 0;
+}
+
+/* The kernel's validate_new(): clamp integers, reject bad menu items. */
+static int
+ctrl_validate(const struct dev_ctrl *c, int64_t *val)
+{
+	const struct v4l2cuse_control *d = c->desc;
+	int64_t v = *val;
+
+	switch (d->type) {
+	case V4L2_CTRL_TYPE_INTEGER:
+	case V4L2_CTRL_TYPE_INTEGER64:
+	case V4L2_CTRL_TYPE_BOOLEAN: {
+		uint64_t step = d->step ? d->step : 1;
+
+		v = CLAMP_VAL(v, d->minimum, d->maximum);
+		/* Round to the nearest step from the minimum (ROUND_TO_RANGE). */
+		v = d->minimum + (int64_t)(((uint64_t)(v - d->minimum) + step / 2) / step * step);
+		if (v > d->maximum)
+			v -= (int64_t)step;
+		break;
+	}
+	case V4L2_CTRL_TYPE_MENU:
+		if (v < d->minimum || v > d->maximum)
+			return -ERANGE;
+		if (!d->menu[v] || !d->menu[v][0])
+			return -EINVAL;
+		break;
+	case V4L2_CTRL_TYPE_BUTTON:
+		v = 0;
+		break;
+	default:
+		return -EINVAL;
+	}
+	*val = v;
+	return 0;
+}
+
+void
+dev_ctrl_fill_event(struct dev_ctrl *c, uint32_t changes, struct v4l2_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->type = V4L2_EVENT_CTRL;
+	ev->id = c->id;
+	ev->u.ctrl.changes = changes;
+	ev->u.ctrl.type = ctrl_type(c);
+	ev->u.ctrl.flags = ctrl_flags(c);
+	if (c->desc) {
+		ev->u.ctrl.value64 = c->value;
+		ev->u.ctrl.minimum = (int32_t)c->desc->minimum;
+		ev->u.ctrl.maximum = (int32_t)c->desc->maximum;
+		ev->u.ctrl.step = (int32_t)c->desc->step;
+		ev->u.ctrl.default_value = (int32_t)c->desc->default_value;
+	}
+}
+
+static bool
+fh_subscribed(struct v4l2cuse_fh *fh, uint32_t type, uint32_t id, uint32_t *ret_flags)
+{
+	for (unsigned int i = 0; i < fh->subs->len; i++) {
+		struct v4l2_event_subscription *s =
+			&g_array_index(fh->subs, struct v4l2_event_subscription, i);
+
+		if (s->type == type && s->id == id) {
+			if (ret_flags)
+				*ret_flags = s->flags;
+			return true;
+		}
+	}
+	return false;
+}
+
+void
+dev_ctrl_send_event(struct v4l2cuse_device *dev, struct v4l2cuse_fh *origin,
+		    struct dev_ctrl *c, uint32_t changes)
+{
+	struct v4l2_event ev;
+
+	dev_ctrl_fill_event(c, changes, &ev);
+	for (GList *l = dev->fhs.head; l; l = l->next) {
+		struct v4l2cuse_fh *fh = l->data;
+		uint32_t flags;
+
+		if (!fh_subscribed(fh, V4L2_EVENT_CTRL, c->id, &flags))
+			continue;
+		/* The setter hears its own change only with ALLOW_FEEDBACK. */
+		if (fh == origin && !(flags & V4L2_EVENT_SUB_FL_ALLOW_FEEDBACK))
+			continue;
+		dev_queue_event(fh, &ev);
+	}
+}
+
+/* Apply a validated value: the source first, then the cache and events. */
+static int
+ctrl_apply(struct v4l2cuse_fh *fh, struct dev_ctrl *c, int64_t v)
+{
+	struct v4l2cuse_device *dev = fh->dev;
+	int r;
+
+	if (c->value == v && ctrl_type(c) != V4L2_CTRL_TYPE_BUTTON)
+		return 0;
+	r = v4l2cuse_source_set_control(dev->src, c->id, v);
+	if (r < 0)
+		return r;
+	c->value = v;
+	dev_ctrl_send_event(dev, fh, c, V4L2_EVENT_CTRL_CH_VALUE);
+	return 0;
+}
+
+int
+dev_g_ctrl(struct v4l2cuse_fh *fh, struct v4l2_control *ctl)
+{
+	struct dev_ctrl *c = dev_ctrl_find(fh->dev, ctl->id);
+
+	if (!c || ctrl_is_class(c))
+		return -EINVAL;
+	if (ctrl_flags(c) & V4L2_CTRL_FLAG_WRITE_ONLY)
+		return -EACCES;
+	ctl->value = (int32_t)c->value;
+	return 0;
+}
+
+int
+dev_s_ctrl(struct v4l2cuse_fh *fh, struct v4l2_control *ctl)
+{
+	struct dev_ctrl *c = dev_ctrl_find(fh->dev, ctl->id);
+	int64_t v = ctl->value;
+	int r;
+
+	if (!c || ctrl_is_class(c))
+		return -EINVAL;
+	if (ctrl_flags(c) & V4L2_CTRL_FLAG_READ_ONLY)
+		return -EACCES;
+	r = ctrl_validate(c, &v);
+	if (r < 0)
+		return r;
+	r = ctrl_apply(fh, c, v);
+	if (r < 0)
+		return r;
+	ctl->value = (int32_t)v;
+	return 0;
+}
+
+/* The kernel's class_check(): a class as 'which' must exist. */
+static int
+ctrl_class_check(struct v4l2cuse_device *dev, uint32_t which)
+{
+	if (which == V4L2_CTRL_WHICH_CUR_VAL || which == V4L2_CTRL_WHICH_DEF_VAL)
+		return 0;
+	return dev_ctrl_find(dev, which | 1) ? 0 : -EINVAL;
+}
+
+/*
+ * G/S/TRY_EXT_CTRLS on an already copied-in array. Mirrors
+ * v4l2_g_ext_ctrls_common()/try_set_ext_ctrls_common(): error_idx is count
+ * for G and S failures (nothing was applied), the failing index for TRY.
+ */
+int
+dev_ext_ctrls(struct v4l2cuse_fh *fh, unsigned int cmd, struct v4l2_ext_controls *cs,
+	      struct v4l2_ext_control *ctrls)
+{
+	struct v4l2cuse_device *dev = fh->dev;
+	bool get = cmd == VIDIOC_G_EXT_CTRLS;
+	bool set = cmd == VIDIOC_S_EXT_CTRLS;
+	g_autofree struct dev_ctrl **refs = NULL;
+	g_autofree int64_t *vals = NULL;
+	uint32_t which = cs->which;
+	int r;
+
+	cs->error_idx = cs->count;
+	if (which == V4L2_CTRL_WHICH_REQUEST_VAL)
+		return -EINVAL;
+	if (!get && which == V4L2_CTRL_WHICH_DEF_VAL)
+		return -EINVAL;
+	if (which != V4L2_CTRL_WHICH_CUR_VAL && which != V4L2_CTRL_WHICH_DEF_VAL &&
+	    V4L2_CTRL_ID2WHICH(which) != which)
+		return -EINVAL;
+	if (cs->count == 0)
+		return ctrl_class_check(dev, which);
+
+	refs = g_new0(struct dev_ctrl *, cs->count);
+	vals = g_new0(int64_t, cs->count);
+	/* prepare_ext_ctrls(): every id must exist and belong to the class. */
+	for (uint32_t i = 0; i < cs->count; i++) {
+		uint32_t id = ctrls[i].id;
+
+		if (!get && !set)
+			cs->error_idx = i;
+		if ((which != V4L2_CTRL_WHICH_CUR_VAL && which != V4L2_CTRL_WHICH_DEF_VAL &&
+		     V4L2_CTRL_ID2WHICH(id) != which) ||
+		    id >= V4L2_CID_PRIVATE_BASE || !(refs[i] = dev_ctrl_find(dev, id)))
+			return -EINVAL;
+	}
+	if (get) {
+		for (uint32_t i = 0; i < cs->count; i++)
+			if (ctrl_flags(refs[i]) & V4L2_CTRL_FLAG_WRITE_ONLY)
+				return -EACCES;
+		for (uint32_t i = 0; i < cs->count; i++) {
+			int64_t v = which == V4L2_CTRL_WHICH_DEF_VAL ? refs[i]->desc->default_value
+								     : refs[i]->value;
+
+			if (ctrl_type(refs[i]) == V4L2_CTRL_TYPE_INTEGER64)
+				ctrls[i].value64 = v;
+			else
+				ctrls[i].value = (int32_t)v;
+		}
+		return 0;
+	}
+	/* validate_ctrls() */
+	for (uint32_t i = 0; i < cs->count; i++) {
+		struct dev_ctrl *c = refs[i];
+
+		cs->error_idx = i;
+		if (ctrl_flags(c) & V4L2_CTRL_FLAG_READ_ONLY) {
+			r = -EACCES;
+			goto fail;
+		}
+		vals[i] = ctrl_type(c) == V4L2_CTRL_TYPE_INTEGER64 ? ctrls[i].value64
+								  : ctrls[i].value;
+		r = ctrl_validate(c, &vals[i]);
+		if (r < 0)
+			goto fail;
+	}
+	cs->error_idx = cs->count;
+	for (uint32_t i = 0; i < cs->count; i++) {
+		if (ctrl_type(refs[i]) == V4L2_CTRL_TYPE_INTEGER64)
+			ctrls[i].value64 = vals[i];
+		else
+			ctrls[i].value = (int32_t)vals[i];
+		if (set) {
+			r = ctrl_apply(fh, refs[i], vals[i]);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+
+fail:
+	if (set)
+		cs->error_idx = cs->count;
+	return r;
+}
+
+/* SUBSCRIBE_EVENT for controls: the id must exist; SEND_INITIAL queues now. */
+int
+dev_ctrl_subscribe(struct v4l2cuse_fh *fh, const struct v4l2_event_subscription *sub)
+{
+	struct dev_ctrl *c = dev_ctrl_find(fh->dev, sub->id);
+
+	if (!c)
+		return -EINVAL;
+	/* The kernel's send_initial_event(): none for the class control. */
+	if ((sub->flags & V4L2_EVENT_SUB_FL_SEND_INITIAL) && !ctrl_is_class(c)) {
+		uint32_t changes = V4L2_EVENT_CTRL_CH_FLAGS;
+		struct v4l2_event ev;
+
+		if (!(ctrl_flags(c) & V4L2_CTRL_FLAG_WRITE_ONLY))
+			changes |= V4L2_EVENT_CTRL_CH_VALUE;
+		dev_ctrl_fill_event(c, changes, &ev);
+		dev_queue_event(fh, &ev);
+	}
+	return 0;
+}
