@@ -251,7 +251,7 @@ cuse_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
 		/* libfuse 3.14 passes int: V4L2's _IOR/_IOWR numbers arrive negative. */
 		.cmd = (unsigned int)cmd,
 		.arg = (unsigned long)arg,
-		.flags = (flags & (FUSE_IOCTL_COMPAT | FUSE_IOCTL_32BIT)) ? V4L2CUSE_IOCTL_COMPAT : 0,
+		.flags = (flags & FUSE_IOCTL_COMPAT) ? V4L2CUSE_IOCTL_COMPAT : 0,
 		.in = in_buf,
 		.in_size = in_bufsz,
 		.out_size = out_bufsz,
@@ -351,8 +351,8 @@ cuse_dispatch(int fd, GIOCondition cond, gpointer data)
 int
 v4l2cuse_cuse_precheck(const char *name, char **ret_error)
 {
-	static const char *const where[] = { "/dev/%s", "/sys/class/cuse/%s",
-					     "/sys/class/video4linux/%s" };
+	static const char *const where[] = { "/dev/", "/sys/class/cuse/",
+					     "/sys/class/video4linux/" };
 
 	if (access("/dev/cuse", F_OK) < 0) {
 		*ret_error = g_strdup("/dev/cuse does not exist: this kernel has no CUSE "
@@ -365,7 +365,7 @@ v4l2cuse_cuse_precheck(const char *name, char **ret_error)
 		return -EACCES;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(where); i++) {
-		g_autofree char *p = g_strdup_printf(where[i], name);
+		g_autofree char *p = g_strconcat(where[i], name, NULL);
 
 		if (access(p, F_OK) == 0) {
 			*ret_error = g_strdup_printf("device name '%s' is already taken (%s exists)",
