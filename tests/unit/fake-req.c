@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <glib.h>
+
+#include "fake-req.h"
+#include "req.h"
+
+enum fake_state { FAKE_PENDING, FAKE_RETRY, FAKE_REPLIED, FAKE_PARKED_STATE };
+
+struct fake_req {
+	struct v4l2cuse_req base;
+	enum fake_state state;
+	int result;
+	struct iovec in[8], out[8];
+	size_t n_in, n_out;
+	uint8_t *data;		/* reply payload (ioctl out or read data) */
+	size_t len;
+	unsigned int revents;
+	bool heap;
+	struct fake_parked *parked;	/* heap copies: where the answer goes */
+	v4l2cuse_req_interrupt_fn intr_fn;
+	void *intr_data;
+};
+
+static struct fake_parked last_parked;
+static struct fake_req *last_parked_req;
+static unsigned int poll_notifications;
+
+static void
+fake_answer(struct fake_req *fr, int result, const void *buf, size_t len)
+{
+	if (fr->heap) {
+		fr->parked->answered = true;
+		fr->parked->result = result;
+		fr->parked->len = len;
+		if (last_parked_req == fr)
+			last_parked_req = NULL;
+		g_free(fr);
+		return;
+	}
+	fr->state = FAKE_REPLIED;
+	fr->result = result;
+	fr->data = len ? g_memdup2(buf, len) : NULL;
+	fr->len = len;
+}
+
+static void
+fr_retry(struct v4l2cuse_req *r, const struct iovec *in, size_t n_in,
+	 const struct iovec *out, size_t n_out)
+{
+	struct fake_req *fr = (struct fake_req *)r;
+
+	g_assert_false(fr->heap);
+	g_assert_cmpuint(n_in, <=, 8);
+	g_assert_cmpuint(n_out, <=, 8);
+	fr->state = FAKE_RETRY;
+	memcpy(fr->in, in, n_in * sizeof(*in));
+	memcpy(fr->out, out, n_out * sizeof(*out));
+	fr->n_in = n_in;
+	fr->n_out = n_out;
+}
+
+static void
+fr_reply_ioctl(struct v4l2cuse_req *r, int res, const void *buf, size_t len)
+{
+	fake_answer((struct fake_req *)r, res, buf, len);
+}
+
+static void
+fr_reply_err(struct v4l2cuse_req *r, int res)
+{
+	g_assert_cmpint(res, <, 0);
+	fake_answer((struct fake_req *)r, res, NULL, 0);
+}
+
+static void
+fr_reply_data(struct v4l2cuse_req *r, const void *buf, size_t len)
+{
+	fake_answer((struct fake_req *)r, 0, buf, len);
+}
+
+static void
+fr_reply_open(struct v4l2cuse_req *r, void *fh)
+{
+	fake_answer((struct fake_req *)r, 0, NULL, 0);
+}
+
+static void
+fr_reply_poll(struct v4l2cuse_req *r, unsigned int revents)
+{
+	struct fake_req *fr = (struct fake_req *)r;
+
+	fr->revents = revents;
+	fake_answer(fr, 0, NULL, 0);
+}
+
+static struct v4l2cuse_req *
+fr_park(struct v4l2cuse_req *r)
+{
+	struct fake_req *fr = (struct fake_req *)r;
+	struct fake_req *copy = g_memdup2(fr, sizeof(*fr));
+
+	fr->state = FAKE_PARKED_STATE;
+	copy->heap = true;
+	memset(&last_parked, 0, sizeof(last_parked));
+	copy->parked = &last_parked;
+	last_parked_req = copy;
+	return &copy->base;
+}
+
+static void
+fr_on_interrupt(struct v4l2cuse_req *r, v4l2cuse_req_interrupt_fn fn, void *data)
+{
+	struct fake_req *fr = (struct fake_req *)r;
+
+	fr->intr_fn = fn;
+	fr->intr_data = data;
+}
+
+static const struct v4l2cuse_req_ops fr_ops = {
+	.retry = fr_retry,
+	.reply_ioctl = fr_reply_ioctl,
+	.reply_err = fr_reply_err,
+	.reply_data = fr_reply_data,
+	.reply_open = fr_reply_open,
+	.reply_poll = fr_reply_poll,
+	.park = fr_park,
+	.on_interrupt = fr_on_interrupt,
+};
+
+#define CUSE_MAX_IOCTL (128 * 1024)
+
+int
+fake_ioctl_rounds(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg, int *ret_rounds)
+{
+	struct iovec in[8], out[8];
+	size_t n_in = 0, n_out = 0;
+
+	for (int round = 1; round <= 8; round++) {
+		size_t in_size = 0, out_size = 0, off = 0;
+		g_autofree uint8_t *inbuf = NULL;
+		struct fake_req fr = { .base = { .ops = &fr_ops } };
+		int result;
+
+		for (size_t i = 0; i < n_in; i++)
+			in_size += in[i].iov_len;
+		for (size_t i = 0; i < n_out; i++)
+			out_size += out[i].iov_len;
+		if (in_size > CUSE_MAX_IOCTL || out_size > CUSE_MAX_IOCTL)
+			return -ENOMEM;
+		inbuf = g_malloc(MAX(in_size, 1));
+		for (size_t i = 0; i < n_in; i++) {
+			memcpy(inbuf + off, in[i].iov_base, in[i].iov_len);
+			off += in[i].iov_len;
+		}
+		struct v4l2cuse_ioctl_args a = {
+			.cmd = cmd,
+			.arg = (unsigned long)arg,
+			.in = in_size ? inbuf : NULL,
+			.in_size = in_size,
+			.out_size = out_size,
+		};
+		v4l2cuse_fh_ioctl(fh, &fr.base, &a);
+		if (ret_rounds)
+			*ret_rounds = round;
+		switch (fr.state) {
+		case FAKE_RETRY:
+			memcpy(in, fr.in, fr.n_in * sizeof(*in));
+			memcpy(out, fr.out, fr.n_out * sizeof(*out));
+			n_in = fr.n_in;
+			n_out = fr.n_out;
+			continue;
+		case FAKE_PARKED_STATE:
+			return FAKE_PARKED;
+		case FAKE_REPLIED:
+			/* The kernel scatters the reply over the out iovecs; more is EIO. */
+			if (fr.len > out_size) {
+				g_free(fr.data);
+				return -EIO;
+			}
+			off = 0;
+			for (size_t i = 0; i < n_out && off < fr.len; i++) {
+				size_t n = MIN(out[i].iov_len, fr.len - off);
+
+				memcpy(out[i].iov_base, fr.data + off, n);
+				off += n;
+			}
+			g_free(fr.data);
+			result = fr.result;
+			return result;
+		case FAKE_PENDING:
+			g_assert_not_reached();
+		}
+	}
+	g_assert_not_reached();
+	return -EIO;
+}
+
+int
+fake_ioctl(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg)
+{
+	return fake_ioctl_rounds(fh, cmd, arg, NULL);
+}
+
+ssize_t
+fake_read(struct v4l2cuse_fh *fh, void *buf, size_t count, int flags)
+{
+	size_t done = 0;
+
+	while (done < count) {
+		struct fake_req fr = { .base = { .ops = &fr_ops } };
+		size_t chunk = MIN(count - done, (size_t)128 * 1024);
+
+		v4l2cuse_fh_read(fh, &fr.base, chunk, (off_t)done, flags);
+		if (fr.state == FAKE_PARKED_STATE)
+			return done ? (ssize_t)done : FAKE_PARKED;
+		g_assert_cmpint(fr.state, ==, FAKE_REPLIED);
+		if (fr.result < 0) {
+			g_free(fr.data);
+			return done ? (ssize_t)done : fr.result;
+		}
+		g_assert_cmpuint(fr.len, <=, chunk);
+		memcpy((uint8_t *)buf + done, fr.data, fr.len);
+		g_free(fr.data);
+		done += fr.len;
+		if (fr.len < chunk)
+			break;		/* a short chunk ends the syscall */
+	}
+	return (ssize_t)done;
+}
+
+unsigned int
+fake_poll(struct v4l2cuse_fh *fh, unsigned int events)
+{
+	struct fake_req fr = { .base = { .ops = &fr_ops } };
+
+	v4l2cuse_fh_poll(fh, &fr.base, events, GINT_TO_POINTER(1));
+	g_assert_cmpint(fr.state, ==, FAKE_REPLIED);
+	return fr.revents;
+}
+
+struct fake_parked *
+fake_last_parked(void)
+{
+	return &last_parked;
+}
+
+void
+fake_interrupt_last(void)
+{
+	struct fake_req *fr = last_parked_req;
+
+	g_assert_nonnull(fr);
+	g_assert_nonnull(fr->intr_fn);
+	fr->intr_fn(&fr->base, fr->intr_data);
+}
+
+static void
+fake_poll_notify(void *ph)
+{
+	poll_notifications++;
+}
+
+static void
+fake_poll_destroy(void *ph)
+{
+}
+
+static const struct v4l2cuse_poll_ops fake_poll_ops = {
+	.notify = fake_poll_notify,
+	.destroy = fake_poll_destroy,
+};
+
+unsigned int
+fake_poll_notifications(void)
+{
+	return poll_notifications;
+}
+
+void
+fake_install_poll_ops(struct v4l2cuse_device *dev)
+{
+	v4l2cuse_device_set_poll_ops(dev, &fake_poll_ops);
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * A fake transport for the ioctl layer: replays the kernel's CUSE ioctl
+ * retry protocol over this process's memory (the "client" memory is ours),
+ * so tests call fake_ioctl(fh, cmd, &arg) like a real ioctl().
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device.h"
+
+#define FAKE_PARKED 1000	/* fake_ioctl/fake_read: the request was parked */
+
+/* The outcome of a parked request once it is answered. */
+struct fake_parked {
+	bool answered;
+	int result;		/* 0 or -errno */
+	size_t len;		/* read(): bytes */
+};
+
+/* Returns 0, -errno, or FAKE_PARKED (then see fake_last_parked()). */
+int fake_ioctl(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg);
+/* Same, with a cap on the out size the "kernel" allows (ENOMEM above). */
+int fake_ioctl_rounds(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg, int *ret_rounds);
+/* One read() syscall of @count bytes, in 128 KiB chunks; returns bytes or -errno. */
+ssize_t fake_read(struct v4l2cuse_fh *fh, void *buf, size_t count, int flags);
+/* poll(): the revents answer. */
+unsigned int fake_poll(struct v4l2cuse_fh *fh, unsigned int events);
+/* The parked request of the last call that returned FAKE_PARKED. */
+struct fake_parked *fake_last_parked(void);
+/* Deliver FUSE_INTERRUPT to the last parked request. */
+void fake_interrupt_last(void);
+/* Poll notifications received (wake-ups). */
+unsigned int fake_poll_notifications(void);
+void fake_install_poll_ops(struct v4l2cuse_device *dev);
