@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Read frames from a v4l2cuse node with read() and check them.
+
+check-frames.py DEVICE WIDTH HEIGHT [--frames N] [--bars75] [--save PATH]
+
+Every read() must return exactly sizeimage bytes (YUYV: W*H*2). With
+--bars75 the 75% colour bars must have their BT.601 limited-range values at
+the centre of each bar on a row below the overlay, and consecutive frames may
+differ only inside the overlay area (top rows, left part).
+"""
+import argparse
+import os
+import sys
+
+# BT.601 limited range, 75% bars: white yellow cyan green magenta red blue black
+BARS75 = [(180, 128, 128), (162, 44, 142), (131, 156, 44), (112, 72, 58),
+          (84, 184, 198), (65, 100, 212), (35, 212, 114), (16, 128, 128)]
+
+
+def yuyv_pixel(frame, width, x, y):
+    base = (y * width + (x & ~1)) * 2
+    yv = frame[base + (x & 1) * 2]
+    return yv, frame[base + 1], frame[base + 3]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("device")
+    ap.add_argument("width", type=int)
+    ap.add_argument("height", type=int)
+    ap.add_argument("--frames", type=int, default=3)
+    ap.add_argument("--bars75", action="store_true")
+    ap.add_argument("--overlay-rows", type=int, default=None,
+                    help="frames may differ only above this row")
+    ap.add_argument("--save", default=None)
+    a = ap.parse_args()
+
+    size = a.width * a.height * 2
+    fd = os.open(a.device, os.O_RDWR)
+    frames = []
+    for i in range(a.frames):
+        buf = os.read(fd, size)
+        if len(buf) != size:
+            print(f"frame {i}: read() returned {len(buf)} bytes, expected {size}")
+            return 1
+        frames.append(buf)
+    os.close(fd)
+    print(f"read {len(frames)} frames of {size} bytes each")
+    if a.save:
+        with open(a.save, "wb") as f:
+            f.write(frames[-1])
+
+    failed = False
+    if a.bars75:
+        row = a.height * 3 // 4
+        for i, want in enumerate(BARS75):
+            x = (2 * i + 1) * a.width // 16
+            got = yuyv_pixel(frames[0], a.width, x, row)
+            ok = all(abs(g - w) <= 2 for g, w in zip(got, want))
+            print(f"bar {i} at x={x} y={row}: got Y/U/V {got}, want {want}"
+                  f"{'' if ok else '  MISMATCH'}")
+            failed |= not ok
+
+    # Which rows differ between consecutive frames?
+    for i in range(1, len(frames)):
+        rows = [y for y in range(a.height)
+                if frames[i][y * a.width * 2:(y + 1) * a.width * 2] !=
+                frames[i - 1][y * a.width * 2:(y + 1) * a.width * 2]]
+        if not rows:
+            print(f"frame {i} is identical to frame {i - 1} (no counter?)")
+            failed = True
+            continue
+        print(f"frame {i} differs from frame {i - 1} in rows {rows[0]}..{rows[-1]}")
+        if a.overlay_rows is not None and rows[-1] >= a.overlay_rows:
+            print(f"  rows below {a.overlay_rows} changed: something moves "
+                  "outside the overlay")
+            failed = True
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
