@@ -37,7 +37,8 @@ def main():
     a = ap.parse_args()
 
     size = a.width * a.height * 2
-    fd = os.open(a.device, os.O_RDWR)
+    # A regular file (a frame saved by another app) is read the same way.
+    fd = os.open(a.device, os.O_RDWR if not os.path.isfile(a.device) else os.O_RDONLY)
     frames = []
     for i in range(a.frames):
         buf = os.read(fd, size)
