@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The source registry: "--source NAME[:ARG][,opt=v...]" to a source, and the
+ * default format negotiation.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "util/macros.h"
+#include "v4l2cuse/format.h"
+#include "v4l2cuse/source.h"
+
+static const struct v4l2cuse_source_ops *const registry[] = {
+	&v4l2cuse_testpattern_ops,
+};
+
+const struct v4l2cuse_source_ops *
+v4l2cuse_source_by_index(unsigned int index)
+{
+	return index < ARRAY_SIZE(registry) ? registry[index] : NULL;
+}
+
+const struct v4l2cuse_source_ops *
+v4l2cuse_source_lookup(const char *name)
+{
+	for (size_t i = 0; name && i < ARRAY_SIZE(registry); i++) {
+		if (strcmp(registry[i]->name, name) == 0)
+			return registry[i];
+	}
+	return NULL;
+}
+
+static char *
+registry_known_names(void)
+{
+	GString *s = g_string_new(NULL);
+
+	for (size_t i = 0; i < ARRAY_SIZE(registry); i++)
+		g_string_append_printf(s, "%s%s", i ? ", " : "", registry[i]->name);
+	return g_string_free(s, FALSE);
+}
+
+int
+v4l2cuse_source_create(const char *spec, struct v4l2cuse_source **ret_src,
+		       char **ret_error)
+{
+	const struct v4l2cuse_source_ops *ops;
+	g_autofree char *name = NULL;
+	g_autofree char *error = NULL;
+	struct v4l2cuse_source *src = NULL;
+	const char *args;
+	size_t len;
+	int r;
+
+	if (!spec || !*spec)
+		spec = "pattern";
+	len = strcspn(spec, ":,");
+	name = g_strndup(spec, len);
+	args = spec + len;
+	if (*args == ':')
+		args++;
+
+	ops = v4l2cuse_source_lookup(name);
+	if (!ops) {
+		g_autofree char *known = registry_known_names();
+
+		if (ret_error)
+			*ret_error = g_strdup_printf("unknown source '%s' (known: %s)", name, known);
+		return -ENOENT;
+	}
+	if (ops->abi != V4L2CUSE_SOURCE_ABI) {
+		if (ret_error)
+			*ret_error = g_strdup_printf("bug: source '%s' has ABI %u, expected %u",
+						     name, ops->abi, V4L2CUSE_SOURCE_ABI);
+		return -EINVAL;
+	}
+
+	r = ops->create(args, &src, &error);
+	if (r < 0) {
+		if (ret_error)
+			*ret_error = error ? g_steal_pointer(&error)
+					   : g_strdup_printf("%s: %s", name, g_strerror(-r));
+		return r;
+	}
+	if (!src || src->ops != ops) {
+		if (ret_error)
+			*ret_error = g_strdup_printf("bug: source '%s' returned no source", name);
+		v4l2cuse_source_destroy(src);
+		return -EINVAL;
+	}
+	*ret_src = src;
+	return 0;
+}
+
+static uint64_t
+registry_distance(uint32_t a, uint32_t b)
+{
+	return a > b ? (uint64_t)a - b : (uint64_t)b - a;
+}
+
+int
+v4l2cuse_source_negotiate_default(struct v4l2cuse_source *src,
+				  struct v4l2_pix_format *pix)
+{
+	struct v4l2_pix_format out = *pix;
+	uint32_t fourcc, first = 0, w, h;
+	uint64_t best = UINT64_MAX;
+	bool found = false;
+	int r;
+
+	for (unsigned int i = 0; src->ops->enum_format(src, i, &fourcc) == 0; i++) {
+		if (i == 0)
+			first = fourcc;
+		if (fourcc == pix->pixelformat) {
+			found = true;
+			break;
+		}
+	}
+	if (!found && !first)
+		return -EINVAL;
+	out.pixelformat = found ? pix->pixelformat : first;
+
+	found = false;
+	for (unsigned int i = 0;
+	     src->ops->enum_framesize(src, out.pixelformat, i, &w, &h) == 0; i++) {
+		uint64_t d = registry_distance(w, pix->width) + registry_distance(h, pix->height);
+
+		if (d < best) {
+			best = d;
+			out.width = w;
+			out.height = h;
+			found = true;
+		}
+	}
+	if (!found) {
+		out.width = CLAMP_VAL(pix->width, 1, V4L2CUSE_MAX_WIDTH);
+		out.height = CLAMP_VAL(pix->height, 1, V4L2CUSE_MAX_HEIGHT);
+	}
+
+	r = v4l2cuse_format_fill(&out);
+	if (r < 0)
+		return r;
+	*pix = out;
+	return 0;
+}

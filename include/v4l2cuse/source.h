@@ -55,10 +55,13 @@ struct v4l2cuse_source_ops {
 	const char *name;		/* "pattern", "file", "uvc" */
 
 	/*
-	 * Required. @args is the part of the --source spec after "name:" or
-	 * "name," (may be NULL or ""). On failure returns -errno and, if
-	 * @ret_error is not NULL, a newly allocated one-line message (g_free).
-	 * On success the caller owns *ret_src.
+	 * Required. @args is the --source spec after the name, with the ':'
+	 * that introduces an ARG removed: "pattern:smpte,hscroll=2" gives
+	 * "smpte,hscroll=2", "pattern,hscroll=2" gives ",hscroll=2" (no ARG),
+	 * "pattern" gives "" (NULL is accepted too). v4l2cuse_opts_parse()
+	 * splits that. On failure returns -errno and, if @ret_error is not
+	 * NULL, a newly allocated one-line message (g_free). On success the
+	 * caller owns *ret_src.
 	 */
 	int (*create)(const char *args, struct v4l2cuse_source **ret_src,
 		      char **ret_error);
@@ -99,11 +102,17 @@ struct v4l2cuse_source_ops {
 	void (*stop)(struct v4l2cuse_source *src);
 
 	/*
-	 * Required, never blocks. Fill @frame. 0: filled; -EAGAIN: no frame
-	 * due yet (only sources with a wake fd); -ENODEV: gone for good;
-	 * other errors: this frame failed (the daemon sends a placeholder or
-	 * an ERROR buffer). Sources without wake_fd are called at the frame
-	 * interval by the daemon's timer.
+	 * Required, never blocks. Fill @frame. 0: filled (raw formats:
+	 * bytesused = sizeimage; compressed: the payload size, <= sizeimage,
+	 * and the daemon pads); -EAGAIN: no frame due yet (only sources with
+	 * a wake fd); -ENODATA: this frame was dropped on purpose (nothing
+	 * written; the daemon keeps the buffer and counts the sequence number
+	 * as skipped, so clients see a gap); -ENODEV: gone for good, every
+	 * later call fails the same way; other errors (-EIO, ...): this frame
+	 * failed (the daemon sends a placeholder or an ERROR buffer). A frame
+	 * filled with frame->error set is delivered with V4L2_BUF_FLAG_ERROR.
+	 * Sources without wake_fd are called at the frame interval by the
+	 * daemon's timer.
 	 */
 	int (*produce)(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame);
 
@@ -122,14 +131,104 @@ struct v4l2cuse_source_ops {
 	int (*set_control)(struct v4l2cuse_source *src, uint32_t id, int64_t value);
 };
 
-/* Registry: "pattern[:NAME][,opt=v...]", "file:PATH[,...]", "uvc:/dev/videoN". */
+/*
+ * Registry: "pattern[:NAME][,opt=v...]", "file:PATH[,...]", "uvc:/dev/videoN".
+ * NULL or "" means "pattern". An unknown name fails with -ENOENT and the
+ * message "unknown source 'xyz' (known: pattern)". Every failure comes with
+ * a one-line message in *ret_error (when not NULL; g_free it).
+ */
 int v4l2cuse_source_create(const char *spec, struct v4l2cuse_source **ret_src,
 			   char **ret_error);
+/* NULL for an unknown name. */
 const struct v4l2cuse_source_ops *v4l2cuse_source_lookup(const char *name);
+/* The index-th registered source, NULL past the end (for --help). */
+const struct v4l2cuse_source_ops *v4l2cuse_source_by_index(unsigned int index);
 
-/* Default negotiation used when ops->negotiate is NULL. */
+/*
+ * Default negotiation used when ops->negotiate is NULL: keeps
+ * pix->pixelformat if the source enumerates it, else takes the first
+ * enumerated fourcc; then takes the enumerated discrete size nearest to
+ * pix->width x height by |dw| + |dh| (ties: the earlier enumerated one;
+ * with no sizes enumerated, the size is clamped to 1..V4L2CUSE_MAX_*),
+ * and fills the rest with v4l2cuse_format_fill(). Deterministic, so
+ * negotiating a negotiated format returns it unchanged (TRY(G) == G).
+ */
 int v4l2cuse_source_negotiate_default(struct v4l2cuse_source *src,
 				      struct v4l2_pix_format *pix);
+
+/*
+ * Option lists for create(): "ARG,key=value,key=value,..." in the form
+ * described at create() (a leading ',' means there is no ARG). A bare "key"
+ * means "key=1"; empty items are skipped; values cannot contain ','.
+ * Lists inside a value use '+' or ';' (sizes=640x480+320x240).
+ * Errors are one line, prefixed with the source name, e.g.
+ *   "pattern: unknown option 'foo' (known: sizes, fps, ...)"
+ *   "pattern: option 'hscroll': expected an integer in -8192..8192, got 'x'"
+ * and functions that fail return -EINVAL and set *ret_error (if not NULL).
+ */
+struct v4l2cuse_opts;
+
+/* @known_keys is NULL-terminated; a key outside it, or given twice, fails. */
+int v4l2cuse_opts_parse(const char *source_name, const char *args,
+			const char *const *known_keys,
+			struct v4l2cuse_opts **ret_opts, char **ret_error);
+void v4l2cuse_opts_free(struct v4l2cuse_opts *opts);	/* NULL-safe */
+static inline void
+v4l2cuse_opts_freep(struct v4l2cuse_opts **opts)
+{
+	v4l2cuse_opts_free(*opts);
+}
+/* The positional ARG, NULL when there is none. */
+const char *v4l2cuse_opts_arg(const struct v4l2cuse_opts *opts);
+/* Whether @key was given. */
+bool v4l2cuse_opts_has(const struct v4l2cuse_opts *opts, const char *key);
+/* The raw value of @key, or @def. The string lives as long as @opts. */
+const char *v4l2cuse_opts_get_str(const struct v4l2cuse_opts *opts, const char *key,
+				  const char *def);
+/* 1/0, yes/no, true/false, on/off. */
+int v4l2cuse_opts_get_bool(const struct v4l2cuse_opts *opts, const char *key,
+			   bool def, bool *ret, char **ret_error);
+/* A decimal integer in min..max (ret untouched on failure). */
+int v4l2cuse_opts_get_int(const struct v4l2cuse_opts *opts, const char *key,
+			  int64_t def, int64_t min, int64_t max, int64_t *ret,
+			  char **ret_error);
+int v4l2cuse_opts_get_uint(const struct v4l2cuse_opts *opts, const char *key,
+			   uint32_t def, uint32_t min, uint32_t max, uint32_t *ret,
+			   char **ret_error);
+/* One-line error "<source>: <message>" for checks a source does itself. */
+char *v4l2cuse_opts_error(const struct v4l2cuse_opts *opts, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * The test-pattern source ("pattern", sources/testpattern.c); the header
+ * comment of that file lists its options, patterns and pixel values.
+ */
+extern const struct v4l2cuse_source_ops v4l2cuse_testpattern_ops;
+
+/*
+ * Its private "Test Pattern" MENU control: a driver-private id in the user
+ * class (id & 0xffff >= 0x1000). NB for the daemon: v4l2-compliance 1.22
+ * also queries private user-class controls the old way, as
+ * V4L2_CID_PRIVATE_BASE + n (n-th driver-private user-class control in id
+ * order, INTEGER64/STRING/compound skipped), and expects QUERY_EXT_CTRL /
+ * QUERYCTRL to answer with id == V4L2_CID_PRIVATE_BASE + n and EINVAL after
+ * the last one, as the kernel's control framework does.
+ */
+#define V4L2CUSE_CID_PRIVATE_BASE	(V4L2_CID_USER_BASE | 0xf000)
+#define V4L2CUSE_CID_TEST_PATTERN	(V4L2CUSE_CID_PRIVATE_BASE + 0)
+
+/*
+ * The rectangle the text overlay may touch in frames of @width x @height
+ * with the source's current overlay options (all zero when it is off).
+ * Outside it, consecutive frames are byte-identical unless the source was
+ * asked for motion (hscroll, vscroll, box) or shows the noise pattern. Its
+ * position is fixed at the top-left corner and is not affected by flips:
+ * left = top = 0, width = min(296, width), height = min(8 + 16 * lines,
+ * height) with lines = the number of enabled overlay lines (4 by default).
+ * Returns -EINVAL if @src is not a test-pattern source.
+ */
+int v4l2cuse_testpattern_overlay_rect(struct v4l2cuse_source *src, uint32_t width,
+				      uint32_t height, struct v4l2_rect *ret);
 
 /* Wrappers that supply defaults for optional ops. */
 static inline void

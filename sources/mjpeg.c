@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Motion-JPEG encoder with a per-MCU-row cache (see mjpeg.h).
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <glib.h>
+#include <jpeglib.h>
+
+#include "util/macros.h"
+#include "mjpeg.h"
+
+struct mjpeg_err {
+	struct jpeg_error_mgr pub;
+	jmp_buf jb;
+};
+
+struct mjpeg_dest {
+	struct jpeg_destination_mgr pub;
+	struct mjpeg_enc *e;
+};
+
+/* One encode's output split at the restart markers. */
+struct mjpeg_coded {
+	uint8_t *buf;
+	size_t size, len;
+	size_t hdr_len;		/* SOI .. end of SOS */
+	size_t *seg_off, *seg_len;
+	uint32_t n_segs;
+};
+
+struct mjpeg_enc {
+	uint32_t width, height;
+	uint32_t mcu_rows;
+	int quality;
+	struct jpeg_compress_struct cinfo;
+	struct mjpeg_err err;
+	struct mjpeg_dest dest;
+	struct mjpeg_coded *target;	/* where the dest manager writes */
+	struct mjpeg_coded full, band;
+	bool cache_valid;
+	uint32_t pad_w[3];
+	uint8_t *pad[3];		/* 8 padded rows per component */
+};
+
+static void
+mjpeg_error_exit(j_common_ptr c)
+{
+	struct mjpeg_err *err = (struct mjpeg_err *)c->err;
+
+	longjmp(err->jb, 1);
+}
+
+static void
+mjpeg_output_message(j_common_ptr c)
+{
+	char msg[JMSG_LENGTH_MAX];
+
+	c->err->format_message(c, msg);
+	g_debug("libjpeg: %s", msg);
+}
+
+static void
+mjpeg_init_destination(j_compress_ptr c)
+{
+	struct mjpeg_dest *d = (struct mjpeg_dest *)c->dest;
+	struct mjpeg_coded *t = d->e->target;
+
+	d->pub.next_output_byte = t->buf;
+	d->pub.free_in_buffer = t->size;
+}
+
+static boolean
+mjpeg_empty_output_buffer(j_compress_ptr c)
+{
+	struct mjpeg_dest *d = (struct mjpeg_dest *)c->dest;
+	struct mjpeg_coded *t = d->e->target;
+	size_t old = t->size;
+
+	t->size *= 2;
+	t->buf = g_realloc(t->buf, t->size);
+	d->pub.next_output_byte = t->buf + old;
+	d->pub.free_in_buffer = t->size - old;
+	return TRUE;
+}
+
+static void
+mjpeg_term_destination(j_compress_ptr c)
+{
+	struct mjpeg_dest *d = (struct mjpeg_dest *)c->dest;
+	struct mjpeg_coded *t = d->e->target;
+
+	t->len = t->size - d->pub.free_in_buffer;
+}
+
+struct mjpeg_enc *
+mjpeg_enc_new(uint32_t width, uint32_t height, int quality)
+{
+	struct mjpeg_enc *e = g_new0(struct mjpeg_enc, 1);
+
+	e->width = width;
+	e->height = height;
+	e->mcu_rows = (height + 7) / 8;
+	e->quality = CLAMP_VAL(quality, 1, 100);
+	e->cinfo.err = jpeg_std_error(&e->err.pub);
+	e->err.pub.error_exit = mjpeg_error_exit;
+	e->err.pub.output_message = mjpeg_output_message;
+	jpeg_create_compress(&e->cinfo);
+	e->dest.pub.init_destination = mjpeg_init_destination;
+	e->dest.pub.empty_output_buffer = mjpeg_empty_output_buffer;
+	e->dest.pub.term_destination = mjpeg_term_destination;
+	e->dest.e = e;
+	e->cinfo.dest = &e->dest.pub;
+
+	e->pad_w[0] = (width + 15) / 16 * 16;
+	e->pad_w[1] = e->pad_w[2] = e->pad_w[0] / 2;
+	for (unsigned int p = 0; p < 3; p++)
+		e->pad[p] = g_malloc0((size_t)e->pad_w[p] * 8);
+	e->full.size = e->band.size = MAX((size_t)width * height, 65536);
+	e->full.buf = g_malloc(e->full.size);
+	e->band.buf = g_malloc(e->band.size);
+	e->full.seg_off = g_new0(size_t, e->mcu_rows);
+	e->full.seg_len = g_new0(size_t, e->mcu_rows);
+	e->band.seg_off = g_new0(size_t, e->mcu_rows);
+	e->band.seg_len = g_new0(size_t, e->mcu_rows);
+	return e;
+}
+
+void
+mjpeg_enc_free(struct mjpeg_enc *e)
+{
+	if (!e)
+		return;
+	jpeg_destroy_compress(&e->cinfo);
+	for (unsigned int p = 0; p < 3; p++)
+		g_free(e->pad[p]);
+	g_free(e->full.buf);
+	g_free(e->full.seg_off);
+	g_free(e->full.seg_len);
+	g_free(e->band.buf);
+	g_free(e->band.seg_off);
+	g_free(e->band.seg_len);
+	g_free(e);
+}
+
+void
+mjpeg_enc_invalidate(struct mjpeg_enc *e)
+{
+	e->cache_valid = false;
+}
+
+int
+mjpeg_enc_quality(const struct mjpeg_enc *e)
+{
+	return e->quality;
+}
+
+/* Split a finished encode into header and restart intervals. */
+static int
+mjpeg_parse(struct mjpeg_coded *t, uint32_t expect_segs)
+{
+	const uint8_t *b = t->buf;
+	size_t pos = 2, start;
+
+	t->n_segs = 0;
+	if (t->len < 4 || b[0] != 0xff || b[1] != 0xd8)
+		return -EIO;
+	for (;;) {
+		size_t seglen;
+
+		if (pos + 4 > t->len || b[pos] != 0xff)
+			return -EIO;
+		seglen = (size_t)b[pos + 2] << 8 | b[pos + 3];
+		if (b[pos + 1] == 0xda) {
+			pos += 2 + seglen;
+			break;
+		}
+		pos += 2 + seglen;
+	}
+	t->hdr_len = pos;
+	start = pos;
+	while (pos + 1 < t->len) {
+		uint8_t m;
+
+		if (b[pos] != 0xff) {
+			pos++;
+			continue;
+		}
+		m = b[pos + 1];
+		if (m == 0x00) {
+			pos += 2;
+			continue;
+		}
+		if ((m >= 0xd0 && m <= 0xd7) || m == 0xd9) {
+			if (t->n_segs >= expect_segs)
+				return -EIO;
+			t->seg_off[t->n_segs] = start;
+			t->seg_len[t->n_segs] = pos - start;
+			t->n_segs++;
+			if (m == 0xd9)
+				return t->n_segs == expect_segs ? 0 : -EIO;
+			pos += 2;
+			start = pos;
+			continue;
+		}
+		return -EIO;
+	}
+	return -EIO;
+}
+
+/* Encode the top @rows lines (a multiple of 8, or the whole frame) into @t. */
+static int
+mjpeg_encode_rows(struct mjpeg_enc *e, const uint8_t *yuv, uint32_t rows,
+		  struct mjpeg_coded *t)
+{
+	struct jpeg_compress_struct *c = &e->cinfo;
+	const uint8_t *plane[3];
+	uint32_t pw[3] = { e->width, e->width / 2, e->width / 2 };
+	JSAMPROW rowp[3][8];
+	JSAMPARRAY arrays[3] = { rowp[0], rowp[1], rowp[2] };
+
+	plane[0] = yuv;
+	plane[1] = yuv + (size_t)e->width * e->height;
+	plane[2] = plane[1] + (size_t)(e->width / 2) * e->height;
+
+	e->target = t;
+	if (setjmp(e->err.jb)) {
+		jpeg_abort_compress(c);
+		return -EIO;
+	}
+	c->image_width = e->width;
+	c->image_height = rows;
+	c->input_components = 3;
+	c->in_color_space = JCS_YCbCr;
+	jpeg_set_defaults(c);
+	jpeg_set_colorspace(c, JCS_YCbCr);
+	jpeg_set_quality(c, e->quality, TRUE);
+	c->raw_data_in = TRUE;
+	c->comp_info[0].h_samp_factor = 2;
+	c->comp_info[0].v_samp_factor = 1;
+	c->comp_info[1].h_samp_factor = 1;
+	c->comp_info[1].v_samp_factor = 1;
+	c->comp_info[2].h_samp_factor = 1;
+	c->comp_info[2].v_samp_factor = 1;
+	c->restart_in_rows = 1;
+	c->dct_method = JDCT_ISLOW;
+	c->optimize_coding = FALSE;
+	jpeg_start_compress(c, TRUE);
+
+	while (c->next_scanline < rows) {
+		uint32_t y0 = c->next_scanline;
+
+		for (unsigned int p = 0; p < 3; p++) {
+			for (unsigned int i = 0; i < 8; i++) {
+				uint32_t y = MIN(y0 + i, rows - 1);
+				const uint8_t *src = plane[p] + (size_t)y * pw[p];
+
+				if (pw[p] == e->pad_w[p]) {
+					rowp[p][i] = (JSAMPROW)src;
+				} else {
+					uint8_t *d = e->pad[p] + (size_t)i * e->pad_w[p];
+
+					memcpy(d, src, pw[p]);
+					memset(d + pw[p], src[pw[p] - 1], e->pad_w[p] - pw[p]);
+					rowp[p][i] = d;
+				}
+			}
+		}
+		jpeg_write_raw_data(c, arrays, 8);
+	}
+	jpeg_finish_compress(c);
+	return mjpeg_parse(t, (rows + 7) / 8);
+}
+
+static int
+mjpeg_assemble(const struct mjpeg_enc *e, uint32_t band_segs, uint8_t *out,
+	       size_t out_len, size_t *ret_len)
+{
+	size_t len = e->full.hdr_len;
+
+	for (uint32_t i = 0; i < e->mcu_rows; i++)
+		len += (i < band_segs ? e->band.seg_len[i] : e->full.seg_len[i]) + 2;
+	if (len > out_len)
+		return -ENOSPC;
+
+	memcpy(out, e->full.buf, e->full.hdr_len);
+	len = e->full.hdr_len;
+	for (uint32_t i = 0; i < e->mcu_rows; i++) {
+		const struct mjpeg_coded *src = i < band_segs ? &e->band : &e->full;
+
+		memcpy(out + len, src->buf + src->seg_off[i], src->seg_len[i]);
+		len += src->seg_len[i];
+		out[len++] = 0xff;
+		out[len++] = i + 1 < e->mcu_rows ? (uint8_t)(0xd0 + (i % 8)) : 0xd9;
+	}
+	*ret_len = len;
+	return 0;
+}
+
+int
+mjpeg_enc_encode(struct mjpeg_enc *e, const uint8_t *yuv, uint32_t dirty_rows,
+		 uint8_t *out, size_t out_len, size_t *ret_len)
+{
+	for (;;) {
+		uint32_t band = dirty_rows >= e->height ? e->mcu_rows : (dirty_rows + 7) / 8;
+		int r;
+
+		if (!e->cache_valid || band >= e->mcu_rows) {
+			r = mjpeg_encode_rows(e, yuv, e->height, &e->full);
+			e->cache_valid = r == 0;
+			band = 0;
+		} else if (band > 0) {
+			r = mjpeg_encode_rows(e, yuv, band * 8, &e->band);
+		} else {
+			r = 0;
+		}
+		if (r == 0)
+			r = mjpeg_assemble(e, band, out, out_len, ret_len);
+		if (r != -ENOSPC)
+			return r;
+		if (e->quality <= 5)
+			return -ENOSPC;
+		e->quality = MAX(5, e->quality - 20);
+		e->cache_valid = false;
+		g_debug("MJPEG frame too large, quality lowered to %d", e->quality);
+	}
+}
