@@ -63,11 +63,35 @@ dev_ctrls_free(struct v4l2cuse_device *dev)
 	dev->n_ctrls = 0;
 }
 
+static bool ctrl_is_int(const struct dev_ctrl *c);
+
+/*
+ * Old-style private controls (the kernel's find_private_ref()):
+ * V4L2_CID_PRIVATE_BASE + n names the n-th driver-private user-class
+ * control usable with G/S_CTRL. v4l2-compliance 1.22 probes them.
+ */
+static struct dev_ctrl *
+ctrl_find_private(struct v4l2cuse_device *dev, uint32_t n)
+{
+	for (unsigned int i = 0; i < dev->n_ctrls; i++) {
+		struct dev_ctrl *c = &dev->ctrls[i];
+
+		if (V4L2_CTRL_ID2WHICH(c->id) != V4L2_CTRL_CLASS_USER ||
+		    V4L2_CTRL_DRIVER_PRIV(c->id) == 0 || !ctrl_is_int(c))
+			continue;
+		if (n-- == 0)
+			return c;
+	}
+	return NULL;
+}
+
 struct dev_ctrl *
 dev_ctrl_find(struct v4l2cuse_device *dev, uint32_t id)
 {
 	struct dev_ctrl key = { .id = id };
 
+	if (id >= V4L2_CID_PRIVATE_BASE)
+		return ctrl_find_private(dev, id - V4L2_CID_PRIVATE_BASE);
 	return bsearch(&key, dev->ctrls, dev->n_ctrls, sizeof(key), ctrl_cmp);
 }
 
@@ -81,6 +105,22 @@ static uint32_t
 ctrl_type(const struct dev_ctrl *c)
 {
 	return c->desc ? c->desc->type : V4L2_CTRL_TYPE_CTRL_CLASS;
+}
+
+/* Controls G/S_CTRL can carry (the kernel's ctrl->is_int). */
+static bool
+ctrl_is_int(const struct dev_ctrl *c)
+{
+	switch (ctrl_type(c)) {
+	case V4L2_CTRL_TYPE_INTEGER:
+	case V4L2_CTRL_TYPE_BOOLEAN:
+	case V4L2_CTRL_TYPE_MENU:
+	case V4L2_CTRL_TYPE_INTEGER_MENU:
+	case V4L2_CTRL_TYPE_BUTTON:
+		return true;
+	default:
+		return false;
+	}
 }
 
 static uint32_t
@@ -115,10 +155,13 @@ dev_queryctrl(struct v4l2cuse_device *dev, struct v4l2_queryctrl *q)
 {
 	struct dev_ctrl *c = ctrl_lookup_query(dev, q->id);
 
+	uint32_t asked = q->id;
+
 	if (!c)
 		return -EINVAL;
 	memset(q, 0, sizeof(*q));
-	q->id = c->id;
+	/* Old-style private ids are answered under the id asked for. */
+	q->id = asked >= V4L2_CID_PRIVATE_BASE ? asked : c->id;
 	q->type = ctrl_type(c);
 	q->flags = ctrl_flags(c);
 	if (ctrl_is_class(c)) {
@@ -138,10 +181,12 @@ dev_query_ext_ctrl(struct v4l2cuse_device *dev, struct v4l2_query_ext_ctrl *q)
 {
 	struct dev_ctrl *c = ctrl_lookup_query(dev, q->id);
 
+	uint32_t asked = q->id;
+
 	if (!c)
 		return -EINVAL;
 	memset(q, 0, sizeof(*q));
-	q->id = c->id;
+	q->id = asked >= V4L2_CID_PRIVATE_BASE ? asked : c->id;
 	q->type = ctrl_type(c);
 	q->flags = ctrl_flags(c);
 	q->elems = 1;
@@ -162,7 +207,7 @@ int
 dev_querymenu(struct v4l2cuse_device *dev, struct v4l2_querymenu *m)
 {
 	struct dev_ctrl *c = dev_ctrl_find(dev, m->id);
-	uint32_t index = m->index;
+	uint32_t index = m->index, id = m->id;
 
 	if (!c || ctrl_type(c) != V4L2_CTRL_TYPE_MENU)
 		return -EINVAL;
@@ -171,7 +216,7 @@ dev_querymenu(struct v4l2cuse_device *dev, struct v4l2_querymenu *m)
 	if (!c->desc->menu[index] || !c->desc->menu[index][0])
 		return -EINVAL;
 	memset(m, 0, sizeof(*m));
-	m->id = c->id;
+	m->id = id;
 	m->index = index;
 	g_strlcpy((char *)m->name, c->desc->menu[index], sizeof(m->name));
 	return 0;
@@ -289,7 +334,7 @@ dev_g_ctrl(struct v4l2cuse_fh *fh, struct v4l2_control *ctl)
 {
 	struct dev_ctrl *c = dev_ctrl_find(fh->dev, ctl->id);
 
-	if (!c || ctrl_is_class(c))
+	if (!c || !ctrl_is_int(c))
 		return -EINVAL;
 	if (ctrl_flags(c) & V4L2_CTRL_FLAG_WRITE_ONLY)
 		return -EACCES;
@@ -304,7 +349,7 @@ dev_s_ctrl(struct v4l2cuse_fh *fh, struct v4l2_control *ctl)
 	int64_t v = ctl->value;
 	int r;
 
-	if (!c || ctrl_is_class(c))
+	if (!c || !ctrl_is_int(c))
 		return -EINVAL;
 	if (ctrl_flags(c) & V4L2_CTRL_FLAG_READ_ONLY)
 		return -EACCES;
