@@ -13,12 +13,28 @@
  *
  * Errors are negative errno values, chosen as vb2 chooses them.
  *
- * Threading and locks: a queue has one internal mutex. Every vb_queue_*()
- * entry point may be called from the dispatcher thread; vb_buffer_done()
- * and the vb_buffer_*() accessors may also be called from a producer
- * thread. No op is ever called with the queue mutex held, so ops may call
- * back into the queue (e.g. buf_queue may complete the buffer at once, and
- * wake may call vb_queue_dqbuf()).
+ * Threading and locks (docs/videobuf.md has the long version):
+ *
+ * - A queue has one internal mutex. It is never held while an op runs, so
+ *   ops may call back into the queue: buf_queue may complete the buffer at
+ *   once with vb_buffer_done(), wake may call vb_queue_dqbuf(),
+ *   vb_queue_poll(), vb_queue_querybuf(), vb_queue_qbuf() or
+ *   vb_queue_read().
+ * - vb_buffer_done(), vb_buffer_set_*(), vb_queue_skip_sequence() and
+ *   vb_queue_set_error() may be called from any thread (producers).
+ * - The "transition" entry points (reqbufs, create_bufs, streamon,
+ *   streamoff, release, free, and read()/poll() when they start read
+ *   emulation) allocate, free, start or stop with the mutex dropped. Call
+ *   them from one thread (the dispatcher), never from inside an op: a
+ *   second transition that overlaps returns -EBUSY (release and free wait
+ *   for it instead). Everything else is safe from any thread at any time.
+ * - stop_streaming must return every ACTIVE buffer before it returns; the
+ *   queue waits (briefly, on a condition variable) for buf_prepare and
+ *   buf_queue calls still running on other threads before it stops or
+ *   frees, so those two ops must never block.
+ * - wake is called without the lock from whichever thread caused the
+ *   event. A wake raised by a buffer completed inside buf_queue is
+ *   delivered after that buf_queue returns.
  */
 
 #include <stdbool.h>
@@ -29,6 +45,10 @@
 
 #define VB_MAX_BUFFERS 32
 
+/*
+ * Buffer states. vb_buf_set_state() in queue.c is the only writer; the
+ * legal transitions and the diagram are in docs/videobuf.md.
+ */
 enum vb_buf_state {
 	VB_BUF_DEQUEUED,	/* owned by the client (or never queued) */
 	VB_BUF_PREPARED,	/* PREPARE_BUF done, still the client's */
@@ -36,64 +56,97 @@ enum vb_buf_state {
 	VB_BUF_ACTIVE,		/* owned by the driver/producer */
 	VB_BUF_DONE,		/* filled, waiting for DQBUF */
 	VB_BUF_ERROR,		/* failed, waiting for DQBUF (V4L2_BUF_FLAG_ERROR) */
+	VB_BUF_PREPARING,	/* buf_prepare is running (vb2's PREPARING) */
 };
+
+#define VB_BUF_N_STATES (VB_BUF_PREPARING + 1)
 
 const char *vb_buf_state_name(enum vb_buf_state state);
 
 struct vb_queue;
 struct vb_buffer;
 
+/*
+ * Driver ops. None is ever called with the queue mutex held. "Dispatcher"
+ * below means the thread that called the vb_queue_*() entry point.
+ */
 struct vb_ops {
 	/*
-	 * Required. Agree on count and size. On entry *num_buffers is the
-	 * requested count (already clamped to [min_buffers, VB_MAX_BUFFERS])
-	 * and *size is 0 for REQBUFS, or the client's size for CREATE_BUFS
-	 * (then the op checks it is large enough, -EINVAL if not). The op sets
-	 * *size to the buffer size it needs and may lower *num_buffers.
+	 * Required, dispatcher. Agree on count and size. On entry
+	 * *num_buffers is the requested count (REQBUFS: already clamped to
+	 * [min_buffers, VB_MAX_BUFFERS]; CREATE_BUFS: what still fits) and
+	 * *size is 0 for REQBUFS and read emulation, or the client's
+	 * sizeimage for CREATE_BUFS (then the op checks it is large enough,
+	 * -EINVAL if not, and leaves it). The op sets *size to the buffer
+	 * size it needs and may lower *num_buffers. If fewer buffers than
+	 * agreed could be allocated, it is called again with the lower count
+	 * (vb2 does the same) and fails if that is not enough. Sizes of 0 or
+	 * above 4 GiB minus a page are refused with -EINVAL.
 	 */
 	int (*queue_setup)(struct vb_queue *q, unsigned int *num_buffers, size_t *size);
 
-	/* Optional. Called once after a buffer's memory is allocated. */
+	/*
+	 * Optional, dispatcher. Called once after a buffer's memory is
+	 * allocated and before the buffer becomes visible. On failure the
+	 * buffer is freed without buf_cleanup and allocation stops there.
+	 */
 	int (*buf_init)(struct vb_buffer *b);
 
-	/* Optional. Validate a buffer before it is queued (QBUF/PREPARE_BUF). */
+	/*
+	 * Optional, caller of QBUF/PREPARE_BUF. Validate a buffer before it
+	 * is queued (the buffer is in state PREPARING). Must not block. On
+	 * failure the buffer goes back to DEQUEUED and the error is returned.
+	 */
 	int (*buf_prepare)(struct vb_buffer *b);
 
 	/*
-	 * Required. The buffer now belongs to the driver (ACTIVE); it must
-	 * come back through vb_buffer_done(), from any thread.
+	 * Required, caller of QBUF/STREAMON/read(). The buffer now belongs to
+	 * the driver (ACTIVE); it must come back through vb_buffer_done(),
+	 * from any thread, possibly before buf_queue returns. Must not block.
 	 */
 	void (*buf_queue)(struct vb_buffer *b);
 
 	/*
-	 * Optional. Streaming starts with @count buffers already handed over
-	 * with buf_queue. On failure the driver must give every buffer back
-	 * with vb_buffer_done(b, VB_BUF_QUEUED).
+	 * Optional, dispatcher. Streaming starts with @count buffers already
+	 * handed over with buf_queue (STREAMON, or the QBUF that reached
+	 * min_queued_buffers). On failure the driver must give every buffer
+	 * back with vb_buffer_done(b, VB_BUF_QUEUED) before returning; the
+	 * error is returned to the client and streaming stays off.
 	 */
 	int (*start_streaming)(struct vb_queue *q, unsigned int count);
 
 	/*
-	 * Optional. Streaming stops: the driver must give every ACTIVE buffer
-	 * back (vb_buffer_done(b, VB_BUF_ERROR)) before returning.
+	 * Optional, dispatcher. Only called after a successful
+	 * start_streaming. The driver must give every ACTIVE buffer back
+	 * (vb_buffer_done(b, VB_BUF_ERROR)) before returning; the queue
+	 * then returns every buffer to DEQUEUED.
 	 */
 	void (*stop_streaming)(struct vb_queue *q);
 
-	/* Optional. Called once before a buffer's memory is freed. */
+	/*
+	 * Optional, dispatcher. Called once before a buffer's memory is
+	 * freed (for every buffer whose buf_init succeeded, or every buffer
+	 * if there is no buf_init).
+	 */
 	void (*buf_cleanup)(struct vb_buffer *b);
 
 	/*
-	 * Optional. Something a waiter may care about happened: a buffer
-	 * became DONE/ERROR, streaming stopped, buffers were freed or the
-	 * queue entered the error state. Called from the thread that caused
-	 * it, without the queue lock. The daemon retries its parked
-	 * DQBUF/read()/poll requests from here.
+	 * Optional, any thread. Something a waiter may care about happened: a
+	 * buffer became DONE/ERROR, streaming stopped, buffers were freed or
+	 * the queue entered the error state. Called from the thread that
+	 * caused it, without the queue lock. The daemon retries its parked
+	 * DQBUF/read()/poll requests from here. It must not call the
+	 * transition entry points.
 	 */
 	void (*wake)(struct vb_queue *q);
 
 	/*
-	 * Optional. A USERPTR buffer completed: copy @len bytes of the
-	 * buffer's staging memory to the client's @userptr. Without it the
-	 * staging memfd is the only copy (the preload shim copies at DQBUF).
+	 * Optional, producer thread (inside vb_buffer_done(), while the
+	 * buffer is still ACTIVE). A USERPTR buffer completed: copy @len
+	 * bytes of the buffer's staging memory to the client's @userptr.
+	 * A negative return turns the buffer into an ERROR buffer. Without
+	 * it the staging memfd (vb_queue_buffer_fd()) is the only copy (the
+	 * preload shim copies at DQBUF).
 	 */
 	int (*userptr_write)(struct vb_buffer *b, unsigned long userptr,
 			     const void *data, size_t len);
@@ -104,7 +157,9 @@ struct vb_queue_config {
 	uint32_t io_modes;		/* VB_IO_MMAP | VB_IO_USERPTR | VB_IO_READ */
 	unsigned int min_buffers;	/* REQBUFS clamps count up to this (>= 1) */
 	unsigned int min_queued_buffers; /* STREAMON defers start until queued */
-	unsigned int read_buffers;	/* internal buffers for read emulation */
+	unsigned int read_buffers;	/* internal buffers for read emulation
+					 * (0: 2; raised to min_buffers and
+					 * min_queued_buffers) */
 	bool allow_orphans;		/* REQBUFS(0) while mapped succeeds */
 	const struct vb_ops *ops;
 	void *priv;			/* driver data, vb_queue_priv() */
@@ -115,18 +170,34 @@ struct vb_queue_config {
 #define VB_IO_USERPTR	(1u << 1)
 #define VB_IO_READ	(1u << 2)
 
+/* NULL if @cfg is unusable (no ops, queue_setup or buf_queue, type 0, ...). */
 struct vb_queue *vb_queue_new(const struct vb_queue_config *cfg);
 /* Frees everything (stops streaming first). NULL-safe. */
 void vb_queue_free(struct vb_queue *q);
 void *vb_queue_priv(struct vb_queue *q);
 
-/* --- V4L2 streaming ioctls. @owner identifies the caller's file handle. --- */
+/*
+ * --- V4L2 streaming ioctls. @owner identifies the caller's file handle
+ * (never NULL). Structs are read and, on success, filled as the kernel
+ * fills them (REQBUFS/CREATE_BUFS also fill capabilities on failure).
+ *
+ * Ownership (vb2's vb2_queue_is_busy): the first handle that allocates
+ * buffers or starts read emulation owns the queue; any other gets -EBUSY
+ * from reqbufs, create_bufs (count > 0), prepare_buf, qbuf, dqbuf,
+ * streamon, streamoff and read. REQBUFS(0) by the owner frees the buffers
+ * (or stops read emulation) and drops ownership. Streaming and read I/O
+ * exclude each other (-EBUSY).
+ */
 int vb_queue_reqbufs(struct vb_queue *q, const void *owner, struct v4l2_requestbuffers *req);
 int vb_queue_create_bufs(struct vb_queue *q, const void *owner, struct v4l2_create_buffers *cb);
 int vb_queue_querybuf(struct vb_queue *q, struct v4l2_buffer *b);
 int vb_queue_prepare_buf(struct vb_queue *q, const void *owner, struct v4l2_buffer *b);
 int vb_queue_qbuf(struct vb_queue *q, const void *owner, struct v4l2_buffer *b);
-/* -EAGAIN: nothing done yet (the caller parks a blocking request). */
+/*
+ * -EAGAIN: nothing done yet (the caller parks a blocking request, or
+ * returns EAGAIN for O_NONBLOCK). -EINVAL: not streaming. -EIO: queue
+ * error. -EPIPE: the LAST buffer was dequeued already.
+ */
 int vb_queue_dqbuf(struct vb_queue *q, const void *owner, struct v4l2_buffer *b);
 int vb_queue_streamon(struct vb_queue *q, const void *owner, uint32_t type);
 int vb_queue_streamoff(struct vb_queue *q, const void *owner, uint32_t type);
@@ -135,7 +206,12 @@ uint32_t vb_queue_buf_caps(struct vb_queue *q);
 
 /*
  * vb2_core_poll's mask for @owner asking for @events (POLLIN|POLLRDNORM|...):
- * may start read emulation (POLLIN requested, read I/O allowed, no buffers).
+ * 0 without POLLIN/POLLRDNORM; starts read emulation for @owner when read
+ * I/O is allowed and the queue has no buffers and no owner; POLLERR when
+ * not streaming, in the error state, or before the first QBUF after
+ * REQBUFS/STREAMOFF; POLLIN|POLLRDNORM when a buffer is done, the reader
+ * has an unfinished frame, or the LAST buffer was dequeued. POLLPRI
+ * (events) is the caller's business.
  */
 unsigned int vb_queue_poll(struct vb_queue *q, const void *owner, unsigned int events);
 
@@ -144,50 +220,117 @@ unsigned int vb_queue_poll(struct vb_queue *q, const void *owner, unsigned int e
  * syscall (CUSE off == 0). Starts read streaming on first use (the owner
  * becomes the reader). On success returns the number of bytes (<= @count)
  * available at *ret_data from the current frame and advances the cursor;
- * they stay valid until the next vb_queue_read*() call for this queue.
+ * they stay valid until the next vb_queue_read() call for this queue (or
+ * the reader's release/REQBUFS(0)). A frame is bytesused bytes long.
  * Returns 0 when @new_call is false and the current frame is finished (a
  * read never spans two frames), -EAGAIN when no frame is ready (the caller
- * parks only if @new_call), -EBUSY when another owner streams or reads.
+ * parks only if @new_call), -EBUSY when another owner streams or reads, or
+ * the caller uses streaming I/O, -EINVAL without VB_IO_READ, -EIO in the
+ * error state. A short read continues the same frame at the next call; a
+ * finished frame goes back to the driver at the next call. ERROR and empty
+ * frames are skipped (re-queued).
  */
 ssize_t vb_queue_read(struct vb_queue *q, const void *owner, size_t count,
 		      bool new_call, const void **ret_data);
 
-/* The owner's file handle closes: stop streaming/reading, free buffers. */
+/*
+ * The owner's file handle closes: stop streaming/reading, free buffers
+ * (mapped ones live on in the client's mappings), drop ownership. Does
+ * nothing for a handle that is not the owner.
+ */
 void vb_queue_release(struct vb_queue *q, const void *owner);
 
 /* Owner of the queue (NULL if none) and whether a format change is refused. */
 const void *vb_queue_owner(struct vb_queue *q);
 bool vb_queue_is_busy(struct vb_queue *q);	/* buffers allocated or read I/O */
 bool vb_queue_is_streaming(struct vb_queue *q);
+bool vb_queue_is_reading(struct vb_queue *q);	/* read emulation active */
 
-/* Enter/leave the queue error state (poll POLLERR, DQBUF -EIO). */
+/*
+ * Enter the queue error state (vb2_queue_error): poll POLLERR, DQBUF and
+ * QBUF -EIO, read() -EIO at the next frame. STREAMOFF and REQBUFS(0) leave
+ * it. Wakes waiters.
+ */
 void vb_queue_set_error(struct vb_queue *q);
 
 /*
  * MMAP support for the preload shim. Looks up the buffer whose m.offset
- * cookie is @offset and whose length is @length (-EINVAL otherwise), and
- * returns a new fd (F_DUPFD_CLOEXEC of its memfd, caller closes) and the
- * buffer index. vb_queue_mapped() adjusts the mapping count
- * (V4L2_BUF_FLAG_MAPPED) by @delta.
+ * cookie is @offset and whose length is @length (the buffer's length, or
+ * that rounded up to a page; -EINVAL otherwise, or when the queue has no
+ * MMAP buffers; -EBUSY during read emulation), and returns a new fd
+ * (F_DUPFD_CLOEXEC of its memfd, caller closes) and the buffer index.
+ * vb_queue_mapped() adjusts the mapping count (V4L2_BUF_FLAG_MAPPED) by
+ * @delta and returns the new count (-EINVAL for a bad index or a count
+ * that would go negative).
+ *
+ * Mappings outlive REQBUFS(0) (orphaned buffers): record
+ * vb_queue_generation() with each mapping and skip vb_queue_mapped() for
+ * mappings of an older generation; it changes whenever buffers are freed.
  */
 int vb_queue_mmap_fd(struct vb_queue *q, uint32_t offset, size_t length,
 		     int *ret_fd, unsigned int *ret_index);
 int vb_queue_mapped(struct vb_queue *q, unsigned int index, int delta);
+unsigned int vb_queue_generation(struct vb_queue *q);
+
+/*
+ * A new fd (F_DUPFD_CLOEXEC, caller closes) for buffer @index's memfd: the
+ * MMAP memory, or the USERPTR staging copy. Sealed against shrinking and
+ * growing. -EINVAL for a bad index.
+ */
+int vb_queue_buffer_fd(struct vb_queue *q, unsigned int index, int *ret_fd);
+
+/* State of buffer @index (enum vb_buf_state), -EINVAL for a bad index. */
+int vb_queue_buffer_state(struct vb_queue *q, unsigned int index);
 
 /* --- Producer side (any thread). --- */
 struct vb_queue *vb_buffer_queue(struct vb_buffer *b);
 unsigned int vb_buffer_index(struct vb_buffer *b);
 void *vb_buffer_mem(struct vb_buffer *b);	/* daemon-side memory */
 size_t vb_buffer_length(struct vb_buffer *b);
+/* Clamped to vb_buffer_length(); reset to 0 at QBUF. */
 void vb_buffer_set_bytesused(struct vb_buffer *b, uint32_t bytesused);
+/*
+ * Mark an ACTIVE buffer as the last one (V4L2_BUF_FLAG_LAST). Once it is
+ * dequeued, DQBUF returns -EPIPE and poll POLLIN|POLLRDNORM until
+ * STREAMOFF (vb2's last_buffer_dequeued). Cleared at QBUF.
+ */
+void vb_buffer_set_last(struct vb_buffer *b);
 /*
  * Give an ACTIVE buffer back. @state: DONE (filled), ERROR (failed,
  * dequeued with V4L2_BUF_FLAG_ERROR) or QUEUED (only from a failing
- * start_streaming). Stamps sequence and CLOCK_MONOTONIC timestamp for
- * DONE/ERROR. @skip adds a gap to the sequence (dropped frames).
+ * start_streaming). Stamps the sequence number and a CLOCK_MONOTONIC
+ * timestamp for DONE/ERROR and wakes waiters. Anything but an ACTIVE
+ * buffer is refused (logged at debug level as a driver bug).
  */
 void vb_buffer_done(struct vb_buffer *b, enum vb_buf_state state);
+/* Add a gap of @n to the sequence numbers (dropped frames). */
 void vb_queue_skip_sequence(struct vb_queue *q, unsigned int n);
+/* The sequence number the next completed buffer gets (0 after each start). */
+uint32_t vb_queue_next_sequence(struct vb_queue *q);
 
-/* Debug builds: unbalanced paired ops (setup/cleanup, start/stop); 0 if balanced. */
+/*
+ * Debug builds (V4L2CUSE_DEBUG_COUNTERS): how often each op ran. Returns
+ * -EOPNOTSUPP when the counters are compiled out.
+ */
+struct vb_debug_counters {
+	unsigned int queue_setup;
+	unsigned int buf_init;
+	unsigned int buf_cleanup;
+	unsigned int buf_prepare;
+	unsigned int buf_queue;
+	unsigned int buf_done;		/* vb_buffer_done() accepted */
+	unsigned int start_streaming;	/* successful starts */
+	unsigned int start_failed;
+	unsigned int stop_streaming;
+	unsigned int reclaimed;		/* ACTIVE buffers the driver did not return */
+	unsigned int wake;
+};
+int vb_queue_debug_counters(struct vb_queue *q, struct vb_debug_counters *ret);
+
+/*
+ * Debug builds: the number of unbalanced pairs (buf_init/buf_cleanup
+ * against live buffers, start/stop_streaming against the started state,
+ * buf_queue/buf_done against ACTIVE buffers, buffers the driver failed to
+ * return), logged at debug level; 0 if balanced or compiled out.
+ */
 int vb_queue_debug_imbalance(struct vb_queue *q);

@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * A fake videobuf driver for the test-vb-* programs: it records every op,
+ * keeps the buffers it was handed in FIFO order, and has vivid-style
+ * one-shot failure knobs. Single-threaded use unless a test adds its own
+ * locking (test-vb-stress has its own driver).
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "videobuf.h"
+
+#define FAKE_UNUSED __attribute__((unused))
+
+struct fake_drv {
+	struct vb_queue *q;
+
+	/* Buffers handed over by buf_queue and not yet returned, oldest first. */
+	struct vb_buffer *active[VB_MAX_BUFFERS * 2];
+	unsigned int n_active;
+
+	/* queue_setup: size to ask for, and a cap on the count (0: none). */
+	size_t size;
+	unsigned int max_buffers;
+	unsigned int min_accept;	/* second queue_setup accepts >= this */
+
+	/* Knobs: a negative errno makes the op fail once, then it resets. */
+	int fail_setup;
+	int fail_prepare;
+	int fail_start;
+	int fail_init_at;		/* buf_init fails for this index + 1 (0: never) */
+	int fail_userptr_write;
+	bool start_keeps_buffers;	/* bug: failing start does not return buffers */
+	bool stop_keeps_buffers;	/* bug: stop does not return buffers */
+	bool complete_in_queue;		/* buf_queue completes the buffer at once */
+	bool set_last_next;		/* the next completion carries LAST */
+
+	/* Call counts. */
+	unsigned int n_setup, n_init, n_prepare, n_queue, n_start, n_stop, n_cleanup;
+	unsigned int n_wake, n_userptr_write;
+	unsigned int last_start_count;
+	size_t last_setup_size_in;
+	unsigned int last_setup_count_in;
+	unsigned long last_userptr;
+	size_t last_userptr_len;
+
+	/* The wake op calls this too (DQBUF from wake, for example). */
+	void (*on_wake)(struct fake_drv *drv);
+	void *user;
+};
+
+static FAKE_UNUSED void
+fake_fill(struct vb_buffer *b, uint32_t bytes)
+{
+	uint8_t *mem = vb_buffer_mem(b);
+	uint32_t i;
+
+	for (i = 0; i < bytes; i++)
+		mem[i] = (uint8_t)(vb_buffer_index(b) * 31 + i);
+	vb_buffer_set_bytesused(b, bytes);
+}
+
+static FAKE_UNUSED int
+fake_queue_setup(struct vb_queue *q, unsigned int *num, size_t *size)
+{
+	struct fake_drv *d = vb_queue_priv(q);
+
+	d->n_setup++;
+	d->last_setup_size_in = *size;
+	d->last_setup_count_in = *num;
+	if (d->fail_setup) {
+		int r = d->fail_setup;
+
+		d->fail_setup = 0;
+		return r;
+	}
+	if (*size) {
+		if (*size < d->size)
+			return -EINVAL;
+	} else {
+		*size = d->size;
+	}
+	if (d->max_buffers && *num > d->max_buffers)
+		*num = d->max_buffers;
+	if (d->min_accept && *num < d->min_accept)
+		return -EINVAL;
+	return 0;
+}
+
+static FAKE_UNUSED int
+fake_buf_init(struct vb_buffer *b)
+{
+	struct fake_drv *d = vb_queue_priv(vb_buffer_queue(b));
+
+	if (d->fail_init_at && vb_buffer_index(b) + 1 == (unsigned int)d->fail_init_at) {
+		d->fail_init_at = 0;
+		return -ENOMEM;
+	}
+	d->n_init++;
+	return 0;
+}
+
+static FAKE_UNUSED void
+fake_buf_cleanup(struct vb_buffer *b)
+{
+	struct fake_drv *d = vb_queue_priv(vb_buffer_queue(b));
+
+	d->n_cleanup++;
+}
+
+static FAKE_UNUSED int
+fake_buf_prepare(struct vb_buffer *b)
+{
+	struct fake_drv *d = vb_queue_priv(vb_buffer_queue(b));
+
+	d->n_prepare++;
+	if (d->fail_prepare) {
+		int r = d->fail_prepare;
+
+		d->fail_prepare = 0;
+		return r;
+	}
+	/* PREPARING while we run */
+	g_assert_cmpint(vb_queue_buffer_state(d->q, vb_buffer_index(b)), ==, VB_BUF_PREPARING);
+	return 0;
+}
+
+static FAKE_UNUSED void
+fake_complete_buffer(struct fake_drv *d, struct vb_buffer *b, enum vb_buf_state state)
+{
+	if (state == VB_BUF_DONE)
+		fake_fill(b, (uint32_t)MIN(d->size, vb_buffer_length(b)));
+	if (d->set_last_next && state != VB_BUF_QUEUED) {
+		vb_buffer_set_last(b);
+		d->set_last_next = false;
+	}
+	vb_buffer_done(b, state);
+}
+
+static FAKE_UNUSED void
+fake_buf_queue(struct vb_buffer *b)
+{
+	struct fake_drv *d = vb_queue_priv(vb_buffer_queue(b));
+
+	d->n_queue++;
+	g_assert_cmpint(vb_queue_buffer_state(d->q, vb_buffer_index(b)), ==, VB_BUF_ACTIVE);
+	if (d->complete_in_queue) {
+		fake_complete_buffer(d, b, VB_BUF_DONE);
+		return;
+	}
+	g_assert_cmpuint(d->n_active, <, G_N_ELEMENTS(d->active));
+	d->active[d->n_active++] = b;
+}
+
+static FAKE_UNUSED struct vb_buffer *
+fake_pop(struct fake_drv *d)
+{
+	struct vb_buffer *b;
+
+	if (d->n_active == 0)
+		return NULL;
+	b = d->active[0];
+	memmove(&d->active[0], &d->active[1], --d->n_active * sizeof(d->active[0]));
+	return b;
+}
+
+/* The producer: complete the oldest active buffer. Returns its index or -1. */
+static FAKE_UNUSED int
+fake_produce(struct fake_drv *d, enum vb_buf_state state)
+{
+	struct vb_buffer *b = fake_pop(d);
+
+	if (!b)
+		return -1;
+	fake_complete_buffer(d, b, state);
+	return (int)vb_buffer_index(b);
+}
+
+static FAKE_UNUSED void
+fake_return_all(struct fake_drv *d, enum vb_buf_state state)
+{
+	struct vb_buffer *b;
+
+	while ((b = fake_pop(d)))
+		vb_buffer_done(b, state);
+}
+
+static FAKE_UNUSED int
+fake_start_streaming(struct vb_queue *q, unsigned int count)
+{
+	struct fake_drv *d = vb_queue_priv(q);
+
+	d->n_start++;
+	d->last_start_count = count;
+	if (d->fail_start) {
+		int r = d->fail_start;
+
+		d->fail_start = 0;
+		if (!d->start_keeps_buffers)
+			fake_return_all(d, VB_BUF_QUEUED);
+		return r;
+	}
+	return 0;
+}
+
+static FAKE_UNUSED void
+fake_stop_streaming(struct vb_queue *q)
+{
+	struct fake_drv *d = vb_queue_priv(q);
+
+	d->n_stop++;
+	if (!d->stop_keeps_buffers)
+		fake_return_all(d, VB_BUF_ERROR);
+	else
+		d->n_active = 0;
+}
+
+static FAKE_UNUSED void
+fake_wake(struct vb_queue *q)
+{
+	struct fake_drv *d = vb_queue_priv(q);
+
+	d->n_wake++;
+	if (d->on_wake)
+		d->on_wake(d);
+}
+
+static FAKE_UNUSED int
+fake_userptr_write(struct vb_buffer *b, unsigned long userptr, const void *data, size_t len)
+{
+	struct fake_drv *d = vb_queue_priv(vb_buffer_queue(b));
+
+	d->n_userptr_write++;
+	d->last_userptr = userptr;
+	d->last_userptr_len = len;
+	if (d->fail_userptr_write) {
+		int r = d->fail_userptr_write;
+
+		d->fail_userptr_write = 0;
+		return r;
+	}
+	/* In these tests the "client" address is real memory of ours. */
+	memcpy((void *)userptr, data, len);
+	return 0;
+}
+
+static const struct vb_ops fake_ops FAKE_UNUSED = {
+	.queue_setup = fake_queue_setup,
+	.buf_init = fake_buf_init,
+	.buf_prepare = fake_buf_prepare,
+	.buf_queue = fake_buf_queue,
+	.start_streaming = fake_start_streaming,
+	.stop_streaming = fake_stop_streaming,
+	.buf_cleanup = fake_buf_cleanup,
+	.wake = fake_wake,
+	.userptr_write = fake_userptr_write,
+};
+
+/* Only the required ops: every optional default is exercised too. */
+static const struct vb_ops fake_min_ops FAKE_UNUSED = {
+	.queue_setup = fake_queue_setup,
+	.buf_queue = fake_buf_queue,
+};
+
+static FAKE_UNUSED struct vb_queue_config
+fake_config(struct fake_drv *d)
+{
+	return (struct vb_queue_config){
+		.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+		.io_modes = VB_IO_MMAP | VB_IO_USERPTR | VB_IO_READ,
+		.min_buffers = 2,
+		.min_queued_buffers = 0,
+		.read_buffers = 3,
+		.allow_orphans = true,
+		.ops = &fake_ops,
+		.priv = d,
+		.name = "test",
+	};
+}
+
+static FAKE_UNUSED struct fake_drv *
+fake_new_with(const struct vb_queue_config *cfg_in, size_t size)
+{
+	struct fake_drv *d = g_new0(struct fake_drv, 1);
+	struct vb_queue_config cfg = *cfg_in;
+
+	d->size = size;
+	cfg.priv = d;
+	d->q = vb_queue_new(&cfg);
+	g_assert_nonnull(d->q);
+	return d;
+}
+
+static FAKE_UNUSED struct fake_drv *
+fake_new(size_t size)
+{
+	struct fake_drv tmp = { 0 };
+	struct vb_queue_config cfg = fake_config(&tmp);
+
+	return fake_new_with(&cfg, size);
+}
+
+/* Frees the queue and checks every paired op balanced. */
+static FAKE_UNUSED void
+fake_free(struct fake_drv *d)
+{
+	vb_queue_free(d->q);
+	g_assert_cmpuint(d->n_init, ==, d->n_cleanup);
+	g_assert_cmpuint(d->n_stop, <=, d->n_start);
+	g_free(d);
+}
+
+/* Helpers for the ioctls. */
+static FAKE_UNUSED int
+fake_reqbufs(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int count,
+	     unsigned int *ret_count)
+{
+	struct v4l2_requestbuffers req = {
+		.count = count,
+		.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+		.memory = memory,
+	};
+	int r = vb_queue_reqbufs(d->q, owner, &req);
+
+	if (r == 0 && ret_count)
+		*ret_count = req.count;
+	return r;
+}
+
+static FAKE_UNUSED int
+fake_qbuf(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int index)
+{
+	struct v4l2_buffer b = {
+		.index = index,
+		.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+		.memory = memory,
+	};
+
+	return vb_queue_qbuf(d->q, owner, &b);
+}
+
+static FAKE_UNUSED int
+fake_dqbuf(struct fake_drv *d, const void *owner, struct v4l2_buffer *ret)
+{
+	struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	int r = vb_queue_dqbuf(d->q, owner, &b);
+
+	if (ret)
+		*ret = b;
+	return r;
+}
+
+static FAKE_UNUSED int
+fake_state(struct fake_drv *d, unsigned int index)
+{
+	return vb_queue_buffer_state(d->q, index);
+}
+
+static FAKE_UNUSED void
+fake_assert_balanced(struct fake_drv *d)
+{
+	struct vb_debug_counters c;
+
+	g_assert_cmpint(vb_queue_debug_imbalance(d->q), ==, 0);
+	if (vb_queue_debug_counters(d->q, &c) == 0) {
+		g_assert_cmpuint(c.queue_setup, ==, d->n_setup);
+		g_assert_cmpuint(c.buf_init, ==, d->n_init);
+		g_assert_cmpuint(c.buf_cleanup, ==, d->n_cleanup);
+		g_assert_cmpuint(c.buf_queue, ==, d->n_queue);
+		g_assert_cmpuint(c.stop_streaming, ==, d->n_stop);
+		g_assert_cmpuint(c.wake, ==, d->n_wake);
+	}
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Buffer memory: one memfd per buffer, sealed against shrinking and
+ * growing so a client that maps it cannot SIGBUS the producer by
+ * truncating it (docs/cuse-facts.md, rule 6), and mapped MAP_SHARED in the
+ * daemon. MMAP clients map the same memfd through the preload shim; for
+ * USERPTR it is the staging copy.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "queue-private.h"
+
+/*
+ * A buffer size must fit the 32-bit v4l2_buffer.length after rounding up
+ * to a page (vb2's __vb2_buf_mem_alloc checks the same wrap-around).
+ */
+int
+vb_size_align(const struct vb_queue *q, size_t size, size_t *ret_aligned)
+{
+	size_t aligned;
+
+	if (size == 0 || size > UINT32_MAX)
+		return -EINVAL;
+	aligned = (size + q->page_size - 1) & ~(q->page_size - 1);
+	if (aligned > UINT32_MAX)
+		return -EINVAL;
+	*ret_aligned = aligned;
+	return 0;
+}
+
+int
+vb_mem_alloc(struct vb_queue *q, struct vb_buffer *b, size_t length)
+{
+	char name[64];
+	size_t aligned;
+	void *mem;
+	int fd, r;
+
+	r = vb_size_align(q, length, &aligned);
+	if (r < 0)
+		return r;
+	snprintf(name, sizeof(name), "v4l2cuse:%s:%u", q->name, b->index);
+	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)aligned) < 0) {
+		r = -errno;
+		goto err_close_fd;
+	}
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		r = -errno;
+		goto err_close_fd;
+	}
+	mem = mmap(NULL, aligned, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED) {
+		r = -errno;
+		goto err_close_fd;
+	}
+	b->memfd = fd;
+	b->mem = mem;
+	b->length = length;
+	b->mem_length = aligned;
+	return 0;
+
+err_close_fd:
+	close(fd);
+	g_debug("%s: buffer %u: memfd of %zu bytes failed: %s", q->name, b->index,
+		aligned, g_strerror(-r));
+	return r;
+}
+
+/* The daemon's side only: a client's mapping keeps the memfd alive. */
+void
+vb_mem_free(struct vb_buffer *b)
+{
+	if (b->mem) {
+		munmap(b->mem, b->mem_length);
+		b->mem = NULL;
+	}
+	if (b->memfd >= 0) {
+		close(b->memfd);
+		b->memfd = -1;
+	}
+}
+
+int
+vb_mem_dup_fd(struct vb_buffer *b, int *ret_fd)
+{
+	int fd = fcntl(b->memfd, F_DUPFD_CLOEXEC, 3);
+
+	if (fd < 0)
+		return -errno;
+	*ret_fd = fd;
+	return 0;
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * videobuf internals shared by queue.c (states, ioctls), mem.c (memfds)
+ * and read.c (read emulation, poll). Not installed, not for the daemon.
+ */
+
+#include "config.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <glib.h>
+
+#include "videobuf.h"
+
+#ifndef V4L2CUSE_DEBUG_COUNTERS
+#define V4L2CUSE_DEBUG_COUNTERS 0
+#endif
+
+#if V4L2CUSE_DEBUG_COUNTERS
+#define vb_count(q, field) ((q)->cnt.field++)
+#else
+#define vb_count(q, field) do { } while (0)
+#endif
+
+/* Who uses the queue. Changed only in queue.c/read.c under the lock. */
+enum vb_io_mode {
+	VB_MODE_IDLE,		/* no buffers, no owner */
+	VB_MODE_STREAMING,	/* REQBUFS/CREATE_BUFS buffers, owner is a fh */
+	VB_MODE_READ,		/* read emulation, owner is the reader */
+};
+
+struct vb_buffer {
+	struct vb_queue *q;
+	unsigned int index;
+	enum vb_buf_state state;	/* only vb_buf_set_state() writes it */
+
+	/* Memory: a sealed memfd mapped MAP_SHARED (mem.c). */
+	int memfd;
+	void *mem;
+	size_t length;			/* queue_setup's size: v4l2 length */
+	size_t mem_length;		/* page-aligned */
+	uint32_t offset;		/* MMAP cookie (m.offset) */
+	bool inited;			/* buf_init succeeded (or no buf_init) */
+
+	/* USERPTR: the client's buffer, 0 until the first QBUF/PREPARE_BUF. */
+	unsigned long userptr;
+	uint32_t user_length;
+
+	/* Written by the producer while ACTIVE, read under the lock after. */
+	uint32_t bytesused;
+	bool last;
+
+	uint32_t sequence;
+	uint64_t timestamp_ns;
+	unsigned int mapped;
+
+	GList queued_link;		/* q->queued: QUEUED, ACTIVE, DONE, ERROR */
+	GList done_link;		/* q->done: DONE, ERROR */
+};
+
+struct vb_queue {
+	pthread_mutex_t lock;
+	pthread_cond_t idle;		/* inflight reached 0 or busy cleared */
+
+	struct vb_queue_config cfg;
+	const struct vb_ops *ops;
+	char *name;
+	size_t page_size;
+
+	struct vb_buffer *bufs[VB_MAX_BUFFERS];
+	unsigned int n_buffers;
+	uint32_t memory;		/* V4L2_MEMORY_*, 0 without buffers */
+	unsigned int generation;	/* bumped when buffers are freed */
+
+	const void *owner;
+	enum vb_io_mode mode;
+
+	bool streaming;			/* STREAMON done (maybe deferred start) */
+	bool start_called;		/* start_streaming succeeded or running */
+	bool error;
+	bool last_dequeued;
+	bool waiting_for_buffers;	/* no QBUF since REQBUFS/STREAMOFF */
+
+	/*
+	 * A transition (alloc, free, start, stop) runs with the lock dropped
+	 * on busy_thread; other transitions get -EBUSY meanwhile.
+	 */
+	bool busy;
+	pthread_t busy_thread;
+	/* buf_prepare/buf_queue calls running without the lock. */
+	unsigned int inflight;
+
+	GQueue queued;			/* vb2's queued_list */
+	GQueue done;			/* vb2's done_list */
+	unsigned int n_active;		/* owned by the driver */
+	uint32_t sequence;
+
+	/* Read emulation cursor: the frame being read, DEQUEUED meanwhile. */
+	struct vb_buffer *rd_cur;
+	size_t rd_pos;
+	size_t rd_size;
+
+#if V4L2CUSE_DEBUG_COUNTERS
+	struct vb_debug_counters cnt;
+#endif
+};
+
+/* Buffers collected under the lock for buf_queue after unlocking. */
+struct vb_handoff {
+	struct vb_buffer *bufs[VB_MAX_BUFFERS];
+	unsigned int n;
+};
+
+/* queue.c */
+void vb_queue_lock(struct vb_queue *q);
+void vb_queue_unlock(struct vb_queue *q);
+int vb_buf_set_state(struct vb_queue *q, struct vb_buffer *b, enum vb_buf_state state);
+const char *vb_io_mode_name(enum vb_io_mode mode);
+int vb_transition_begin_locked(struct vb_queue *q);
+void vb_transition_end_locked(struct vb_queue *q);
+void vb_handoff_add_locked(struct vb_queue *q, struct vb_handoff *h, struct vb_buffer *b);
+void vb_handoff_run(struct vb_queue *q, struct vb_handoff *h);
+int vb_queue_start_locked(struct vb_queue *q);
+void vb_queue_cancel_locked(struct vb_queue *q);
+void vb_queue_free_buffers_locked(struct vb_queue *q);
+int vb_queue_setup_alloc_locked(struct vb_queue *q, uint32_t memory, unsigned int count,
+				size_t size, bool create, unsigned int *ret_count);
+void vb_queue_wake(struct vb_queue *q);
+
+/* mem.c */
+int vb_size_align(const struct vb_queue *q, size_t size, size_t *ret_aligned);
+int vb_mem_alloc(struct vb_queue *q, struct vb_buffer *b, size_t length);
+void vb_mem_free(struct vb_buffer *b);
+int vb_mem_dup_fd(struct vb_buffer *b, int *ret_fd);
+
+/* read.c */
+int vb_read_start_locked(struct vb_queue *q, const void *owner);
+void vb_read_stop_locked(struct vb_queue *q);
