@@ -65,6 +65,14 @@ dev_ctrls_free(struct v4l2cuse_device *dev)
 
 static bool ctrl_is_int(const struct dev_ctrl *c);
 
+/* An exact old-style private id (not a NEXT_CTRL query). */
+static bool
+ctrl_is_private_id(uint32_t id)
+{
+	return !(id & (V4L2_CTRL_FLAG_NEXT_CTRL | V4L2_CTRL_FLAG_NEXT_COMPOUND)) &&
+	       id >= V4L2_CID_PRIVATE_BASE;
+}
+
 /*
  * Old-style private controls (the kernel's find_private_ref()):
  * V4L2_CID_PRIVATE_BASE + n names the n-th driver-private user-class
@@ -161,7 +169,7 @@ dev_queryctrl(struct v4l2cuse_device *dev, struct v4l2_queryctrl *q)
 		return -EINVAL;
 	memset(q, 0, sizeof(*q));
 	/* Old-style private ids are answered under the id asked for. */
-	q->id = asked >= V4L2_CID_PRIVATE_BASE ? asked : c->id;
+	q->id = ctrl_is_private_id(asked) ? asked : c->id;
 	q->type = ctrl_type(c);
 	q->flags = ctrl_flags(c);
 	if (ctrl_is_class(c)) {
@@ -186,7 +194,7 @@ dev_query_ext_ctrl(struct v4l2cuse_device *dev, struct v4l2_query_ext_ctrl *q)
 	if (!c)
 		return -EINVAL;
 	memset(q, 0, sizeof(*q));
-	q->id = asked >= V4L2_CID_PRIVATE_BASE ? asked : c->id;
+	q->id = ctrl_is_private_id(asked) ? asked : c->id;
 	q->type = ctrl_type(c);
 	q->flags = ctrl_flags(c);
 	q->elems = 1;
