@@ -1,0 +1,980 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * videobuf against a reference model: random sequences of ioctls from two
+ * owners, read()/poll(), a producer completing buffers, error injection,
+ * and after every step the return value, every buffer's state and
+ * QUERYBUF, the owner, the streaming/reading flags, the driver's buffer
+ * list and the sequence counter are compared with a deliberately simple
+ * model of the documented semantics (docs/videobuf.md).
+ *
+ * VB_MODEL_SEED=N runs only seed N; VB_MODEL_STEPS=N changes the number of
+ * steps per seed (default 100000). A failure prints the seed, the step and
+ * the last operations.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "videobuf.h"
+#include "vb-fake-driver.h"
+
+#define CAP V4L2_BUF_TYPE_VIDEO_CAPTURE
+#define MMAP V4L2_MEMORY_MMAP
+#define UPTR V4L2_MEMORY_USERPTR
+#define DRV_SIZE 4096u
+#define READ_BUFFERS 3u
+#define MIN_BUFFERS 2u
+#define NONE (-1)
+
+enum { M_IDLE, M_STREAMING, M_READ };
+
+static int owner_storage[2];
+static const void *const owners[2] = { &owner_storage[0], &owner_storage[1] };
+
+struct model {
+	/* configuration */
+	bool orphans;
+	unsigned int min_queued;
+
+	int owner;			/* NONE, 0 or 1 */
+	int mode;
+	unsigned int n;
+	uint32_t memory;
+	bool streaming, started, error, last_dq, waiting;
+	uint32_t seq;
+
+	struct {
+		enum vb_buf_state st;
+		size_t size;
+		bool last;
+		uint32_t bytes;
+		uint32_t seqno;
+		int mapped;
+		unsigned long uptr;
+		uint32_t ulen;
+	} b[VB_MAX_BUFFERS];
+
+	int qlist[VB_MAX_BUFFERS];	/* queued list, in order */
+	unsigned int nq;
+	int done[VB_MAX_BUFFERS];	/* done list, in order */
+	unsigned int nd;
+	int fifo[VB_MAX_BUFFERS];	/* the driver's buffers, in order */
+	unsigned int nf;
+
+	int cur;			/* read cursor */
+	size_t pos, rsize;
+
+	int fail_start, fail_prepare;	/* armed knobs, mirrored */
+};
+
+struct run {
+	guint32 seed;
+	unsigned int step;
+	GRand *rand;
+	struct fake_drv *d;
+	struct model m;
+	char log[24][160];
+	unsigned int nlog;
+	/* outcomes, to see that the interesting paths are reached */
+	unsigned int dq_ok, dq_epipe, dq_eagain, dq_eio, dq_einval, dq_ebusy, rd_data, rd_eagain, started, start_failed;
+};
+
+static G_GNUC_PRINTF(2, 3) void
+run_log(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->log[r->nlog % G_N_ELEMENTS(r->log)], sizeof(r->log[0]), fmt, ap);
+	va_end(ap);
+	r->nlog++;
+}
+
+static G_GNUC_PRINTF(2, 3) G_GNUC_NORETURN void
+run_fail(struct run *r, const char *fmt, ...)
+{
+	unsigned int i, first = r->nlog > G_N_ELEMENTS(r->log) ? r->nlog - G_N_ELEMENTS(r->log) : 0;
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	g_printerr("model mismatch: seed %u, step %u: %s\n", r->seed, r->step, msg);
+	g_printerr("last operations (rerun with VB_MODEL_SEED=%u):\n", r->seed);
+	for (i = first; i < r->nlog; i++)
+		g_printerr("  %s\n", r->log[i % G_N_ELEMENTS(r->log)]);
+	g_error("seed %u step %u: %s", r->seed, r->step, msg);
+}
+
+#define expect_int(r, what, got, want)							\
+	do {										\
+		long _g = (long)(got), _w = (long)(want);				\
+		if (_g != _w)								\
+			run_fail(r, "%s: got %ld, model says %ld", what, _g, _w);	\
+	} while (0)
+
+/* --- The model ------------------------------------------------------------ */
+
+static bool
+m_on_queued(enum vb_buf_state s)
+{
+	return s == VB_BUF_QUEUED || s == VB_BUF_ACTIVE || s == VB_BUF_DONE || s == VB_BUF_ERROR;
+}
+
+static void
+m_list_remove(int *list, unsigned int *n, int idx)
+{
+	unsigned int i;
+
+	for (i = 0; i < *n; i++) {
+		if (list[i] == idx) {
+			memmove(&list[i], &list[i + 1], (*n - i - 1) * sizeof(list[0]));
+			(*n)--;
+			return;
+		}
+	}
+}
+
+static void
+m_set(struct model *m, int idx, enum vb_buf_state s)
+{
+	enum vb_buf_state old = m->b[idx].st;
+	bool was_d = old == VB_BUF_DONE || old == VB_BUF_ERROR;
+	bool now_d = s == VB_BUF_DONE || s == VB_BUF_ERROR;
+
+	if (m_on_queued(old) && !m_on_queued(s))
+		m_list_remove(m->qlist, &m->nq, idx);
+	else if (!m_on_queued(old) && m_on_queued(s))
+		m->qlist[m->nq++] = idx;
+	if (was_d && !now_d)
+		m_list_remove(m->done, &m->nd, idx);
+	else if (!was_d && now_d)
+		m->done[m->nd++] = idx;
+	m->b[idx].st = s;
+}
+
+static void
+m_alloc(struct model *m, unsigned int count, size_t size)
+{
+	unsigned int i;
+
+	for (i = m->n; i < m->n + count; i++) {
+		memset(&m->b[i], 0, sizeof(m->b[i]));
+		m->b[i].st = VB_BUF_DEQUEUED;
+		m->b[i].size = size;
+	}
+	m->n += count;
+}
+
+/* Driver gives every buffer back (stop_streaming / failed start). */
+static void
+m_driver_return_all(struct model *m, enum vb_buf_state s)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nf; i++) {
+		int idx = m->fifo[i];
+
+		if (s != VB_BUF_QUEUED)
+			m->b[idx].seqno = m->seq++;
+		m_set(m, idx, s);
+	}
+	m->nf = 0;
+}
+
+static void
+m_cancel(struct model *m)
+{
+	unsigned int i;
+
+	if (m->started)
+		m_driver_return_all(m, VB_BUF_ERROR);
+	for (i = 0; i < m->n; i++) {
+		enum vb_buf_state s = m->b[i].st;
+
+		if (s == VB_BUF_QUEUED || s == VB_BUF_DONE || s == VB_BUF_ERROR ||
+		    s == VB_BUF_PREPARED)
+			m_set(m, (int)i, VB_BUF_DEQUEUED);
+	}
+	m->streaming = m->started = m->error = m->last_dq = false;
+	m->waiting = true;
+	m->seq = 0;
+	m->cur = NONE;
+}
+
+static void
+m_teardown(struct model *m)
+{
+	m_cancel(m);
+	m->n = 0;
+	m->memory = 0;
+	m->owner = NONE;
+	m->mode = M_IDLE;
+}
+
+static void
+m_handoff(struct model *m, int idx)
+{
+	m_set(m, idx, VB_BUF_ACTIVE);
+	m->fifo[m->nf++] = idx;
+}
+
+static int
+m_start(struct model *m)
+{
+	unsigned int i;
+	int r;
+
+	m->seq = 0;
+	for (i = 0; i < m->nq; i++)
+		if (m->b[m->qlist[i]].st == VB_BUF_QUEUED)
+			m_handoff(m, m->qlist[i]);
+	m->started = true;
+	if (!m->fail_start)
+		return 0;
+	r = m->fail_start;
+	m->fail_start = 0;
+	m_driver_return_all(m, VB_BUF_QUEUED);
+	m->started = false;
+	return r;
+}
+
+static int
+m_read_start(struct model *m, int who)
+{
+	unsigned int i, count = MAX(READ_BUFFERS, MAX(MIN_BUFFERS, m->min_queued));
+	int r;
+
+	m_alloc(m, count, DRV_SIZE);
+	m->memory = MMAP;
+	m->owner = who;
+	m->mode = M_READ;
+	for (i = 0; i < m->n; i++)
+		m_set(m, (int)i, VB_BUF_QUEUED);
+	m->waiting = false;
+	m->streaming = true;
+	r = m_start(m);
+	if (r < 0)
+		m_teardown(m);
+	return r;
+}
+
+static bool
+m_busy(const struct model *m, int who)
+{
+	return m->owner != NONE && m->owner != who;
+}
+
+/* --- Comparison ------------------------------------------------------------- */
+
+static uint32_t
+m_flags(const struct model *m, int idx)
+{
+	enum vb_buf_state s = m->b[idx].st;
+	bool producer = s == VB_BUF_QUEUED || s == VB_BUF_ACTIVE;
+	uint32_t f = V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC | V4L2_BUF_FLAG_TSTAMP_SRC_EOF;
+
+	if (producer)
+		f |= V4L2_BUF_FLAG_QUEUED;
+	if (s == VB_BUF_ERROR)
+		f |= V4L2_BUF_FLAG_ERROR | V4L2_BUF_FLAG_DONE;
+	if (s == VB_BUF_DONE)
+		f |= V4L2_BUF_FLAG_DONE;
+	if (s == VB_BUF_PREPARED)
+		f |= V4L2_BUF_FLAG_PREPARED;
+	if (m->b[idx].mapped)
+		f |= V4L2_BUF_FLAG_MAPPED;
+	if (!producer && m->b[idx].last)
+		f |= V4L2_BUF_FLAG_LAST;
+	return f;
+}
+
+static void
+check_querybuf(struct run *r, unsigned int idx)
+{
+	struct model *m = &r->m;
+	struct v4l2_buffer b = { .index = idx, .type = CAP };
+	bool producer;
+
+	if (idx >= m->n) {
+		expect_int(r, "querybuf past the end", vb_queue_querybuf(r->d->q, &b), -EINVAL);
+		return;
+	}
+	expect_int(r, "querybuf", vb_queue_querybuf(r->d->q, &b), 0);
+	producer = m->b[idx].st == VB_BUF_QUEUED || m->b[idx].st == VB_BUF_ACTIVE;
+	expect_int(r, "querybuf flags", b.flags, m_flags(m, idx));
+	expect_int(r, "querybuf memory", b.memory, m->memory);
+	expect_int(r, "querybuf sequence", b.sequence, m->b[idx].seqno);
+	expect_int(r, "querybuf bytesused", b.bytesused, producer ? 0 : m->b[idx].bytes);
+	if (m->memory == UPTR) {
+		expect_int(r, "querybuf userptr", b.m.userptr, m->b[idx].uptr);
+		expect_int(r, "querybuf length", b.length,
+			   m->b[idx].uptr ? m->b[idx].ulen : m->b[idx].size);
+	} else {
+		expect_int(r, "querybuf length", b.length, m->b[idx].size);
+	}
+}
+
+static void
+check_all(struct run *r)
+{
+	struct model *m = &r->m;
+	struct fake_drv *d = r->d;
+	const void *owner = m->owner == NONE ? NULL : owners[m->owner];
+	unsigned int i;
+
+	expect_int(r, "owner", vb_queue_owner(d->q) == owner, 1);
+	expect_int(r, "streaming", vb_queue_is_streaming(d->q), m->streaming);
+	expect_int(r, "reading", vb_queue_is_reading(d->q), m->mode == M_READ);
+	expect_int(r, "busy", vb_queue_is_busy(d->q), m->mode != M_IDLE);
+	expect_int(r, "next sequence", vb_queue_next_sequence(d->q), m->seq);
+	for (i = 0; i < VB_MAX_BUFFERS; i++) {
+		int want = i < m->n ? (int)m->b[i].st : -EINVAL;
+
+		if (vb_queue_buffer_state(d->q, i) != want)
+			run_fail(r, "buffer %u is %s, model says %s", i,
+				 vb_buf_state_name(vb_queue_buffer_state(d->q, i)),
+				 want < 0 ? "absent" : vb_buf_state_name(want));
+	}
+	expect_int(r, "driver buffers", d->n_active, m->nf);
+	for (i = 0; i < m->nf; i++)
+		expect_int(r, "driver buffer order", vb_buffer_index(d->active[i]), m->fifo[i]);
+	expect_int(r, "imbalance", vb_queue_debug_imbalance(d->q), 0);
+	check_querybuf(r, g_rand_int_range(r->rand, 0, VB_MAX_BUFFERS));
+}
+
+/* --- Operations: each runs the real call and the model, then compares. ----- */
+
+static uint32_t
+pick_memory(struct run *r)
+{
+	int x = g_rand_int_range(r->rand, 0, 20);
+
+	return x < 11 ? MMAP : x < 19 ? UPTR : V4L2_MEMORY_DMABUF;
+}
+
+static void
+op_reqbufs(struct run *r, int who)
+{
+	struct model *m = &r->m;
+	uint32_t memory = pick_memory(r);
+	unsigned int count = g_rand_int_range(r->rand, 0, 4) == 0 ? 0
+			     : (unsigned int)g_rand_int_range(r->rand, 1, 40);
+	unsigned int got = 0;
+	int want, res;
+	bool any_mapped = false;
+	unsigned int i;
+
+	res = fake_reqbufs(r->d, owners[who], memory, count, &got);
+	run_log(r, "reqbufs(%c, mem %u, count %u) = %d", 'A' + who, memory, count, res);
+	for (i = 0; i < m->n; i++)
+		any_mapped |= m->b[i].mapped > 0;
+
+	if (memory != MMAP && memory != UPTR) {
+		want = -EINVAL;
+	} else if (m->mode == M_READ) {
+		if (count == 0 && m->owner == who) {
+			m_teardown(m);
+			want = 0;
+		} else {
+			want = -EBUSY;
+		}
+	} else if (m_busy(m, who) || m->streaming) {
+		want = -EBUSY;
+	} else if (m->n && !m->orphans && any_mapped) {
+		want = -EBUSY;
+	} else {
+		if (m->n || count == 0)
+			m_teardown(m);
+		want = 0;
+		if (count) {
+			unsigned int num = CLAMP(count, MIN_BUFFERS, VB_MAX_BUFFERS);
+
+			m_alloc(m, num, DRV_SIZE);
+			m->memory = memory;
+			m->owner = who;
+			m->mode = M_STREAMING;
+			m->waiting = true;
+			expect_int(r, "reqbufs count", got, num);
+		}
+	}
+	expect_int(r, "reqbufs", res, want);
+}
+
+static void
+op_create_bufs(struct run *r, int who)
+{
+	static const uint32_t sizes[] = { 0, DRV_SIZE - 1, DRV_SIZE, 2 * DRV_SIZE };
+	struct model *m = &r->m;
+	struct v4l2_create_buffers cb = {
+		.count = (uint32_t)g_rand_int_range(r->rand, 0, 9),
+		.memory = pick_memory(r),
+	};
+	int want, res;
+
+	cb.format.type = CAP;
+	cb.format.fmt.pix.sizeimage = sizes[g_rand_int_range(r->rand, 0, 4)];
+	res = vb_queue_create_bufs(r->d->q, owners[who], &cb);
+	run_log(r, "create_bufs(%c, mem %u, count %u, size %u) = %d", 'A' + who, cb.memory,
+		cb.count, cb.format.fmt.pix.sizeimage, res);
+
+	if (cb.memory != MMAP && cb.memory != UPTR)
+		want = -EINVAL;
+	else if (cb.count == 0)
+		want = 0;
+	else if (m->mode == M_READ || m_busy(m, who))
+		want = -EBUSY;
+	else if (m->n == VB_MAX_BUFFERS)
+		want = -ENOBUFS;
+	else if (m->n && cb.memory != m->memory)
+		want = -EINVAL;
+	else if (cb.format.fmt.pix.sizeimage < DRV_SIZE)
+		want = -EINVAL;
+	else {
+		unsigned int first = m->n, num = MIN(cb.count, VB_MAX_BUFFERS - m->n);
+
+		if (m->n == 0) {
+			m->memory = cb.memory;
+			m->waiting = true;
+		}
+		m_alloc(m, num, cb.format.fmt.pix.sizeimage);
+		m->owner = who;
+		m->mode = M_STREAMING;
+		want = 0;
+		expect_int(r, "create_bufs index", cb.index, first);
+		expect_int(r, "create_bufs count", cb.count, num);
+	}
+	expect_int(r, "create_bufs", res, want);
+}
+
+/* Mostly a buffer the client holds, sometimes anything (or past the end). */
+static uint32_t
+pick_index(struct run *r, bool prepare)
+{
+	struct model *m = &r->m;
+	unsigned int i, cand[VB_MAX_BUFFERS], n = 0;
+
+	for (i = 0; i < m->n; i++)
+		if (m->b[i].st == VB_BUF_DEQUEUED || (!prepare && m->b[i].st == VB_BUF_PREPARED))
+			cand[n++] = i;
+	if (n && g_rand_int_range(r->rand, 0, 4))
+		return cand[g_rand_int_range(r->rand, 0, (gint32)n)];
+	return (uint32_t)g_rand_int_range(r->rand, 0, (gint32)m->n + 2);
+}
+
+/* QBUF and PREPARE_BUF share their checks. */
+static void
+op_qbuf(struct run *r, int who, bool prepare)
+{
+	struct model *m = &r->m;
+	struct v4l2_buffer b = {
+		.index = pick_index(r, prepare),
+		.type = g_rand_int_range(r->rand, 0, 30) ? CAP : V4L2_BUF_TYPE_VIDEO_OUTPUT,
+		.memory = g_rand_int_range(r->rand, 0, 20) ? m->memory : pick_memory(r),
+	};
+	enum vb_buf_state orig = VB_BUF_DEQUEUED;
+	int idx = (int)b.index, want, res;
+
+	if (g_rand_int_range(r->rand, 0, 30) == 0) {
+		r->d->fail_prepare = -ENOEXEC;
+		m->fail_prepare = -ENOEXEC;
+	}
+	if (b.memory == UPTR) {
+		int x = g_rand_int_range(r->rand, 0, 10);
+
+		b.m.userptr = x == 0 ? 0 : 0x10000000ul + b.index * 0x100000ul;
+		b.length = x == 1 ? DRV_SIZE - 1 : DRV_SIZE + (uint32_t)g_rand_int_range(r->rand, 0, 3) * DRV_SIZE;
+	}
+	if (!prepare && g_rand_int_range(r->rand, 0, 30) == 0) {
+		r->d->fail_start = -EPERM;
+		m->fail_start = -EPERM;
+	}
+	res = prepare ? vb_queue_prepare_buf(r->d->q, owners[who], &b)
+		      : vb_queue_qbuf(r->d->q, owners[who], &b);
+	run_log(r, "%s(%c, %d, type %u, mem %u, uptr %#lx/%u) = %d", prepare ? "prepare" : "qbuf",
+		'A' + who, idx, b.type, b.memory, b.m.userptr, b.length, res);
+
+	if (m_busy(m, who) || m->mode == M_READ) {
+		want = -EBUSY;
+	} else if (b.type != CAP || (unsigned int)idx >= m->n || b.memory != m->memory) {
+		want = -EINVAL;
+	} else if (m->error) {
+		want = -EIO;
+	} else if ((orig = m->b[idx].st) != VB_BUF_DEQUEUED &&
+		   (prepare || orig != VB_BUF_PREPARED)) {
+		want = -EINVAL;
+	} else if (orig == VB_BUF_DEQUEUED && m->memory == UPTR &&
+		   (b.m.userptr == 0 || b.length < m->b[idx].size)) {
+		want = -EINVAL;
+	} else if (orig == VB_BUF_DEQUEUED && m->fail_prepare) {
+		want = m->fail_prepare;
+		m->fail_prepare = 0;
+	} else {
+		want = 0;
+		if (orig == VB_BUF_DEQUEUED && m->memory == UPTR) {
+			m->b[idx].uptr = b.m.userptr;
+			m->b[idx].ulen = b.length;
+		}
+		if (prepare) {
+			m_set(m, idx, VB_BUF_PREPARED);
+		} else {
+			m_set(m, idx, VB_BUF_QUEUED);
+			m->b[idx].bytes = 0;
+			m->b[idx].last = false;
+			m->waiting = false;
+			if (m->started)
+				m_handoff(m, idx);
+			if (m->streaming && !m->started && m->nq >= m->min_queued) {
+				want = m_start(m);
+				if (want < 0) {
+					m->streaming = false;
+					m_set(m, idx, orig == VB_BUF_PREPARED ? VB_BUF_PREPARED
+									      : VB_BUF_DEQUEUED);
+				}
+			}
+		}
+		if (want == 0)
+			expect_int(r, "qbuf flags", b.flags, m_flags(m, idx));
+	}
+	expect_int(r, prepare ? "prepare_buf" : "qbuf", res, want);
+	/* A knob that was not consumed stays armed in both. */
+	expect_int(r, "fail_prepare knob", r->d->fail_prepare, m->fail_prepare);
+	expect_int(r, "fail_start knob", r->d->fail_start, m->fail_start);
+}
+
+static void
+op_dqbuf(struct run *r, int who)
+{
+	struct model *m = &r->m;
+	struct v4l2_buffer b = { 0 };
+	int want, res, idx = NONE;
+
+	res = fake_dqbuf(r->d, owners[who], &b);
+	run_log(r, "dqbuf(%c) = %d (index %u)", 'A' + who, res, b.index);
+	if (m_busy(m, who) || m->mode == M_READ)
+		want = -EBUSY;
+	else if (!m->streaming)
+		want = -EINVAL;
+	else if (m->error)
+		want = -EIO;
+	else if (m->last_dq)
+		want = -EPIPE;
+	else if (m->nd == 0)
+		want = -EAGAIN;
+	else
+		want = 0;
+	expect_int(r, "dqbuf", res, want);
+	r->dq_epipe += want == -EPIPE;
+	r->dq_eagain += want == -EAGAIN;
+	r->dq_eio += want == -EIO;
+	r->dq_einval += want == -EINVAL;
+	r->dq_ebusy += want == -EBUSY;
+	if (want < 0)
+		return;
+	r->dq_ok++;
+	idx = m->done[0];
+	expect_int(r, "dqbuf index", b.index, idx);
+	expect_int(r, "dqbuf flags", b.flags, m_flags(m, idx) & ~V4L2_BUF_FLAG_DONE);
+	expect_int(r, "dqbuf sequence", b.sequence, m->b[idx].seqno);
+	expect_int(r, "dqbuf bytesused", b.bytesused, m->b[idx].bytes);
+	if (m->b[idx].last)
+		m->last_dq = true;
+	m_set(m, idx, VB_BUF_DEQUEUED);
+}
+
+static void
+op_streamon(struct run *r, int who)
+{
+	struct model *m = &r->m;
+	uint32_t type = g_rand_int_range(r->rand, 0, 20) ? CAP : V4L2_BUF_TYPE_VIDEO_OUTPUT;
+	int want, res;
+
+	if (g_rand_int_range(r->rand, 0, 20) == 0) {
+		r->d->fail_start = -EIO;
+		m->fail_start = -EIO;
+	}
+	res = vb_queue_streamon(r->d->q, owners[who], type);
+	run_log(r, "streamon(%c, type %u) = %d", 'A' + who, type, res);
+	if (m_busy(m, who) || m->mode == M_READ) {
+		want = -EBUSY;
+	} else if (type != CAP) {
+		want = -EINVAL;
+	} else if (m->streaming) {
+		want = 0;
+	} else if (m->n == 0 || m->n < m->min_queued) {
+		want = -EINVAL;
+	} else {
+		m->streaming = true;
+		want = 0;
+		if (m->nq >= m->min_queued) {
+			want = m_start(m);
+			if (want < 0)
+				m->streaming = false;
+		}
+	}
+	expect_int(r, "streamon", res, want);
+	expect_int(r, "fail_start knob", r->d->fail_start, m->fail_start);
+}
+
+static void
+op_streamoff(struct run *r, int who)
+{
+	struct model *m = &r->m;
+	uint32_t type = g_rand_int_range(r->rand, 0, 20) ? CAP : V4L2_BUF_TYPE_VIDEO_OUTPUT;
+	int want, res;
+
+	res = vb_queue_streamoff(r->d->q, owners[who], type);
+	run_log(r, "streamoff(%c, type %u) = %d", 'A' + who, type, res);
+	if (m_busy(m, who) || m->mode == M_READ) {
+		want = -EBUSY;
+	} else if (type != CAP) {
+		want = -EINVAL;
+	} else {
+		m_cancel(m);
+		want = 0;
+	}
+	expect_int(r, "streamoff", res, want);
+}
+
+static void
+op_produce(struct run *r)
+{
+	struct model *m = &r->m;
+	int kind = g_rand_int_range(r->rand, 0, 20), idx;
+	bool last = g_rand_int_range(r->rand, 0, 40) == 0;
+	struct vb_buffer *b;
+
+	if (m->nf == 0) {
+		expect_int(r, "driver idle", r->d->n_active, 0);
+		return;
+	}
+	idx = m->fifo[0];
+	memmove(&m->fifo[0], &m->fifo[1], --m->nf * sizeof(m->fifo[0]));
+	b = fake_pop(r->d);
+	expect_int(r, "produce index", vb_buffer_index(b), idx);
+	if (last)
+		vb_buffer_set_last(b);
+	if (kind < 15) {
+		fake_fill(b, DRV_SIZE);
+		vb_buffer_done(b, VB_BUF_DONE);
+		m->b[idx].bytes = DRV_SIZE;
+	} else if (kind < 19) {
+		vb_buffer_done(b, VB_BUF_ERROR);
+	} else {
+		vb_buffer_set_bytesused(b, 0);
+		vb_buffer_done(b, VB_BUF_DONE);
+		m->b[idx].bytes = 0;
+	}
+	run_log(r, "produce(%d, %s%s)", idx, kind < 15 ? "done" : kind < 19 ? "error" : "empty",
+		last ? ", last" : "");
+	m->b[idx].last = last;
+	m->b[idx].seqno = m->seq++;
+	m_set(m, idx, kind < 15 || kind == 19 ? VB_BUF_DONE : VB_BUF_ERROR);
+}
+
+static void
+op_release(struct run *r, int who)
+{
+	struct model *m = &r->m;
+
+	vb_queue_release(r->d->q, owners[who]);
+	run_log(r, "release(%c)", 'A' + who);
+	if (m->owner == who)
+		m_teardown(m);
+}
+
+static void
+op_poll(struct run *r, int who)
+{
+	static const unsigned int ev[] = { POLLIN, POLLRDNORM, POLLPRI, POLLIN | POLLPRI, POLLOUT };
+	struct model *m = &r->m;
+	unsigned int events = ev[g_rand_int_range(r->rand, 0, G_N_ELEMENTS(ev))];
+	unsigned int res, want = 0;
+
+	if (g_rand_int_range(r->rand, 0, 20) == 0) {
+		r->d->fail_start = -EIO;
+		m->fail_start = -EIO;
+	}
+	res = vb_queue_poll(r->d->q, owners[who], events);
+	run_log(r, "poll(%c, %#x) = %#x", 'A' + who, events, res);
+	if (!(events & (POLLIN | POLLRDNORM)))
+		goto out;
+	if (m->mode == M_IDLE && m->n == 0 && m->owner == NONE && m_read_start(m, who) < 0) {
+		want = POLLERR;
+		goto out;
+	}
+	if (!m->streaming || m->error || m->waiting)
+		want = POLLERR;
+	else if (m->nd || m->last_dq)
+		want = POLLIN | POLLRDNORM;
+	else if (m->mode == M_READ && m->owner == who && m->cur != NONE && m->pos < m->rsize)
+		want = POLLIN | POLLRDNORM;
+out:
+	expect_int(r, "poll", res, want);
+	expect_int(r, "fail_start knob", r->d->fail_start, m->fail_start);
+}
+
+static void
+m_read_requeue(struct model *m, int idx)
+{
+	m->b[idx].bytes = 0;
+	m->b[idx].last = false;
+	m_set(m, idx, VB_BUF_QUEUED);
+	if (m->started)
+		m_handoff(m, idx);
+}
+
+static void
+op_read(struct run *r, int who)
+{
+	static const size_t counts[] = { 0, 1, 100, DRV_SIZE - 1, DRV_SIZE, 131072 };
+	struct model *m = &r->m;
+	size_t count = counts[g_rand_int_range(r->rand, 0, G_N_ELEMENTS(counts))];
+	bool new_call = g_rand_int_range(r->rand, 0, 4) != 0;
+	const void *data = NULL;
+	ssize_t res, want;
+
+	if (g_rand_int_range(r->rand, 0, 20) == 0) {
+		r->d->fail_start = -EIO;
+		m->fail_start = -EIO;
+	}
+	res = vb_queue_read(r->d->q, owners[who], count, new_call, &data);
+	run_log(r, "read(%c, %zu, %s) = %zd", 'A' + who, count, new_call ? "new" : "cont", res);
+
+	if (m_busy(m, who) || m->mode == M_STREAMING) {
+		want = -EBUSY;
+		goto out;
+	}
+	if (m->mode == M_IDLE) {
+		if (!new_call) {
+			want = 0;
+			goto out;
+		}
+		want = m_read_start(m, who);
+		if (want < 0)
+			goto out;
+	}
+	if (m->cur != NONE && m->pos >= m->rsize) {
+		m_read_requeue(m, m->cur);
+		m->cur = NONE;
+	}
+	if (m->cur == NONE) {
+		if (!new_call) {
+			want = 0;
+			goto out;
+		}
+		for (;;) {
+			int idx;
+
+			if (!m->streaming) {
+				want = -EINVAL;
+				goto out;
+			}
+			if (m->error) {
+				want = -EIO;
+				goto out;
+			}
+			if (m->nd == 0) {
+				want = -EAGAIN;
+				goto out;
+			}
+			idx = m->done[0];
+			if (m->b[idx].st == VB_BUF_DONE && m->b[idx].bytes > 0) {
+				m_set(m, idx, VB_BUF_DEQUEUED);
+				m->cur = idx;
+				m->pos = 0;
+				m->rsize = m->b[idx].bytes;
+				break;
+			}
+			m_set(m, idx, VB_BUF_DEQUEUED);
+			m_read_requeue(m, idx);
+		}
+	}
+	want = (ssize_t)MIN(count, m->rsize - m->pos);
+	expect_int(r, "read", res, want);
+	if (want > 0) {
+		const uint8_t *p = data;
+
+		expect_int(r, "read data", p[0], (uint8_t)(m->cur * 31 + m->pos));
+		expect_int(r, "read data end", p[want - 1], (uint8_t)(m->cur * 31 + m->pos + want - 1));
+	}
+	m->pos += (size_t)want;
+	r->rd_data += want > 0;
+out:
+	r->rd_eagain += want == -EAGAIN;
+	expect_int(r, "read", res, want);
+	expect_int(r, "fail_start knob", r->d->fail_start, m->fail_start);
+}
+
+static void
+op_mapped(struct run *r)
+{
+	struct model *m = &r->m;
+	unsigned int idx = (unsigned int)g_rand_int_range(r->rand, 0, (gint32)m->n + 1);
+	int delta = g_rand_boolean(r->rand) ? 1 : -1, res, want;
+
+	res = vb_queue_mapped(r->d->q, idx, delta);
+	run_log(r, "mapped(%u, %+d) = %d", idx, delta, res);
+	if (idx >= m->n || m->b[idx].mapped + delta < 0) {
+		want = -EINVAL;
+	} else {
+		m->b[idx].mapped += delta;
+		want = m->b[idx].mapped;
+	}
+	expect_int(r, "mapped", res, want);
+}
+
+static void
+op_error(struct run *r)
+{
+	vb_queue_set_error(r->d->q);
+	run_log(r, "set_error");
+	r->m.error = true;
+}
+
+/* --- The run ----------------------------------------------------------------- */
+
+static const struct vb_ops model_ops = {
+	.queue_setup = fake_queue_setup,
+	.buf_init = fake_buf_init,
+	.buf_prepare = fake_buf_prepare,
+	.buf_queue = fake_buf_queue,
+	.start_streaming = fake_start_streaming,
+	.stop_streaming = fake_stop_streaming,
+	.buf_cleanup = fake_buf_cleanup,
+	.wake = fake_wake,
+};
+
+static void
+run_seed(guint32 seed, unsigned int steps)
+{
+	struct fake_drv tmp = { 0 };
+	struct vb_queue_config cfg = fake_config(&tmp);
+	struct run *r = g_new0(struct run, 1);
+	unsigned int counts[16] = { 0 };
+
+	r->seed = seed;
+	r->rand = g_rand_new_with_seed(seed);
+	r->m.orphans = seed & 1;
+	r->m.min_queued = seed % 4;
+	r->m.owner = NONE;
+	r->m.cur = NONE;
+	r->m.waiting = true;
+	cfg.ops = &model_ops;
+	cfg.allow_orphans = r->m.orphans;
+	cfg.min_buffers = MIN_BUFFERS;
+	cfg.min_queued_buffers = r->m.min_queued;
+	cfg.read_buffers = READ_BUFFERS;
+	r->d = fake_new_with(&cfg, DRV_SIZE);
+
+	for (r->step = 0; r->step < steps; r->step++) {
+		/* Mostly the owner acts (a real client), sometimes the other one. */
+		int who = r->m.owner != NONE && g_rand_int_range(r->rand, 0, 10) ? r->m.owner
+			  : g_rand_int_range(r->rand, 0, 2);
+		int op = g_rand_int_range(r->rand, 0, 1000);
+
+		/* Steer a little by mode, so each mode sees its own traffic. */
+		if (r->m.mode == M_READ && op >= 40 && op < 492 && g_rand_int_range(r->rand, 0, 10) < 7)
+			op = 780 + g_rand_int_range(r->rand, 0, 120);	/* read */
+		else if (r->m.mode == M_STREAMING && op >= 780 && op < 900 &&
+			 g_rand_int_range(r->rand, 0, 10) < 8)
+			op = 270 + g_rand_int_range(r->rand, 0, 170);	/* dqbuf */
+		else if (r->m.mode == M_STREAMING && !r->m.streaming && op >= 270 && op < 440 &&
+			 g_rand_int_range(r->rand, 0, 10) < 4)
+			op = 440;					/* streamon */
+		else if (r->m.mode == M_IDLE && op >= 240 && op < 480 &&
+			 g_rand_int_range(r->rand, 0, 10) < 3)
+			op = g_rand_int_range(r->rand, 0, 25);		/* reqbufs */
+
+		/* weights: the producer and QBUF/DQBUF dominate, like real use */
+		if (op < 25)
+			op_reqbufs(r, who), counts[0]++;
+		else if (op < 40)
+			op_create_bufs(r, who), counts[1]++;
+		else if (op < 240)
+			op_qbuf(r, who, false), counts[2]++;
+		else if (op < 270)
+			op_qbuf(r, who, true), counts[3]++;
+		else if (op < 440)
+			op_dqbuf(r, who), counts[4]++;
+		else if (op < 480)
+			op_streamon(r, who), counts[5]++;
+		else if (op < 492)
+			op_streamoff(r, who), counts[6]++;
+		else if (op < 712)
+			op_produce(r), counts[7]++;
+		else if (op < 715)
+			op_error(r), counts[8]++;
+		else if (op < 722)
+			op_release(r, who), counts[9]++;
+		else if (op < 780)
+			op_poll(r, who), counts[10]++;
+		else if (op < 900)
+			op_read(r, who), counts[11]++;
+		else if (op < 930)
+			op_mapped(r), counts[12]++;
+		else
+			check_querybuf(r, (unsigned int)g_rand_int_range(r->rand, 0, 34)), counts[13]++;
+		check_all(r);
+	}
+	g_test_message("seed %u: %u steps (reqbufs %u, create %u, qbuf %u, prepare %u, "
+		       "dqbuf %u, streamon %u, streamoff %u, produce %u, error %u, release %u, "
+		       "poll %u, read %u, mapped %u, querybuf %u)", seed, steps, counts[0],
+		       counts[1], counts[2], counts[3], counts[4], counts[5], counts[6],
+		       counts[7], counts[8], counts[9], counts[10], counts[11], counts[12],
+		       counts[13]);
+	g_test_message("seed %u: outcomes: dqbuf ok %u, EAGAIN %u, EPIPE %u, EIO %u, EINVAL %u, EBUSY %u; read data %u, "
+		       "EAGAIN %u; start_streaming %u, stop_streaming %u", seed, r->dq_ok,
+		       r->dq_eagain, r->dq_epipe, r->dq_eio, r->dq_einval, r->dq_ebusy, r->rd_data, r->rd_eagain, r->d->n_start,
+		       r->d->n_stop);
+	fake_free(r->d);
+	g_rand_free(r->rand);
+	g_free(r);
+}
+
+static unsigned int
+env_uint(const char *name, unsigned int def)
+{
+	const char *v = g_getenv(name);
+
+	return v && *v ? (unsigned int)g_ascii_strtoull(v, NULL, 0) : def;
+}
+
+static void
+test_model(gconstpointer data)
+{
+	run_seed(GPOINTER_TO_UINT(data), env_uint("VB_MODEL_STEPS", 100000));
+}
+
+int
+main(int argc, char **argv)
+{
+	static const guint32 seeds[] = { 1, 2, 20240601, 3735928559u };
+	size_t i;
+
+	g_test_init(&argc, &argv, NULL);
+	if (g_getenv("VB_MODEL_SEED")) {
+		guint32 seed = env_uint("VB_MODEL_SEED", 0);
+		char *path = g_strdup_printf("/vb-model/seed-%u", seed);
+
+		g_test_add_data_func(path, GUINT_TO_POINTER(seed), test_model);
+		g_free(path);
+	} else {
+		for (i = 0; i < G_N_ELEMENTS(seeds); i++) {
+			char *path = g_strdup_printf("/vb-model/seed-%u", seeds[i]);
+
+			g_test_add_data_func(path, GUINT_TO_POINTER(seeds[i]), test_model);
+			g_free(path);
+		}
+	}
+	return g_test_run();
+}
