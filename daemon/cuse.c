@@ -438,8 +438,12 @@ v4l2cuse_cuse_free(struct v4l2cuse_cuse *c)
 		g_source_remove(c->watch);
 	/* Answer every parked request before the node goes away. */
 	v4l2cuse_device_cancel_all(c->dev, -ENODEV);
+	/*
+	 * Closes /dev/cuse: the node vanishes. (Not cuse_lowlevel_teardown():
+	 * we removed libfuse's signal handlers already and it would complain.)
+	 */
 	if (c->se)
-		cuse_lowlevel_teardown(c->se);	/* closes /dev/cuse: the node vanishes */
+		fuse_session_destroy(c->se);
 	free(c->buf.mem);
 	g_free(c->devname_arg);
 	g_free(c);

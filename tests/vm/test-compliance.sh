@@ -98,11 +98,6 @@ sys.exit(0 if yb > ya + 20 else 1)
 PY
 v4l2-ctl -d $dev --set-ctrl brightness=128
 
-# --stream-count with read().
-check "v4l2-ctl --stream-count=10 (read)" \
-	v4l2-ctl -d $dev --stream-count=10 --stream-to="$R/ten.yuyv"
-check "10 frames of 153600 bytes" test "$(stat -c %s "$R/ten.yuyv")" = 1536000
-
 # 100 simultaneous opens, each answering QUERYCAP.
 check "100 simultaneous opens" python3 - $dev <<'PY'
 import fcntl, os, sys

@@ -22,7 +22,7 @@ expect_fail()
 	out=$(timeout 20 "$@" 2>&1 >/dev/null)
 	rc=$?
 	set -e
-	if ((rc != 0 && rc != 124)) && grep -qE "$pattern" <<<"$out"; then
+	if ((rc != 0 && rc != 124)) && grep -qE -e "$pattern" <<<"$out"; then
 		ok "$desc (exit $rc: $out)"
 	else
 		not_ok "$desc" "exit status $rc" "output: $out"
@@ -68,9 +68,10 @@ check "read three frames: size, 75% bar values, only the overlay changes" \
 	python3 "$V4L2CUSE_SRC/tests/vm/check-frames.py" /dev/video42 640 480 \
 	--frames 3 --bars75 --overlay-rows 64 --save "$V4L2CUSE_RESULTS/frame.yuyv"
 
-check "v4l2-ctl --stream-count=5 over read()" \
-	v4l2-ctl -d /dev/video42 --stream-count=5 --stream-to="$V4L2CUSE_RESULTS/five.yuyv"
-check "5 frames of 614400 bytes" test "$(stat -c %s "$V4L2CUSE_RESULTS/five.yuyv")" = $((5 * 614400))
+# v4l2-ctl 1.22 streams only with --stream-mmap/--stream-user (the shim's
+# job); read() streaming is checked with our own reader above and below.
+check "30 more frames by read(), each exactly sizeimage" \
+	python3 "$V4L2CUSE_SRC/tests/vm/check-frames.py" /dev/video42 640 480 --frames 30
 
 # 4. A second daemon for video42: refused by the name check, and, with the
 # check skipped, CUSE's silent abort is detected too.
