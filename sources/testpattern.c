@@ -686,7 +686,8 @@ tp_overlay_text(struct tp_source *tp, const struct v4l2cuse_frame *frame,
 			tp->have_first_ts = true;
 		}
 		if (frame->timestamp_ns)
-			ms = (frame->timestamp_ns - tp->first_ts) / 1000000;
+			ms = frame->timestamp_ns > tp->first_ts ?
+			     (frame->timestamp_ns - tp->first_ts) / 1000000 : 0;
 		else
 			ms = (uint64_t)frame->sequence * 1000 * tp->interval.numerator /
 			     tp->interval.denominator;

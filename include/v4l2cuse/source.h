@@ -224,7 +224,8 @@ extern const struct v4l2cuse_source_ops v4l2cuse_testpattern_ops;
  * asked for motion (hscroll, vscroll, box) or shows the noise pattern. Its
  * position is fixed at the top-left corner and is not affected by flips:
  * left = top = 0, width = min(296, width), height = min(8 + 16 * lines,
- * height) with lines = the number of enabled overlay lines (4 by default).
+ * height), both rounded down to even, with lines = the number of enabled
+ * overlay lines (4 by default: 296x72 at 640x480 and above).
  * Returns -EINVAL if @src is not a test-pattern source.
  */
 int v4l2cuse_testpattern_overlay_rect(struct v4l2cuse_source *src, uint32_t width,
