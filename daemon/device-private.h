@@ -56,6 +56,10 @@ struct v4l2cuse_device {
 	bool streaming;
 	int timer_fd;
 	guint timer_source;
+	guint wake_source;		/* watch on the source's wake fd (no timer then) */
+	int wake_fd;			/* the fd watched, -1 if none */
+	int wake_dead_fd;		/* an fd that hung up and was not replaced */
+	void *scratch;			/* drop target when no buffer is free */
 	uint32_t frames;		/* frames produced since start */
 
 	struct dev_ctrl *ctrls;

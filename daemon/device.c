@@ -28,8 +28,14 @@
 /* Producer */
 
 static void dev_timer_stop(struct v4l2cuse_device *dev);
+static int dev_arm_producer(struct v4l2cuse_device *dev);
 
-/* Fill the oldest buffer the queue handed us, or count a dropped frame. */
+/*
+ * Fill the oldest buffer the queue handed us. With none free the frame is
+ * dropped and leaves a sequence gap (vivid does the same); a source with a
+ * wake fd still has its frame consumed, into a scratch buffer, so that its
+ * fd stops being readable.
+ */
 static void
 dev_produce_one(struct v4l2cuse_device *dev)
 {
@@ -37,33 +43,37 @@ dev_produce_one(struct v4l2cuse_device *dev)
 	struct timespec ts;
 	int r;
 
-	if (!b) {
-		/* No buffer: the frame is dropped and leaves a sequence gap (vivid). */
+	if (!b && dev->wake_source == 0) {
 		vb_queue_skip_sequence(dev->q, 1);
 		dev->frames++;
 		return;
 	}
+	if (!b && !dev->scratch)
+		dev->scratch = g_malloc(dev->fmt.sizeimage);
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	struct v4l2cuse_frame frame = {
-		.data = vb_buffer_mem(b),
-		.length = vb_buffer_length(b),
+		.data = b ? vb_buffer_mem(b) : dev->scratch,
+		.length = b ? vb_buffer_length(b) : dev->fmt.sizeimage,
 		.fmt = &dev->fmt,
 		.sequence = dev->frames,
 		.timestamp_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec,
 	};
 
 	r = dev->src->ops->produce(dev->src, &frame);
-	dev->frames++;
+	if (dev->streaming)
+		dev_arm_producer(dev);	/* the source may have changed its wake fd */
 	if (r == -EAGAIN) {
-		/* Not due yet: keep the buffer for the next tick. */
-		g_queue_push_head(&dev->active, b);
-		dev->frames--;
+		/* Not due yet: keep the buffer for the next wake-up. */
+		if (b)
+			g_queue_push_head(&dev->active, b);
 		return;
 	}
-	if (r == -ENODATA) {
-		/* The source dropped this frame on purpose (error injection). */
-		g_queue_push_head(&dev->active, b);
+	dev->frames++;
+	if (!b || r == -ENODATA) {
+		/* Dropped: no buffer free, or the source dropped it on purpose. */
+		if (b)
+			g_queue_push_head(&dev->active, b);
 		vb_queue_skip_sequence(dev->q, 1);
 		return;
 	}
@@ -97,6 +107,27 @@ dev_timer_cb(int fd, GIOCondition cond, gpointer data)
 	 */
 	if (dev->streaming)
 		dev_produce_one(dev);
+	return G_SOURCE_CONTINUE;
+}
+
+/* A source with its own clock (a camera): produce when its fd is readable. */
+static gboolean
+dev_wake_cb(int fd, GIOCondition cond, gpointer data)
+{
+	struct v4l2cuse_device *dev = data;
+
+	/* On ERR/HUP the source reports the loss through produce(). */
+	if (dev->streaming)
+		dev_produce_one(dev);
+	if (cond & (G_IO_ERR | G_IO_HUP | G_IO_NVAL) &&
+	    v4l2cuse_source_wake_fd(dev->src) == fd) {
+		/* Still the same dead fd: fall back to the timer, don't spin. */
+		dev->wake_source = 0;
+		dev->wake_fd = -1;
+		dev->wake_dead_fd = fd;
+		dev_arm_producer(dev);
+		return G_SOURCE_REMOVE;
+	}
 	return G_SOURCE_CONTINUE;
 }
 
@@ -139,8 +170,38 @@ void
 dev_set_interval(struct v4l2cuse_device *dev, struct v4l2_fract interval)
 {
 	dev->interval = interval;
-	if (dev->streaming)
+	if (dev->streaming && !dev->wake_source)
 		dev_timer_start(dev);	/* re-arm at the new rate */
+}
+
+/*
+ * Drive produce() from the source's wake fd when it has one, else from the
+ * frame timer; called at start and after every produce() because a camera
+ * source swaps its fd when the camera goes away and comes back.
+ */
+static int
+dev_arm_producer(struct v4l2cuse_device *dev)
+{
+	int fd = v4l2cuse_source_wake_fd(dev->src);
+
+	if (fd == dev->wake_dead_fd)
+		fd = -1;		/* hung up earlier: wait for a new one */
+	if (fd >= 0 && fd == dev->wake_fd && dev->wake_source)
+		return 0;
+	if (fd < 0 && !dev->wake_source && dev->timer_source)
+		return 0;
+	if (dev->wake_source) {
+		g_source_remove(dev->wake_source);
+		dev->wake_source = 0;
+		dev->wake_fd = -1;
+	}
+	if (fd < 0)
+		return dev_timer_start(dev);
+	dev_timer_stop(dev);
+	dev->wake_fd = fd;
+	dev->wake_dead_fd = -1;
+	dev->wake_source = g_unix_fd_add(fd, G_IO_IN | G_IO_ERR | G_IO_HUP, dev_wake_cb, dev);
+	return 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -184,7 +245,9 @@ dev_start_streaming(struct vb_queue *q, unsigned int count)
 	r = dev->src->ops->start(dev->src, &dev->fmt, &dev->interval);
 	if (r < 0)
 		goto err_return;
-	r = dev_timer_start(dev);
+	dev->wake_fd = -1;
+	dev->wake_dead_fd = -1;
+	r = dev_arm_producer(dev);
 	if (r < 0)
 		goto err_stop_source;
 	dev->frames = 0;
@@ -209,6 +272,12 @@ dev_stop_streaming(struct vb_queue *q)
 
 	dev->streaming = false;
 	dev_timer_stop(dev);
+	if (dev->wake_source) {
+		g_source_remove(dev->wake_source);
+		dev->wake_source = 0;
+	}
+	dev->wake_fd = -1;
+	g_clear_pointer(&dev->scratch, g_free);
 	dev->src->ops->stop(dev->src);
 	dev_return_all(dev, VB_BUF_ERROR);
 }
@@ -576,6 +645,8 @@ v4l2cuse_device_new(const struct v4l2cuse_device_config *cfg, char **ret_error)
 	dev->number = dev_number(cfg->name);
 	dev->kernel_version = dev_kernel_version();
 	dev->timer_fd = -1;
+	dev->wake_fd = -1;
+	dev->wake_dead_fd = -1;
 	g_queue_init(&dev->fhs);
 	g_queue_init(&dev->active);
 
