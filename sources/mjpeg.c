@@ -44,8 +44,14 @@ struct mjpeg_enc {
 	struct mjpeg_err err;
 	struct mjpeg_dest dest;
 	struct mjpeg_coded *target;	/* where the dest manager writes */
-	struct mjpeg_coded full, band;
+	struct mjpeg_coded full;	/* the cache: last full encode */
+	struct mjpeg_coded band[2 * MJPEG_MAX_RANGES];
 	bool cache_valid;
+	struct mjpeg_rows sticky[MJPEG_MAX_RANGES];	/* dirty in the cached frame */
+	unsigned int n_sticky;
+	bool *row_dirty;		/* per MCU row, scratch */
+	const struct mjpeg_coded **row_src;	/* per MCU row: full or a band */
+	uint32_t *row_seg;		/* per MCU row: segment index in row_src */
 	uint32_t pad_w[3];
 	uint8_t *pad[3];		/* 8 padded rows per component */
 };
@@ -123,13 +129,19 @@ mjpeg_enc_new(uint32_t width, uint32_t height, int quality)
 	e->pad_w[1] = e->pad_w[2] = e->pad_w[0] / 2;
 	for (unsigned int p = 0; p < 3; p++)
 		e->pad[p] = g_malloc0((size_t)e->pad_w[p] * 8);
-	e->full.size = e->band.size = MAX((size_t)width * height, 65536);
+	e->full.size = MAX((size_t)width * height, 65536);
 	e->full.buf = g_malloc(e->full.size);
-	e->band.buf = g_malloc(e->band.size);
 	e->full.seg_off = g_new0(size_t, e->mcu_rows);
 	e->full.seg_len = g_new0(size_t, e->mcu_rows);
-	e->band.seg_off = g_new0(size_t, e->mcu_rows);
-	e->band.seg_len = g_new0(size_t, e->mcu_rows);
+	for (unsigned int i = 0; i < G_N_ELEMENTS(e->band); i++) {
+		e->band[i].size = 65536;
+		e->band[i].buf = g_malloc(e->band[i].size);
+		e->band[i].seg_off = g_new0(size_t, e->mcu_rows);
+		e->band[i].seg_len = g_new0(size_t, e->mcu_rows);
+	}
+	e->row_dirty = g_new0(bool, e->mcu_rows);
+	e->row_src = g_new0(const struct mjpeg_coded *, e->mcu_rows);
+	e->row_seg = g_new0(uint32_t, e->mcu_rows);
 	return e;
 }
 
@@ -144,9 +156,14 @@ mjpeg_enc_free(struct mjpeg_enc *e)
 	g_free(e->full.buf);
 	g_free(e->full.seg_off);
 	g_free(e->full.seg_len);
-	g_free(e->band.buf);
-	g_free(e->band.seg_off);
-	g_free(e->band.seg_len);
+	for (unsigned int i = 0; i < G_N_ELEMENTS(e->band); i++) {
+		g_free(e->band[i].buf);
+		g_free(e->band[i].seg_off);
+		g_free(e->band[i].seg_len);
+	}
+	g_free(e->row_dirty);
+	g_free(e->row_src);
+	g_free(e->row_seg);
 	g_free(e);
 }
 
@@ -215,9 +232,12 @@ mjpeg_parse(struct mjpeg_coded *t, uint32_t expect_segs)
 	return -EIO;
 }
 
-/* Encode the top @rows lines (a multiple of 8, or the whole frame) into @t. */
+/*
+ * Encode lines [@first, @first + @rows) into @t as an image of its own
+ * (@first a multiple of 8; @rows too unless the range ends the frame).
+ */
 static int
-mjpeg_encode_rows(struct mjpeg_enc *e, const uint8_t *yuv, uint32_t rows,
+mjpeg_encode_rows(struct mjpeg_enc *e, const uint8_t *yuv, uint32_t first, uint32_t rows,
 		  struct mjpeg_coded *t)
 {
 	struct jpeg_compress_struct *c = &e->cinfo;
@@ -259,7 +279,7 @@ mjpeg_encode_rows(struct mjpeg_enc *e, const uint8_t *yuv, uint32_t rows,
 
 		for (unsigned int p = 0; p < 3; p++) {
 			for (unsigned int i = 0; i < 8; i++) {
-				uint32_t y = MIN(y0 + i, rows - 1);
+				uint32_t y = first + MIN(y0 + i, rows - 1);
 				const uint8_t *src = plane[p] + (size_t)y * pw[p];
 
 				if (pw[p] == e->pad_w[p]) {
@@ -280,23 +300,23 @@ mjpeg_encode_rows(struct mjpeg_enc *e, const uint8_t *yuv, uint32_t rows,
 }
 
 static int
-mjpeg_assemble(const struct mjpeg_enc *e, uint32_t band_segs, uint8_t *out,
-	       size_t out_len, size_t *ret_len)
+mjpeg_assemble(const struct mjpeg_enc *e, uint8_t *out, size_t out_len, size_t *ret_len)
 {
 	size_t len = e->full.hdr_len;
 
 	for (uint32_t i = 0; i < e->mcu_rows; i++)
-		len += (i < band_segs ? e->band.seg_len[i] : e->full.seg_len[i]) + 2;
+		len += e->row_src[i]->seg_len[e->row_seg[i]] + 2;
 	if (len > out_len)
 		return -ENOSPC;
 
 	memcpy(out, e->full.buf, e->full.hdr_len);
 	len = e->full.hdr_len;
 	for (uint32_t i = 0; i < e->mcu_rows; i++) {
-		const struct mjpeg_coded *src = i < band_segs ? &e->band : &e->full;
+		const struct mjpeg_coded *src = e->row_src[i];
+		uint32_t seg = e->row_seg[i];
 
-		memcpy(out + len, src->buf + src->seg_off[i], src->seg_len[i]);
-		len += src->seg_len[i];
+		memcpy(out + len, src->buf + src->seg_off[seg], src->seg_len[seg]);
+		len += src->seg_len[seg];
 		out[len++] = 0xff;
 		out[len++] = i + 1 < e->mcu_rows ? (uint8_t)(0xd0 + (i % 8)) : 0xd9;
 	}
@@ -304,25 +324,92 @@ mjpeg_assemble(const struct mjpeg_enc *e, uint32_t band_segs, uint8_t *out,
 	return 0;
 }
 
-int
-mjpeg_enc_encode(struct mjpeg_enc *e, const uint8_t *yuv, uint32_t dirty_rows,
-		 uint8_t *out, size_t out_len, size_t *ret_len)
+static void
+mjpeg_mark(struct mjpeg_enc *e, const struct mjpeg_rows *r, unsigned int n)
 {
-	for (;;) {
-		uint32_t band = dirty_rows >= e->height ? e->mcu_rows : (dirty_rows + 7) / 8;
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t a = r[i].y0 / 8;
+		uint32_t b = (uint32_t)MIN(((uint64_t)r[i].y1 + 7) / 8, e->mcu_rows);
+
+		for (uint32_t m = a; m < b; m++)
+			e->row_dirty[m] = true;
+	}
+}
+
+/* Full encode into the cache; the rows map to it. */
+static int
+mjpeg_full(struct mjpeg_enc *e, const uint8_t *yuv, const struct mjpeg_rows *dirty,
+	   unsigned int n_dirty)
+{
+	int r = mjpeg_encode_rows(e, yuv, 0, e->height, &e->full);
+
+	e->cache_valid = r == 0;
+	e->n_sticky = MIN(n_dirty, MJPEG_MAX_RANGES);
+	memcpy(e->sticky, dirty, e->n_sticky * sizeof(*dirty));
+	for (uint32_t i = 0; i < e->mcu_rows; i++) {
+		e->row_src[i] = &e->full;
+		e->row_seg[i] = i;
+	}
+	return r;
+}
+
+/* Re-encode the dirty runs of MCU rows; 1: too many runs, do a full encode. */
+static int
+mjpeg_partial(struct mjpeg_enc *e, const uint8_t *yuv, const struct mjpeg_rows *dirty,
+	      unsigned int n_dirty)
+{
+	unsigned int runs = 0;
+
+	memset(e->row_dirty, 0, e->mcu_rows * sizeof(bool));
+	mjpeg_mark(e, dirty, n_dirty);
+	mjpeg_mark(e, e->sticky, e->n_sticky);
+	for (uint32_t i = 0; i < e->mcu_rows; i++) {
+		e->row_src[i] = &e->full;
+		e->row_seg[i] = i;
+	}
+	for (uint32_t a = 0; a < e->mcu_rows;) {
+		uint32_t b = a;
 		int r;
 
-		if (!e->cache_valid || band >= e->mcu_rows) {
-			r = mjpeg_encode_rows(e, yuv, e->height, &e->full);
-			e->cache_valid = r == 0;
-			band = 0;
-		} else if (band > 0) {
-			r = mjpeg_encode_rows(e, yuv, band * 8, &e->band);
-		} else {
-			r = 0;
+		if (!e->row_dirty[a]) {
+			a++;
+			continue;
 		}
+		while (b < e->mcu_rows && e->row_dirty[b])
+			b++;
+		if (a == 0 && b == e->mcu_rows)
+			return 1;
+		if (runs == G_N_ELEMENTS(e->band))
+			return 1;
+		r = mjpeg_encode_rows(e, yuv, a * 8, MIN(b * 8, e->height) - a * 8,
+				      &e->band[runs]);
+		if (r < 0)
+			return r;
+		for (uint32_t m = a; m < b; m++) {
+			e->row_src[m] = &e->band[runs];
+			e->row_seg[m] = m - a;
+		}
+		runs++;
+		a = b;
+	}
+	return 0;
+}
+
+int
+mjpeg_enc_encode_ranges(struct mjpeg_enc *e, const uint8_t *yuv,
+			const struct mjpeg_rows *dirty, unsigned int n_dirty,
+			uint8_t *out, size_t out_len, size_t *ret_len)
+{
+	n_dirty = dirty ? MIN(n_dirty, MJPEG_MAX_RANGES) : 0;
+	for (;;) {
+		int r = 1;
+
+		if (e->cache_valid)
+			r = mjpeg_partial(e, yuv, dirty, n_dirty);
+		if (r == 1)
+			r = mjpeg_full(e, yuv, dirty, n_dirty);
 		if (r == 0)
-			r = mjpeg_assemble(e, band, out, out_len, ret_len);
+			r = mjpeg_assemble(e, out, out_len, ret_len);
 		if (r != -ENOSPC)
 			return r;
 		if (e->quality <= 5)
@@ -331,4 +418,13 @@ mjpeg_enc_encode(struct mjpeg_enc *e, const uint8_t *yuv, uint32_t dirty_rows,
 		e->cache_valid = false;
 		g_debug("MJPEG frame too large, quality lowered to %d", e->quality);
 	}
+}
+
+int
+mjpeg_enc_encode(struct mjpeg_enc *e, const uint8_t *yuv, uint32_t dirty_rows,
+		 uint8_t *out, size_t out_len, size_t *ret_len)
+{
+	struct mjpeg_rows r = { 0, dirty_rows };
+
+	return mjpeg_enc_encode_ranges(e, yuv, &r, dirty_rows ? 1 : 0, out, out_len, ret_len);
 }

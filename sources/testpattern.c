@@ -759,16 +759,26 @@ tp_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 
 	n_lines = tp_overlay_text(tp, frame, buf, lines);
 	if (tp->jpeg) {
+		struct mjpeg_rows dirty[2];
+		unsigned int n_dirty = 0;
 		struct v4l2_rect rect;
-		uint32_t dirty;
 		size_t len;
 		int r;
 
 		tpg_fill(tp->tpg, tp->scratch, frame->sequence, lines, n_lines);
+		/* what may differ from the static picture: overlay, box */
 		tpg_overlay_rect(tp->tpg, n_lines, &rect);
-		dirty = tpg_is_animated(tp->tpg) ? UINT32_MAX : rect.height;
-		r = mjpeg_enc_encode(tp->jpeg, tp->scratch, dirty, frame->data,
-				     tp->pix.sizeimage, &len);
+		if (rect.height)
+			dirty[n_dirty++] = (struct mjpeg_rows){ 0, rect.height };
+		if (tpg_box_rect(tp->tpg, frame->sequence, &rect))
+			dirty[n_dirty++] = (struct mjpeg_rows){ (uint32_t)rect.top,
+								(uint32_t)rect.top + rect.height };
+		if (tpg_is_scrolling(tp->tpg)) {
+			dirty[0] = (struct mjpeg_rows){ 0, UINT32_MAX };
+			n_dirty = 1;
+		}
+		r = mjpeg_enc_encode_ranges(tp->jpeg, tp->scratch, dirty, n_dirty, frame->data,
+					    tp->pix.sizeimage, &len);
 		if (r < 0)
 			return r == -ENOSPC ? -EIO : r;
 		frame->bytesused = (uint32_t)len;

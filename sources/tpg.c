@@ -366,7 +366,13 @@ tpg_get_params(const struct tpg *t)
 bool
 tpg_is_animated(const struct tpg *t)
 {
-	return t->p.hscroll || t->p.vscroll || t->p.box || t->p.pattern == TPG_PAT_NOISE;
+	return tpg_is_scrolling(t) || t->p.box;
+}
+
+bool
+tpg_is_scrolling(const struct tpg *t)
+{
+	return t->p.hscroll || t->p.vscroll || t->p.pattern == TPG_PAT_NOISE;
 }
 
 void
@@ -901,6 +907,24 @@ tpg_bounce(uint64_t s, uint32_t range)
 	return (uint32_t)(m <= range ? m : 2 * (uint64_t)range - m);
 }
 
+bool
+tpg_box_rect(const struct tpg *t, uint32_t frame, struct v4l2_rect *ret)
+{
+	uint32_t w = t->width, h = t->height;
+	uint32_t bs;
+
+	if (!t->k || !t->p.box)
+		return false;
+	bs = MIN(MAX(2u, (MIN(w, h) / 8) & ~1u), MIN(w, h) & ~1u);
+	if (!bs)
+		return false;
+	ret->left = (int32_t)tpg_bounce((uint64_t)frame * 4, w - bs);
+	ret->top = (int32_t)tpg_bounce((uint64_t)frame * 2, h - bs);
+	ret->width = bs;
+	ret->height = bs;
+	return true;
+}
+
 static void
 tpg_draw_text(struct tpg *t, uint8_t *dst, const char *const *text, unsigned int n_lines)
 {
@@ -1004,15 +1028,11 @@ tpg_fill(struct tpg *t, uint8_t *dst, uint32_t frame, const char *const *text,
 		tpg_fill_rect(t, dst, w - 2, 2, 2, h - 4, C_CONTRAST);
 	}
 	if (t->p.box) {
-		uint32_t bs = MAX(2u, (MIN(w, h) / 8) & ~1u);
-		uint32_t bx, by;
+		struct v4l2_rect b;
 
-		bs = MIN(bs, MIN(w, h) & ~1u);
-		if (bs) {
-			bx = tpg_bounce((uint64_t)frame * 4, w - bs);
-			by = tpg_bounce((uint64_t)frame * 2, h - bs);
-			tpg_fill_rect(t, dst, bx, by, bs, bs, C_CONTRAST);
-		}
+		if (tpg_box_rect(t, frame, &b))
+			tpg_fill_rect(t, dst, (uint32_t)b.left, (uint32_t)b.top, b.width,
+				      b.height, C_CONTRAST);
 	}
 	if (n_lines && text)
 		tpg_draw_text(t, dst, text, n_lines);

@@ -121,6 +121,10 @@ void tpg_overlay_rect(const struct tpg *t, unsigned int n_lines, struct v4l2_rec
 
 /* Whether frames differ outside the overlay (scroll, box or noise). */
 bool tpg_is_animated(const struct tpg *t);
+/* Whether every line may change from frame to frame (scroll or noise). */
+bool tpg_is_scrolling(const struct tpg *t);
+/* Where the box is in frame @frame; false without a box. */
+bool tpg_box_rect(const struct tpg *t, uint32_t frame, struct v4l2_rect *ret);
 
 /*
  * Render frame number @frame into @dst (tpg_frame_size() bytes), with

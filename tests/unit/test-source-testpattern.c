@@ -483,8 +483,12 @@ test_mjpeg_cache(void)
 			struct v4l2_pix_format pix = start(src, V4L2_PIX_FMT_MJPEG, sizes[z][0],
 							   sizes[z][1]);
 
-			for (uint32_t seq = 0; seq < 4; seq++) {
+			/* later frames put the box far from where it was cached */
+			static const uint32_t seqs[] = { 0, 1, 2, 3, 50, 101, 137, 500 };
+
+			for (size_t k = 0; k < G_N_ELEMENTS(seqs); k++) {
 				struct v4l2cuse_source *fresh = make(specs[s]);
+				uint32_t seq = seqs[k];
 				struct v4l2cuse_frame fa, fb;
 				uint8_t *a, *b;
 
