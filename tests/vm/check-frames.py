@@ -14,7 +14,7 @@ import os
 import sys
 
 # BT.601 limited range, 75% bars: white yellow cyan green magenta red blue black
-BARS75 = [(180, 128, 128), (162, 44, 142), (131, 156, 44), (112, 72, 58),
+BARS75 = [(180, 128, 128), (161, 44, 142), (131, 156, 44), (112, 72, 58),
           (84, 184, 198), (65, 100, 212), (35, 212, 114), (16, 128, 128)]
 
 

@@ -66,7 +66,7 @@ check "640x480 YUYV by default" grep -q "Width/Height *: 640/480" "$V4L2CUSE_RES
 # Three frames by read(): exact size, bar values, only the overlay changes.
 check "read three frames: size, 75% bar values, only the overlay changes" \
 	python3 "$V4L2CUSE_SRC/tests/vm/check-frames.py" /dev/video42 640 480 \
-	--frames 3 --bars75 --overlay-rows 64 --save "$V4L2CUSE_RESULTS/frame.yuyv"
+	--frames 3 --bars75 --overlay-rows 72 --save "$V4L2CUSE_RESULTS/frame.yuyv"
 
 # v4l2-ctl 1.22 streams only with --stream-mmap/--stream-user (the shim's
 # job); read() streaming is checked with our own reader above and below.
