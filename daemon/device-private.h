@@ -3,6 +3,8 @@
 
 #include "device.h"
 
+struct v4l2cuse_shim;
+
 struct v4l2cuse_control;
 
 /* A control as the device keeps it: the source's description plus its value. */
@@ -66,6 +68,7 @@ struct v4l2cuse_device {
 	unsigned int n_ctrls;
 
 	const struct v4l2cuse_poll_ops *poll_ops;
+	struct v4l2cuse_shim *shim;	/* the preload shim's server, or NULL */
 };
 
 /* device.c */

@@ -21,6 +21,7 @@
 #include "util/macros.h"
 #include "videobuf.h"
 #include "device-private.h"
+#include "shim.h"
 
 #define DEV_READ_BUFFERS 3
 
@@ -504,6 +505,8 @@ v4l2cuse_fh_release(struct v4l2cuse_fh *fh)
 	if (fh->prio > V4L2_PRIORITY_UNSET && fh->prio <= V4L2_PRIORITY_RECORD)
 		dev->prio_count[fh->prio]--;
 	vb_queue_release(dev->q, fh);
+	if (dev->shim)
+		v4l2cuse_shim_fh_release(dev->shim, fh);	/* revoke its tokens */
 	if (fh->ph && dev->poll_ops)
 		dev->poll_ops->destroy(fh->ph);
 	g_array_unref(fh->subs);

@@ -19,6 +19,7 @@
 #include "videobuf.h"
 #include "device-private.h"
 #include "ctrls.h"
+#include "shim.h"
 
 /* The handler answered (or parked) the request itself. */
 #define IOC_REPLIED 1
@@ -26,6 +27,7 @@
 enum {
 	IOC_PRIO = 1 << 0,	/* the kernel's INFO_FL_PRIO: refused when outranked */
 	IOC_STREAM = 1 << 1,	/* streaming I/O: only shim-attached handles */
+	IOC_SHIM = 1 << 2,	/* needs the shim's socket server (else ENOTTY) */
 };
 
 typedef int (*ioc_fn)(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg);
@@ -363,6 +365,14 @@ ioc_log_status(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 		  (const char *)&dev->fmt.pixelformat, dev->interval.numerator,
 		  dev->interval.denominator, dev->n_fhs,
 		  dev->streaming ? "streaming" : "idle", dev->frames);
+	if (dev->shim) {
+		struct v4l2cuse_shim_stats st;
+
+		v4l2cuse_shim_get_stats(dev->shim, &st);
+		g_message("%s: shim: %u connections (%u attached), %u tokens, %u mappings, "
+			  "%u refused", dev->name, st.connections, st.authenticated, st.tokens,
+			  st.mappings, st.refused);
+	}
 	return 0;
 }
 
@@ -545,6 +555,14 @@ ioc_streamoff(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	return vb_queue_streamoff(fh->dev->q, fh, *(uint32_t *)arg);
 }
 
+/* --- the preload shim's attach handshake (daemon/shim.c, docs/shim.md) --- */
+
+static int
+ioc_shim_attach(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
+{
+	return v4l2cuse_shim_attach(fh->dev->shim, fh, arg);
+}
+
 static const struct ioc_info ioc_table[] = {
 #define IOC(c, f, fn) { c, f, fn, #c }
 	IOC(VIDIOC_QUERYCAP, 0, ioc_querycap),
@@ -578,6 +596,7 @@ static const struct ioc_info ioc_table[] = {
 	IOC(VIDIOC_DQBUF, IOC_STREAM, ioc_dqbuf),
 	IOC(VIDIOC_STREAMON, IOC_PRIO | IOC_STREAM, ioc_streamon),
 	IOC(VIDIOC_STREAMOFF, IOC_PRIO | IOC_STREAM, ioc_streamoff),
+	IOC(VIDIOC_V4L2CUSE_ATTACH, IOC_SHIM, ioc_shim_attach),
 #undef IOC
 };
 
@@ -712,6 +731,10 @@ v4l2cuse_fh_ioctl(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
 	info = ioc_lookup(a->cmd);
 	if (!info || size > sizeof(u)) {
 		v4l2cuse_req_reply_err(req, -ENOTTY);
+		return;
+	}
+	if ((info->flags & IOC_SHIM) && !fh->dev->shim) {
+		v4l2cuse_req_reply_err(req, -ENOTTY);	/* no socket: stay plain */
 		return;
 	}
 	if ((info->flags & IOC_STREAM) && !fh->streaming_capable) {

@@ -20,6 +20,7 @@
 #include "v4l2cuse/format.h"
 #include "device.h"
 #include "cuse.h"
+#include "shim.h"
 
 #define EXIT_USAGE 2
 
@@ -172,6 +173,7 @@ main(int argc, char **argv)
 	struct v4l2cuse_device_config cfg = { 0 };
 	struct v4l2cuse_device *dev;
 	struct v4l2cuse_cuse *c;
+	struct v4l2cuse_shim *shim = NULL;
 	gid_t gid = (gid_t)-1;
 	mode_t mode = 0660;
 
@@ -229,6 +231,18 @@ main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
+	/* The preload shim's socket (docs/shim.md); without it handles stay plain. */
+	{
+		g_autofree char *sock_err = NULL;
+		g_autofree char *sock_path = v4l2cuse_shim_socket_path(cfg.name, &sock_err);
+
+		if (sock_path)
+			shim = v4l2cuse_shim_new(dev, sock_path, &sock_err);
+		if (!shim)
+			g_message("%s: no preload shim socket (%s): apps under v4l2cuse-run "
+				  "get read() I/O only", cfg.name, sock_err);
+	}
+
 	st.loop = g_main_loop_new(NULL, FALSE);
 	g_unix_signal_add(SIGINT, on_quit_signal, &st);
 	g_unix_signal_add(SIGTERM, on_quit_signal, &st);
@@ -236,6 +250,7 @@ main(int argc, char **argv)
 	c = v4l2cuse_cuse_new(dev, mode, gid, on_cuse_state, &st, &err);
 	if (!c) {
 		g_printerr("v4l2cuse: %s\n", err);
+		v4l2cuse_shim_free(shim);
 		v4l2cuse_device_free(dev);
 		g_main_loop_unref(st.loop);
 		return EXIT_FAILURE;
@@ -244,6 +259,7 @@ main(int argc, char **argv)
 	g_main_loop_run(st.loop);
 
 	v4l2cuse_cuse_free(c);
+	v4l2cuse_shim_free(shim);
 	v4l2cuse_device_free(dev);
 	g_main_loop_unref(st.loop);
 	g_free(o.device);

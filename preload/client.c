@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The shim's side of the daemon protocol (include/v4l2cuse/shim-protocol.h):
+ * is this fd one of our nodes, attach (private ioctl + authenticated
+ * connection), and one request/reply at a time on a handle's socket.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+bool
+shim_is_cuse_node(int fd, dev_t *ret_rdev)
+{
+	char path[64], link[256];
+	struct stat st;
+	ssize_t n;
+	const char *base;
+
+	if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode))
+		return false;
+	/*
+	 * Only CUSE devices get the private ioctl: a kernel driver could give
+	 * the same number another meaning. The class, not the (dynamic) major,
+	 * says so; the handshake then says whether the daemon is ours.
+	 */
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/subsystem", major(st.st_rdev),
+		 minor(st.st_rdev));
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	base = strrchr(link, '/');
+	base = base ? base + 1 : link;
+	if (strcmp(base, "cuse") != 0)
+		return false;
+	*ret_rdev = st.st_rdev;
+	return true;
+}
+
+static int
+shim_send_recv(int sock, const struct v4l2cuse_shim_request *req,
+	       struct v4l2cuse_shim_reply *rep, int *ret_fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { rep, sizeof(*rep) };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = u.buf,
+		.msg_controllen = sizeof(u.buf),
+	};
+	struct cmsghdr *cm;
+	ssize_t n;
+	int fd = -1;
+
+	*ret_fd = -1;
+	do
+		n = send(sock, req, sizeof(*req), MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(*req))
+		return n < 0 ? -errno : -EIO;
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	}
+	if (n != (ssize_t)sizeof(*rep) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+	    rep->seq != req->seq || rep->type != req->type) {
+		if (fd >= 0)
+			shim_real.close(fd);
+		return n == 0 ? -ECONNRESET : -EPROTO;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+int
+shim_request_locked(struct shim_handle *h, struct v4l2cuse_shim_request *req,
+		    struct v4l2cuse_shim_reply *rep, int *ret_fd)
+{
+	int r;
+
+	*ret_fd = -1;
+	if (h->sock < 0)
+		return -ENOTCONN;	/* a forked child: the parent's connection */
+	req->seq = ++h->seq;
+	r = shim_send_recv(h->sock, req, rep, ret_fd);
+	if (r < 0)
+		shim_debug("request %u failed: %s", req->type, strerror(-r));
+	return r;
+}
+
+int
+shim_request(struct shim_handle *h, struct v4l2cuse_shim_request *req,
+	     struct v4l2cuse_shim_reply *rep, int *ret_fd)
+{
+	int r;
+
+	pthread_mutex_lock(&h->io);
+	r = shim_request_locked(h, req, rep, ret_fd);
+	pthread_mutex_unlock(&h->io);
+	return r;
+}
+
+int
+shim_connect(const struct v4l2cuse_shim_attach *a)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = 10 };
+	struct v4l2cuse_shim_request req;
+	struct v4l2cuse_shim_reply rep;
+	int sock, fd, r;
+
+	if (!memchr(a->socket_path, '\0', sizeof(a->socket_path)) || a->socket_path[0] != '/')
+		return -EPROTO;
+	memcpy(sa.sun_path, a->socket_path, strlen(a->socket_path) + 1);
+	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (sock < 0)
+		return -errno;
+	/* The daemon answers at once; never hang an app on a wedged one. */
+	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	do
+		r = connect(sock, (struct sockaddr *)&sa, sizeof(sa));
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		r = -errno;
+		goto err_close;
+	}
+	memset(&req, 0, sizeof(req));
+	req.type = V4L2CUSE_SHIM_HELLO;
+	req.seq = 1;
+	req.hello.version = V4L2CUSE_SHIM_VERSION;
+	memcpy(req.hello.token, a->token, sizeof(req.hello.token));
+	r = shim_send_recv(sock, &req, &rep, &fd);
+	explicit_bzero(&req, sizeof(req));
+	if (r < 0)
+		goto err_close;
+	if (fd >= 0)
+		shim_real.close(fd);
+	if (rep.status < 0) {
+		r = rep.status;
+		goto err_close;
+	}
+	return sock;
+
+err_close:
+	shim_real.close(sock);
+	return r;
+}
+
+struct shim_handle *
+shim_attach(int fd)
+{
+	struct v4l2cuse_shim_attach a;
+	struct shim_handle *h;
+	dev_t rdev;
+	int sock;
+
+	if (!shim_is_cuse_node(fd, &rdev))
+		return NULL;
+	memset(&a, 0, sizeof(a));
+	a.magic = V4L2CUSE_SHIM_MAGIC;
+	a.version = V4L2CUSE_SHIM_VERSION;
+	if (shim_real.ioctl(fd, VIDIOC_V4L2CUSE_ATTACH, &a) < 0) {
+		shim_debug("fd %d: a CUSE node without our handshake (%s)", fd, strerror(errno));
+		return NULL;
+	}
+	if (a.magic != V4L2CUSE_SHIM_MAGIC || a.version != V4L2CUSE_SHIM_VERSION) {
+		shim_debug("fd %d: unexpected handshake reply", fd);
+		return NULL;
+	}
+	sock = shim_connect(&a);
+	explicit_bzero(a.token, sizeof(a.token));
+	if (sock < 0) {
+		shim_debug("fd %d: cannot attach to %s: %s", fd, a.socket_path, strerror(-sock));
+		return NULL;
+	}
+	h = shim_handle_new(sock, rdev);
+	if (!h) {
+		shim_real.close(sock);
+		return NULL;
+	}
+	shim_debug("fd %d: attached (%s)", fd, a.socket_path);
+	return h;
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * libv4l2cuse-preload.so internals. The library runs inside foreign
+ * processes: libc only, no GLib, nothing exported but the interposed libc
+ * names (preload.c), errno kept as the real call left it.
+ *
+ * track.c   which fds are attached v4l2cuse handles, which address ranges
+ *           are mappings of their buffers; fork handling. Pure bookkeeping
+ *           plus the mmap argument rules: the unit tests link it directly.
+ * client.c  the daemon protocol: detection, attach, MAP/UNMAP/STAGING.
+ * preload.c the interposed functions.
+ *
+ * Locking: shim_lock (track.c) guards the tables and handle reference
+ * counts and is held only for short bookkeeping (plus the real munmap/mmap
+ * whose result changes the mapping table). A handle's io lock serializes
+ * its socket conversation and its USERPTR staging maps. Never take an io
+ * lock while holding shim_lock.
+ */
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "v4l2cuse/shim-protocol.h"
+
+#define SHIM_MAX_BUFFERS 32		/* VB_MAX_BUFFERS */
+
+/* The real libc functions (dlsym(RTLD_NEXT) in the library, libc in tests). */
+struct shim_libc {
+	int (*open)(const char *path, int flags, ...);
+	int (*open64)(const char *path, int flags, ...);
+	int (*openat)(int dirfd, const char *path, int flags, ...);
+	int (*openat64)(int dirfd, const char *path, int flags, ...);
+	int (*open_2)(const char *path, int flags);
+	int (*open64_2)(const char *path, int flags);
+	int (*openat_2)(int dirfd, const char *path, int flags);
+	int (*openat64_2)(int dirfd, const char *path, int flags);
+	int (*close)(int fd);
+	int (*close_range)(unsigned int first, unsigned int last, int flags);
+	void (*closefrom)(int lowfd);
+	int (*dup)(int fd);
+	int (*dup2)(int fd, int fd2);
+	int (*dup3)(int fd, int fd2, int flags);
+	int (*fcntl)(int fd, int cmd, ...);
+	int (*fcntl64)(int fd, int cmd, ...);
+	int (*ioctl)(int fd, unsigned long request, ...);
+	void *(*mmap)(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+	void *(*mmap64)(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+	int (*munmap)(void *addr, size_t len);
+	long (*syscall)(long nr, ...);
+};
+
+extern struct shim_libc shim_real;
+extern bool shim_debug_enabled;
+
+void shim_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* An attached file handle (one open file description on our node). */
+struct shim_handle {
+	int refs;			/* fds + mappings + users; under shim_lock */
+	int sock;			/* connection to the daemon; -1 in a forked child */
+	dev_t rdev;			/* the node, to spot a stale fd number */
+	pthread_mutex_t io;		/* socket conversation, staging maps */
+	uint32_t seq;
+	struct shim_handle *next;	/* all handles, for fork */
+	/* USERPTR: the daemon's staging memfd of each buffer, mapped read-only. */
+	void *staging[SHIM_MAX_BUFFERS];
+	size_t staging_len[SHIM_MAX_BUFFERS];
+};
+
+/* --- track.c --- */
+void shim_lock(void);
+void shim_unlock(void);
+
+/* Lock-free hint: could @fd be tracked? (false: certainly not.) */
+bool shim_fd_maybe_tracked(int fd);
+/* Is any mapping tracked? (false: munmap/MAP_FIXED need no lookup.) */
+bool shim_maps_maybe_tracked(void);
+
+/* A new handle with one reference (the caller's), socket @sock. */
+struct shim_handle *shim_handle_new(int sock, dev_t rdev);
+/* Under shim_lock. */
+void shim_handle_ref_locked(struct shim_handle *h);
+void shim_handle_unref_locked(struct shim_handle *h);
+void shim_handle_unref(struct shim_handle *h);
+
+/* The handle behind @fd with a new reference, or NULL. */
+struct shim_handle *shim_fd_get(int fd);
+/* @fd now refers to @h (takes a reference); replaces what @fd had. */
+void shim_fd_set(int fd, struct shim_handle *h);
+/* @fd was closed or reused: forget it. Returns whether it was tracked. */
+bool shim_fd_forget(int fd);
+/* close_range(): forget every fd in [first, last]. */
+void shim_fd_forget_range(unsigned int first, unsigned int last);
+/* @newfd is a duplicate of @oldfd (dup, dup2, dup3, F_DUPFD*). */
+void shim_fd_dup(int oldfd, int newfd);
+/* Number of tracked fds (tests). */
+unsigned int shim_fd_count(void);
+
+/* A mapping that went away: the daemon hears about it through @h. */
+struct shim_unmapped {
+	struct shim_handle *h;		/* holds the mapping's reference */
+	uint64_t map_id;
+};
+
+/* Record [addr, addr+len) as mapping @map_id of @h (takes a reference). */
+int shim_map_add_locked(void *addr, size_t len, struct shim_handle *h, uint64_t map_id);
+/*
+ * [addr, addr+len) was unmapped (or replaced by MAP_FIXED). Mappings it
+ * covers entirely are removed and returned in @out (at most @max; the
+ * caller sends UNMAP and drops the references); mappings it overlaps at one
+ * end are trimmed. Returns the number stored in @out.
+ */
+size_t shim_map_remove_locked(void *addr, size_t len, struct shim_unmapped *out, size_t max);
+unsigned int shim_map_count(void);
+
+/*
+ * vb2's mmap rules for a capture buffer: MAP_SHARED (or
+ * MAP_SHARED_VALIDATE), PROT_READ, a non-zero length, and an offset that
+ * can be a cookie (page-aligned, below 4 GiB). 0 or -EINVAL.
+ */
+int shim_mmap_check(size_t len, int prot, int flags, int64_t off);
+
+/* Install the fork handlers (once). In a child, handles lose their socket. */
+void shim_track_init(void);
+/* The atfork child handler, for tests. */
+void shim_track_after_fork_child(void);
+
+/* --- client.c --- */
+/* If @fd is a v4l2cuse node whose daemon accepts us, a new handle (1 ref). */
+struct shim_handle *shim_attach(int fd);
+/* One request/reply; *ret_fd gets a passed fd or -1. 0 or -errno (transport). */
+int shim_request(struct shim_handle *h, struct v4l2cuse_shim_request *req,
+		 struct v4l2cuse_shim_reply *rep, int *ret_fd);
+/* The same with h->io held by the caller. */
+int shim_request_locked(struct shim_handle *h, struct v4l2cuse_shim_request *req,
+			struct v4l2cuse_shim_reply *rep, int *ret_fd);
+/* Connect and authenticate with @a's token; the socket, or -errno. */
+int shim_connect(const struct v4l2cuse_shim_attach *a);
+/* Is @fd a character device of the cuse class? Fills *ret_rdev. */
+bool shim_is_cuse_node(int fd, dev_t *ret_rdev);
