@@ -90,6 +90,9 @@ dev_produce_one(struct v4l2cuse_device *dev)
 	    frame.bytesused <= frame.length)
 		memset((uint8_t *)frame.data + frame.bytesused, 0,
 		       MIN(frame.length, dev->fmt.sizeimage) - frame.bytesused);
+	/* read() hands out whole sizeimage frames: there the padding counts. */
+	if (dev->fmt.bytesperline == 0 && !frame.error && vb_queue_is_reading(dev->q))
+		frame.bytesused = dev->fmt.sizeimage;
 	vb_buffer_set_bytesused(b, frame.error ? 0 : frame.bytesused);
 	vb_buffer_done(b, frame.error ? VB_BUF_ERROR : VB_BUF_DONE);
 }
