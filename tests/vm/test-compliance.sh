@@ -64,7 +64,7 @@ check "v4l2-ctl --list-ctrls" bash -c "v4l2-ctl -d $dev --list-ctrls | tee $R/ct
 # GStreamer, no shim: rw mode for every raw format runs to EOS.
 declare -A gst_fmt=(
 	[YUYV]=YUY2 [UYVY]=UYVY [YVYU]=YVYU [NV12]=NV12 [NV21]=NV21 [YU12]=I420
-	[YV12]=YV12 [RGB3]=RGB [BGR3]=BGR [BX24]=BGRx [XB24]=RGBx [RGBP]=RGB16 [GREY]=GRAY8
+	[YV12]=YV12 [RGB3]=RGB [BGR3]=BGR [BX24]=xRGB [XR24]=BGRx [RGBP]=RGB16 [GREY]=GRAY8
 )
 offered=$(v4l2-ctl -d "$dev" --list-formats | sed -n "s/.*\[[0-9]*\]: '\(....\)'.*/\1/p")
 for f in $offered; do
