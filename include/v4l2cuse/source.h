@@ -113,6 +113,13 @@ struct v4l2cuse_source_ops {
 	 * filled with frame->error set is delivered with V4L2_BUF_FLAG_ERROR.
 	 * Sources without wake_fd are called at the frame interval by the
 	 * daemon's timer.
+	 * Input lost at runtime (a file that became unreadable, a camera that
+	 * was unplugged): the source fills a placeholder frame itself (the
+	 * "NO SIGNAL" card or a configured image, sources/placeholder.h) in
+	 * the negotiated format and returns 0, so consumers keep streaming and
+	 * the daemon needs to know nothing; it keeps doing so at the
+	 * negotiated rate until the input returns. -ENODEV is only for a
+	 * source that will never produce again.
 	 */
 	int (*produce)(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame);
 
@@ -204,6 +211,14 @@ char *v4l2cuse_opts_error(const struct v4l2cuse_opts *opts, const char *fmt, ...
  * comment of that file lists its options, patterns and pixel values.
  */
 extern const struct v4l2cuse_source_ops v4l2cuse_testpattern_ops;
+
+/*
+ * The file source ("file:PATH[,opt=v...]", sources/file.c) and the camera
+ * passthrough ("uvc:/dev/videoN[,opt=v...]", sources/uvc.c); the header
+ * comments of those files list their options.
+ */
+extern const struct v4l2cuse_source_ops v4l2cuse_file_ops;
+extern const struct v4l2cuse_source_ops v4l2cuse_uvc_ops;
 
 /*
  * Its private "Test Pattern" MENU control: a driver-private id in the user

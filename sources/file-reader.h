@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Frame readers behind the "file" source (file.c) and the placeholder
+ * image (placeholder.c), one per container, all with the same ops:
+ *
+ *   y4m.c            YUV4MPEG2: 4:2:0, 4:2:2, 4:4:4(+alpha), mono, 8 bit
+ *   mjpeg-stream.c   concatenated JPEGs (a single one is a still)
+ *   image.c          still PNG (libpng) or JPEG (libjpeg-turbo), decoded once
+ *   file.c           raw frames of a given format and size
+ *   gst.c            anything GStreamer decodes (-Dgstreamer)
+ *
+ * Files are hostile: every length is checked before use, sizes are limited
+ * to V4L2CUSE_MAX_* and the limits below, and a reader never reads past
+ * what it was given. The Y4M and MJPEG parsers have libFuzzer harnesses
+ * (tests/fuzz/).
+ *
+ * Threading: one thread owns a reader (the daemon's dispatcher). Reads of
+ * regular files are synchronous; gst.c decodes on GStreamer's threads and
+ * never waits.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <linux/videodev2.h>
+
+#include "convert.h"
+
+#define FILE_READER_MAX_LINE	4096		/* a Y4M header or FRAME line */
+#define FILE_READER_MAX_JPEG	(32u << 20)	/* one JPEG (stream frame or still) */
+#define FILE_READER_MAX_IMAGE	(64u << 20)	/* a still image file */
+
+struct file_reader;
+
+struct file_reader_info {
+	uint32_t width, height;		/* frame size (of the first frame) */
+	struct v4l2_fract interval;	/* seconds per frame; 0/0: the file has no rate */
+	struct v4l2_fract aspect;	/* pixel aspect ratio (Y4M A, GStreamer PAR); 0:0 unknown */
+	uint32_t fourcc;		/* what next() delivers (for the format list's order) */
+	bool still;			/* one picture, held; next() keeps returning it */
+	bool can_reopen;		/* cheap to open again after a runtime failure */
+	char kind[40];			/* "Y4M 4:2:0", "MJPEG stream", "PNG", ... */
+};
+
+struct file_reader_ops {
+	const char *name;
+	/*
+	 * Required. The next frame. *ret_img stays valid until the next call,
+	 * rewind() or destroy(). Returns 0; -ENODATA at the end of the file;
+	 * -EBADMSG when a corrupt frame was skipped (call again for the next
+	 * one); -EAGAIN when nothing is decoded yet (GStreamer); any other
+	 * -errno when the file failed (read error).
+	 */
+	int (*next)(struct file_reader *r, struct cv_image *ret_img);
+	/* Required. Back to the first frame (asynchronous for GStreamer). */
+	int (*rewind)(struct file_reader *r);
+	/* Required. */
+	void (*destroy)(struct file_reader *r);
+};
+
+struct file_reader {
+	const struct file_reader_ops *ops;
+	struct file_reader_info info;
+};
+
+static inline void
+file_reader_free(struct file_reader *r)
+{
+	if (r)
+		r->ops->destroy(r);
+}
+
+/*
+ * The readers. Each takes ownership of @f (also on failure) and reads it
+ * from its current position; @name is only used in messages. On failure
+ * they return -errno and a one-line reason in *ret_error (g_free), without
+ * the file name.
+ */
+int y4m_reader_open(FILE *f, struct file_reader **ret, char **ret_error);
+/* @fps_iv: seconds per frame for the stream (0/0: 1/30). */
+int mjs_reader_open(FILE *f, const struct v4l2_fract *fps_iv, struct file_reader **ret,
+		    char **ret_error);
+/* PNG or JPEG by content. */
+int image_reader_open(FILE *f, struct file_reader **ret, char **ret_error);
+int raw_reader_open(FILE *f, uint32_t fourcc, uint32_t width, uint32_t height,
+		    const struct v4l2_fract *fps_iv, struct file_reader **ret, char **ret_error);
+#if HAVE_GSTREAMER_READER
+int gst_reader_open(const char *path, struct file_reader **ret, char **ret_error);
+#endif
+
+/* What file_reader_open() is told beyond the path (file.c's options). */
+struct file_reader_opts {
+	uint32_t raw_fourcc;		/* non-zero: raw frames of this format... */
+	uint32_t raw_width, raw_height;	/* ...and size */
+	struct v4l2_fract fps_iv;	/* 0/0: the file's rate (or 1/30) */
+};
+
+/*
+ * Open @path with the reader its content asks for: "YUV4MPEG2" -> y4m,
+ * a JPEG -> MJPEG stream (one JPEG -> still image), PNG -> still image,
+ * raw when @opts says so, anything else -> GStreamer if built in (the
+ * extensions .y4m and .mjpeg/.mjpg/.mjp/.jpg/.jpeg also pick a reader, for
+ * files that start with garbage). Errors
+ * are one line naming the file: "'clip.avi': unsupported file type ...".
+ * Implemented in file.c.
+ */
+int file_reader_open(const char *path, const struct file_reader_opts *opts,
+		     struct file_reader **ret, char **ret_error);

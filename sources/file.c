@@ -1,0 +1,920 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The "file" source: frames from a file, paced, looped, scaled and
+ * converted to the negotiated format.
+ *
+ * Spec: file:PATH[,option=value...] (PATH cannot contain ','), e.g.
+ *   file:clip.y4m
+ *   file:cam.mjpeg,fps=15,loop=0
+ *   file:frames.yuv,format=NV12,size=1280x720,fps=25
+ *   file:movie.mkv                       (GStreamer, when built in)
+ *
+ * What PATH may be (by content, see file_reader_open()): Y4M (4:2:0, 4:2:2,
+ * 4:4:4, mono; rate and pixel aspect from the header), concatenated JPEGs
+ * (an MJPEG stream; 30 fps unless fps= says otherwise), a single JPEG or a
+ * PNG (a still, held), raw frames (format= and size= are then required),
+ * and anything GStreamer's uridecodebin decodes (mp4, mkv, webm, ...) when
+ * built with -Dgstreamer.
+ *
+ * Options:
+ *   loop=1|0        at the end of the file start again (default), or hold
+ *                   the last frame
+ *   fps=N[/D]       the file's frame rate (raw and MJPEG files have none;
+ *                   for the others it overrides the header: playback speed)
+ *   format=FOURCC   raw frames of this format: YUYV UYVY YVYU NV16 NV61 NV12
+ *                   NV21 YU12 YV12 422P RGB3 BGR3 BX24 XR24 RGBP GREY
+ *   size=WxH        raw frame size
+ *   sizes=WxH+...   sizes to offer (default: the file's, rounded down to
+ *                   even, then 320x240 640x480 1280x720 1920x1080)
+ *   formats=F+F...  formats to offer, in order (default: the file's own
+ *                   format when it is one of ours, then the others of
+ *                   format.c: YUYV UYVY YVYU NV12 NV21 YU12 YV12 RGB3 BGR3
+ *                   BX24 XR24 RGBP GREY MJPG)
+ *   placeholder=PATH  image shown when the file fails at runtime (default:
+ *                   the "NO SIGNAL" card, placeholder.h)
+ * Frame intervals offered: the file's rate, then 30, 25 and 15 fps.
+ *
+ * Pacing: produce() runs at the negotiated interval; output frame n shows
+ * file frame floor(n * interval / file interval), so the file plays at its
+ * own speed at any negotiated rate (frames are repeated or skipped; at
+ * equal rates every frame is shown once, in order). Skipped frames are
+ * read but not converted. A GStreamer frame that is not decoded in time
+ * holds the file's clock (the previous frame shows again) rather than
+ * being skipped.
+ *
+ * Errors: everything wrong with the file at create() (missing, unreadable,
+ * unsupported, first frame does not decode) is a one-line error naming the
+ * file. At runtime a corrupt frame is skipped (the previous one is shown
+ * again) with a rate-limited warning; a read error, or a whole pass of the
+ * file without a good frame, switches to the placeholder and the file is
+ * reopened every second (not for GStreamer files).
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <glib.h>
+
+#include "util/macros.h"
+#include "v4l2cuse/format.h"
+#include "v4l2cuse/source.h"
+#include "convert.h"
+#include "file-reader.h"
+#include "placeholder.h"
+#include "ratelimit.h"
+
+#define FS_MAX_SIZES	16
+#define FS_MAX_FORMATS	16
+#define FS_MAX_STEPS	64		/* file frames read per produce() at most */
+#define FS_RETRY_US	G_USEC_PER_SEC
+
+static const char *const fs_keys[] = {
+	"loop", "fps", "format", "size", "sizes", "formats", "placeholder", NULL,
+};
+
+struct fs_size {
+	uint32_t width, height;
+};
+
+struct file_source {
+	struct v4l2cuse_source base;
+	char *path;
+	struct file_reader_opts ropts;
+	struct file_reader *rd;
+	struct file_reader_info info;	/* of the first open; enumerations use it */
+	struct v4l2_fract file_iv;	/* seconds per file frame */
+	bool loop;
+	char *placeholder_path;
+	struct placeholder *ph;
+	struct cv *cv;
+
+	uint32_t formats[FS_MAX_FORMATS];
+	unsigned int n_formats;
+	struct fs_size sizes[FS_MAX_SIZES];
+	unsigned int n_sizes;
+	struct v4l2_fract intervals[4];
+	unsigned int n_intervals;
+
+	/* Streaming. */
+	bool started;
+	struct v4l2_pix_format pix;
+	struct v4l2_fract out_iv;
+	uint64_t n;			/* produce() calls since start */
+	uint64_t n_base, frame_base;	/* pacing origin (moved when we fall behind) */
+	uint64_t frame_no;		/* file frames consumed (the next one's index) */
+	unsigned int pass_good;		/* good frames since the last rewind */
+	bool at_eof;			/* loop=0: holding the last frame */
+	bool failed;			/* showing the placeholder */
+	int64_t last_try_us;
+	uint8_t *cache;			/* the frame shown now, converted */
+	uint32_t cache_used;
+	bool cache_valid;
+	struct ratelimit rl_corrupt, rl_fail;
+};
+
+static struct file_source *
+fs_from(struct v4l2cuse_source *src)
+{
+	return (struct file_source *)src;
+}
+
+/* --- raw frames --------------------------------------------------------- */
+
+struct raw_reader {
+	struct file_reader base;
+	FILE *f;
+	uint8_t *buf;
+	size_t frame_size;
+};
+
+static int
+raw_next(struct file_reader *r, struct cv_image *ret)
+{
+	struct raw_reader *rr = (struct raw_reader *)r;
+	size_t n = fread(rr->buf, 1, rr->frame_size, rr->f);
+
+	if (n < rr->frame_size)
+		return ferror(rr->f) ? -EIO : -ENODATA;	/* a partial last frame ends it */
+	*ret = (struct cv_image){
+		.fourcc = r->info.fourcc, .width = r->info.width, .height = r->info.height,
+		.data = rr->buf, .size = rr->frame_size,
+	};
+	return 0;
+}
+
+static int
+raw_rewind(struct file_reader *r)
+{
+	struct raw_reader *rr = (struct raw_reader *)r;
+
+	clearerr(rr->f);
+	return fseeko(rr->f, 0, SEEK_SET) < 0 ? -errno : 0;
+}
+
+static void
+raw_destroy(struct file_reader *r)
+{
+	struct raw_reader *rr = (struct raw_reader *)r;
+
+	if (rr->f)
+		fclose(rr->f);
+	g_free(rr->buf);
+	g_free(rr);
+}
+
+static const struct file_reader_ops raw_ops = {
+	.name = "raw",
+	.next = raw_next,
+	.rewind = raw_rewind,
+	.destroy = raw_destroy,
+};
+
+int
+raw_reader_open(FILE *f, uint32_t fourcc, uint32_t width, uint32_t height,
+		const struct v4l2_fract *fps_iv, struct file_reader **ret, char **ret_error)
+{
+	struct raw_reader *rr = g_new0(struct raw_reader, 1);
+
+	rr->base.ops = &raw_ops;
+	rr->f = f;
+	rr->frame_size = cv_input_size(fourcc, width, height, 0);
+	if (!rr->frame_size) {
+		*ret_error = g_strdup_printf("raw %.4s frames cannot be %ux%u",
+					     (const char *)&fourcc, width, height);
+		raw_destroy(&rr->base);
+		return -EINVAL;
+	}
+	rr->buf = g_malloc(rr->frame_size);
+	rr->base.info = (struct file_reader_info){
+		.width = width, .height = height,
+		.interval = fps_iv && fps_iv->denominator ? *fps_iv : (struct v4l2_fract){ 1, 30 },
+		.fourcc = fourcc,
+		.can_reopen = true,
+	};
+	g_snprintf(rr->base.info.kind, sizeof(rr->base.info.kind), "raw %.4s",
+		   (const char *)&fourcc);
+	if (raw_next(&rr->base, &(struct cv_image){ 0 }) < 0 || raw_rewind(&rr->base) < 0) {
+		*ret_error = g_strdup_printf("shorter than one %ux%u %.4s frame (%zu bytes)",
+					     width, height, (const char *)&fourcc, rr->frame_size);
+		raw_destroy(&rr->base);
+		return -EINVAL;
+	}
+	*ret = &rr->base;
+	return 0;
+}
+
+/* --- opening by content ------------------------------------------------- */
+
+static bool
+fs_has_ext(const char *path, const char *ext)
+{
+	const char *dot = strrchr(path, '.');
+
+	return dot && !strchr(dot, '/') && g_ascii_strcasecmp(dot + 1, ext) == 0;
+}
+
+int
+file_reader_open(const char *path, const struct file_reader_opts *opts,
+		 struct file_reader **ret, char **ret_error)
+{
+	static const uint8_t png_sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+	g_autofree char *error = NULL;
+	uint8_t magic[16] = { 0 };
+	struct stat st;
+	size_t n;
+	FILE *f;
+	int fd, r;
+
+	/* O_NONBLOCK: a FIFO must not hang the open; we only take regular files. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		r = -errno;
+		*ret_error = g_strdup_printf("'%s': %s", path, g_strerror(-r));
+		return r;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		*ret_error = g_strdup_printf("'%s': not a regular file", path);
+		close(fd);
+		return -EINVAL;
+	}
+	if (st.st_size == 0) {
+		*ret_error = g_strdup_printf("'%s': empty file", path);
+		close(fd);
+		return -EINVAL;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	f = fdopen(fd, "rb");
+	if (!f) {
+		r = -errno;
+		close(fd);
+		*ret_error = g_strdup_printf("'%s': %s", path, g_strerror(-r));
+		return r;
+	}
+	n = fread(magic, 1, sizeof(magic), f);
+	if (ferror(f)) {
+		fclose(f);
+		*ret_error = g_strdup_printf("'%s': %s", path, g_strerror(EIO));
+		return -EIO;
+	}
+	rewind(f);
+
+	if (opts && opts->raw_fourcc) {
+		r = raw_reader_open(f, opts->raw_fourcc, opts->raw_width, opts->raw_height,
+				    &opts->fps_iv, ret, &error);
+	} else if ((n >= 9 && memcmp(magic, "YUV4MPEG2", 9) == 0) || fs_has_ext(path, "y4m")) {
+		r = y4m_reader_open(f, ret, &error);
+	} else if (n >= 8 && memcmp(magic, png_sig, 8) == 0) {
+		r = image_reader_open(f, ret, &error);
+	} else if ((n >= 3 && magic[0] == 0xff && magic[1] == 0xd8 && magic[2] == 0xff) ||
+		   fs_has_ext(path, "mjpeg") || fs_has_ext(path, "mjpg") || fs_has_ext(path, "mjp") ||
+		   fs_has_ext(path, "jpg") || fs_has_ext(path, "jpeg")) {
+		r = mjs_reader_open(f, opts ? &opts->fps_iv : NULL, ret, &error);
+		if (r == 0 && (*ret)->info.still) {
+			/* One JPEG: decode it once, like a PNG. */
+			file_reader_free(*ret);
+			*ret = NULL;
+			f = fopen(path, "rbe");
+			r = f ? image_reader_open(f, ret, &error) : -errno;
+			if (!f)
+				error = g_strdup(g_strerror(-r));
+		}
+	} else {
+#if HAVE_GSTREAMER_READER
+		fclose(f);
+		r = gst_reader_open(path, ret, &error);
+#else
+		fclose(f);
+		error = g_strdup("unsupported file type (not Y4M, MJPEG, JPEG or PNG; raw "
+				 "frames need format= and size=; GStreamer support is not built in)");
+		r = -EINVAL;
+#endif
+	}
+	if (r < 0) {
+		*ret_error = g_strdup_printf("'%s': %s", path, error ? error : g_strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+/* --- options ------------------------------------------------------------ */
+
+static const uint32_t fs_all_formats[] = {
+	V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_UYVY, V4L2_PIX_FMT_YVYU, V4L2_PIX_FMT_NV12,
+	V4L2_PIX_FMT_NV21, V4L2_PIX_FMT_YUV420, V4L2_PIX_FMT_YVU420, V4L2_PIX_FMT_RGB24,
+	V4L2_PIX_FMT_BGR24, V4L2_PIX_FMT_XRGB32, V4L2_PIX_FMT_XBGR32, V4L2_PIX_FMT_RGB565,
+	V4L2_PIX_FMT_GREY, V4L2_PIX_FMT_MJPEG,
+};
+
+static const uint32_t fs_raw_formats[] = {
+	V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_UYVY, V4L2_PIX_FMT_YVYU, V4L2_PIX_FMT_NV16,
+	V4L2_PIX_FMT_NV61, V4L2_PIX_FMT_NV12, V4L2_PIX_FMT_NV21, V4L2_PIX_FMT_YUV420,
+	V4L2_PIX_FMT_YVU420, V4L2_PIX_FMT_YUV422P, V4L2_PIX_FMT_RGB24, V4L2_PIX_FMT_BGR24,
+	V4L2_PIX_FMT_XRGB32, V4L2_PIX_FMT_XBGR32, V4L2_PIX_FMT_RGB565, V4L2_PIX_FMT_GREY,
+};
+
+static uint32_t
+fs_fourcc_from(const char *s, const uint32_t *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (g_ascii_strncasecmp(s, (const char *)&list[i], 4) == 0 && strlen(s) == 4)
+			return list[i];
+	}
+	return 0;
+}
+
+static char *
+fs_fourcc_list(const uint32_t *list, size_t n)
+{
+	GString *s = g_string_new(NULL);
+
+	for (size_t i = 0; i < n; i++)
+		g_string_append_printf(s, "%s%.4s", i ? " " : "", (const char *)&list[i]);
+	return g_string_free(s, FALSE);
+}
+
+static char **
+fs_split_list(const char *v)
+{
+	g_autofree char *copy = g_strdup(v);
+
+	g_strdelimit(copy, ";", '+');
+	return g_strsplit(copy, "+", -1);
+}
+
+static bool
+fs_parse_size(const char *s, uint32_t *ret_w, uint32_t *ret_h)
+{
+	unsigned int w, h;
+	char tail;
+
+	if (sscanf(s, "%ux%u%c", &w, &h, &tail) != 2 || w < 1 || h < 1 ||
+	    w > V4L2CUSE_MAX_WIDTH || h > V4L2CUSE_MAX_HEIGHT)
+		return false;
+	*ret_w = w;
+	*ret_h = h;
+	return true;
+}
+
+/* "N" or "N/D" frames per second -> seconds per frame. */
+static bool
+fs_parse_fps(const char *s, struct v4l2_fract *ret)
+{
+	unsigned int num, den = 1;
+	char tail;
+	int n = sscanf(s, "%u/%u%c", &num, &den, &tail);
+
+	if (n == 1 && strchr(s, '/'))
+		return false;
+	if ((n != 1 && n != 2) || num == 0 || den == 0 || num > 1000000 || den > 1000000 ||
+	    num > 1000ull * den)
+		return false;
+	*ret = (struct v4l2_fract){ den, num };
+	return true;
+}
+
+static void
+fs_add_size(struct file_source *fs, uint32_t w, uint32_t h)
+{
+	for (unsigned int i = 0; i < fs->n_sizes; i++) {
+		if (fs->sizes[i].width == w && fs->sizes[i].height == h)
+			return;
+	}
+	if (fs->n_sizes < FS_MAX_SIZES)
+		fs->sizes[fs->n_sizes++] = (struct fs_size){ w, h };
+}
+
+static void
+fs_add_interval(struct file_source *fs, struct v4l2_fract iv)
+{
+	for (unsigned int i = 0; i < fs->n_intervals; i++) {
+		if ((uint64_t)fs->intervals[i].numerator * iv.denominator ==
+		    (uint64_t)iv.numerator * fs->intervals[i].denominator)
+			return;
+	}
+	if (fs->n_intervals < G_N_ELEMENTS(fs->intervals))
+		fs->intervals[fs->n_intervals++] = iv;
+}
+
+static void
+fs_add_format(struct file_source *fs, uint32_t f)
+{
+	for (unsigned int i = 0; i < fs->n_formats; i++) {
+		if (fs->formats[i] == f)
+			return;
+	}
+	if (fs->n_formats < FS_MAX_FORMATS)
+		fs->formats[fs->n_formats++] = f;
+}
+
+/* Options that matter before the file is opened. */
+static int
+fs_parse_open_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char **ret_error)
+{
+	const char *v;
+	int r;
+
+	if (!v4l2cuse_opts_arg(o) || !*v4l2cuse_opts_arg(o)) {
+		*ret_error = g_strdup("file: no file given (file:PATH[,option=value...])");
+		return -EINVAL;
+	}
+	fs->path = g_strdup(v4l2cuse_opts_arg(o));
+	r = v4l2cuse_opts_get_bool(o, "loop", true, &fs->loop, ret_error);
+	if (r < 0)
+		return r;
+	if ((v = v4l2cuse_opts_get_str(o, "fps", NULL)) && !fs_parse_fps(v, &fs->ropts.fps_iv)) {
+		*ret_error = v4l2cuse_opts_error(o, "option 'fps': '%s' is not a frame rate N or "
+						 "N/D (at most 1000 fps)", v);
+		return -EINVAL;
+	}
+	if (v4l2cuse_opts_has(o, "format") != v4l2cuse_opts_has(o, "size")) {
+		*ret_error = v4l2cuse_opts_error(o, "raw frames need both format= and size=");
+		return -EINVAL;
+	}
+	if ((v = v4l2cuse_opts_get_str(o, "format", NULL))) {
+		fs->ropts.raw_fourcc = fs_fourcc_from(v, fs_raw_formats, G_N_ELEMENTS(fs_raw_formats));
+		if (!fs->ropts.raw_fourcc) {
+			g_autofree char *known = fs_fourcc_list(fs_raw_formats,
+								G_N_ELEMENTS(fs_raw_formats));
+
+			*ret_error = v4l2cuse_opts_error(o, "option 'format': unknown raw format "
+							 "'%s' (known: %s)", v, known);
+			return -EINVAL;
+		}
+	}
+	if ((v = v4l2cuse_opts_get_str(o, "size", NULL)) &&
+	    !fs_parse_size(v, &fs->ropts.raw_width, &fs->ropts.raw_height)) {
+		*ret_error = v4l2cuse_opts_error(o, "option 'size': '%s' is not WxH in "
+						 "1x1..8192x8192", v);
+		return -EINVAL;
+	}
+	fs->placeholder_path = g_strdup(v4l2cuse_opts_get_str(o, "placeholder", NULL));
+	return 0;
+}
+
+/* Offered formats, sizes and rates, once the file's own are known. */
+static int
+fs_parse_offer_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char **ret_error)
+{
+	const char *v;
+
+	if ((v = v4l2cuse_opts_get_str(o, "formats", NULL))) {
+		g_auto(GStrv) items = fs_split_list(v);
+
+		for (guint i = 0; items[i]; i++) {
+			uint32_t f;
+
+			if (!*items[i])
+				continue;
+			f = fs_fourcc_from(items[i], fs_all_formats, G_N_ELEMENTS(fs_all_formats));
+			if (!f) {
+				g_autofree char *known = fs_fourcc_list(fs_all_formats,
+									G_N_ELEMENTS(fs_all_formats));
+
+				*ret_error = v4l2cuse_opts_error(o, "option 'formats': unknown format "
+								 "'%s' (known: %s)", items[i], known);
+				return -EINVAL;
+			}
+			fs_add_format(fs, f);
+		}
+	} else {
+		/* The file's own format first: no conversion by default. */
+		for (size_t i = 0; i < G_N_ELEMENTS(fs_all_formats); i++) {
+			if (fs_all_formats[i] == fs->info.fourcc)
+				fs_add_format(fs, fs->info.fourcc);
+		}
+		for (size_t i = 0; i < G_N_ELEMENTS(fs_all_formats); i++)
+			fs_add_format(fs, fs_all_formats[i]);
+	}
+	if (!fs->n_formats) {
+		*ret_error = v4l2cuse_opts_error(o, "option 'formats': no format given");
+		return -EINVAL;
+	}
+
+	if ((v = v4l2cuse_opts_get_str(o, "sizes", NULL))) {
+		g_auto(GStrv) items = fs_split_list(v);
+
+		for (guint i = 0; items[i]; i++) {
+			uint32_t w, h;
+
+			if (!*items[i])
+				continue;
+			if (!fs_parse_size(items[i], &w, &h) || (w & 1) || (h & 1)) {
+				*ret_error = v4l2cuse_opts_error(o, "option 'sizes': '%s' is not WxH "
+								 "with even W and H in 2..8192",
+								 items[i]);
+				return -EINVAL;
+			}
+			fs_add_size(fs, w, h);
+		}
+	} else {
+		static const struct fs_size std[] = {
+			{ 320, 240 }, { 640, 480 }, { 1280, 720 }, { 1920, 1080 },
+		};
+
+		if (fs->info.width >= 2 && fs->info.height >= 2)
+			fs_add_size(fs, fs->info.width & ~1u, fs->info.height & ~1u);
+		for (size_t i = 0; i < G_N_ELEMENTS(std); i++)
+			fs_add_size(fs, std[i].width, std[i].height);
+	}
+	if (!fs->n_sizes) {
+		*ret_error = v4l2cuse_opts_error(o, "option 'sizes': no size given");
+		return -EINVAL;
+	}
+
+	fs_add_interval(fs, fs->file_iv);
+	fs_add_interval(fs, (struct v4l2_fract){ 1, 30 });
+	fs_add_interval(fs, (struct v4l2_fract){ 1, 25 });
+	fs_add_interval(fs, (struct v4l2_fract){ 1, 15 });
+	return 0;
+}
+
+/* --- ops ---------------------------------------------------------------- */
+
+static void fs_stop(struct v4l2cuse_source *src);
+
+static void
+fs_destroy(struct v4l2cuse_source *src)
+{
+	struct file_source *fs = fs_from(src);
+
+	if (!fs)
+		return;
+	fs_stop(src);
+	file_reader_free(fs->rd);
+	placeholder_free(fs->ph);
+	cv_free(fs->cv);
+	g_free(fs->placeholder_path);
+	g_free(fs->path);
+	g_free(fs);
+}
+
+/* The first good frame must decode: a broken file is a startup error. */
+static int
+fs_check_first_frame(struct file_source *fs, char **ret_error)
+{
+	struct cv_image img;
+	const uint8_t *rgb;
+	uint32_t w, h;
+	int r, tries = 0;
+
+	while ((r = fs->rd->ops->next(fs->rd, &img)) == -EBADMSG || r == -EAGAIN) {
+		if (++tries > 500)
+			break;
+		if (r == -EAGAIN)
+			g_usleep(10000);
+	}
+	if (r == 0)
+		r = cv_to_rgb24(fs->cv, &img, &rgb, &w, &h);
+	if (r < 0) {
+		*ret_error = g_strdup_printf("file: '%s': %s", fs->path,
+					     r == -ENODATA ? "no frames" :
+					     r == -EBADMSG || r == -EAGAIN ? "no frame decodes" :
+					     g_strerror(-r));
+		return r == -EAGAIN || r == -ENODATA ? -EINVAL : r;
+	}
+	return fs->rd->ops->rewind(fs->rd);
+}
+
+static int
+fs_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
+{
+	struct file_source *fs = g_new0(struct file_source, 1);
+	g_autofree char *error = NULL;
+	struct v4l2cuse_opts *o = NULL;
+	int r;
+
+	fs->base.ops = &v4l2cuse_file_ops;
+	fs->cv = cv_new();
+	cv_set_strict_jpeg(fs->cv, true);
+	r = v4l2cuse_opts_parse("file", args, fs_keys, &o, &error);
+	if (r < 0)
+		goto err;
+	r = fs_parse_open_opts(fs, o, &error);
+	if (r < 0)
+		goto err;
+	r = file_reader_open(fs->path, &fs->ropts, &fs->rd, &error);
+	if (r < 0) {
+		g_autofree char *e = g_steal_pointer(&error);
+
+		error = g_strdup_printf("file: %s", e);
+		goto err;
+	}
+	fs->info = fs->rd->info;
+	fs->file_iv = fs->ropts.fps_iv.denominator ? fs->ropts.fps_iv :
+		      fs->info.interval.denominator && fs->info.interval.numerator ?
+		      fs->info.interval : (struct v4l2_fract){ 1, 30 };
+	r = fs_check_first_frame(fs, &error);
+	if (r < 0)
+		goto err;
+	r = fs_parse_offer_opts(fs, o, &error);
+	if (r < 0)
+		goto err;
+	r = placeholder_new(fs->placeholder_path, &fs->ph, &error);
+	if (r < 0) {
+		g_autofree char *e = g_steal_pointer(&error);
+
+		error = g_strdup_printf("file: %s", e);
+		goto err;
+	}
+	g_debug("file: '%s': %s, %ux%u, %u/%u s per frame", fs->path, fs->info.kind,
+		fs->info.width, fs->info.height, fs->file_iv.numerator, fs->file_iv.denominator);
+	v4l2cuse_opts_free(o);
+	*ret_src = &fs->base;
+	return 0;
+
+err:
+	if (ret_error)
+		*ret_error = g_steal_pointer(&error);
+	v4l2cuse_opts_free(o);
+	fs_destroy(&fs->base);
+	return r;
+}
+
+static bool
+fs_has_format(const struct file_source *fs, uint32_t fourcc)
+{
+	for (unsigned int i = 0; i < fs->n_formats; i++) {
+		if (fs->formats[i] == fourcc)
+			return true;
+	}
+	return false;
+}
+
+static bool
+fs_has_size(const struct file_source *fs, uint32_t w, uint32_t h)
+{
+	for (unsigned int i = 0; i < fs->n_sizes; i++) {
+		if (fs->sizes[i].width == w && fs->sizes[i].height == h)
+			return true;
+	}
+	return false;
+}
+
+static int
+fs_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc)
+{
+	struct file_source *fs = fs_from(src);
+
+	if (index >= fs->n_formats)
+		return -EINVAL;
+	*ret_fourcc = fs->formats[index];
+	return 0;
+}
+
+static int
+fs_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index,
+		  uint32_t *ret_width, uint32_t *ret_height)
+{
+	struct file_source *fs = fs_from(src);
+
+	if (!fs_has_format(fs, fourcc) || index >= fs->n_sizes)
+		return -EINVAL;
+	*ret_width = fs->sizes[index].width;
+	*ret_height = fs->sizes[index].height;
+	return 0;
+}
+
+static int
+fs_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
+		      uint32_t height, unsigned int index, struct v4l2_fract *ret)
+{
+	struct file_source *fs = fs_from(src);
+
+	if (!fs_has_format(fs, fourcc) || !fs_has_size(fs, width, height) ||
+	    index >= fs->n_intervals)
+		return -EINVAL;
+	*ret = fs->intervals[index];
+	return 0;
+}
+
+static void
+fs_stop(struct v4l2cuse_source *src)
+{
+	struct file_source *fs = fs_from(src);
+
+	g_clear_pointer(&fs->cache, g_free);
+	fs->cache_valid = false;
+	fs->started = false;
+}
+
+static void
+fs_restart_pacing(struct file_source *fs)
+{
+	fs->n_base = fs->n;
+	fs->frame_base = 0;
+	fs->frame_no = 0;
+	fs->pass_good = 0;
+	fs->at_eof = false;
+}
+
+static int
+fs_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
+	 const struct v4l2_fract *interval)
+{
+	struct file_source *fs = fs_from(src);
+	struct v4l2_pix_format f = { 0 };
+	int r;
+
+	if (fs->started)
+		return -EBUSY;
+	if (!fs_has_format(fs, pix->pixelformat) || !fs_has_size(fs, pix->width, pix->height))
+		return -EINVAL;
+	f.pixelformat = pix->pixelformat;
+	f.width = pix->width;
+	f.height = pix->height;
+	r = v4l2cuse_format_fill(&f);
+	if (r < 0)
+		return r;
+	fs->pix = f;
+	fs->out_iv = interval && interval->numerator && interval->denominator ? *interval
+									     : fs->intervals[0];
+	fs->n = 0;
+	fs_restart_pacing(fs);
+	if (fs->rd && !fs->failed)
+		fs->rd->ops->rewind(fs->rd);
+	fs->cache = g_malloc(f.sizeimage);
+	fs->cache_valid = false;
+	fs->last_try_us = 0;
+	fs->started = true;
+	return 0;
+}
+
+static void
+fs_fail(struct file_source *fs, int r, const char *what)
+{
+	unsigned int suppressed = 0;
+
+	if (ratelimit_pass(&fs->rl_fail, &suppressed))
+		g_warning("file: '%s': %s%s%s; showing the placeholder%s", fs->path, what,
+			  r ? ": " : "", r ? g_strerror(-r) : "",
+			  fs->info.can_reopen ? " and retrying every second" : "");
+	fs->failed = true;
+	fs->cache_valid = false;
+	fs->last_try_us = g_get_monotonic_time();
+	if (fs->info.can_reopen)
+		g_clear_pointer(&fs->rd, file_reader_free);
+}
+
+static void
+fs_try_reopen(struct file_source *fs)
+{
+	g_autofree char *error = NULL;
+	struct file_reader *rd = NULL;
+	int64_t now = g_get_monotonic_time();
+
+	if (!fs->info.can_reopen || now - fs->last_try_us < FS_RETRY_US)
+		return;
+	fs->last_try_us = now;
+	if (file_reader_open(fs->path, &fs->ropts, &rd, &error) < 0) {
+		g_debug("file: reopening failed: %s", error);
+		return;
+	}
+	g_message("file: '%s': readable again", fs->path);
+	file_reader_free(fs->rd);
+	fs->rd = rd;
+	fs->failed = false;
+	fs_restart_pacing(fs);
+}
+
+static void
+fs_corrupt(struct file_source *fs, uint64_t index, int r)
+{
+	unsigned int suppressed = 0;
+
+	if (!ratelimit_pass(&fs->rl_corrupt, &suppressed))
+		return;
+	if (suppressed)
+		g_warning("file: '%s': skipped corrupt frame %" G_GUINT64_FORMAT " (%s; %u more "
+			  "suppressed)", fs->path, index, g_strerror(-r), suppressed);
+	else
+		g_warning("file: '%s': skipped corrupt frame %" G_GUINT64_FORMAT " (%s)", fs->path,
+			  index, g_strerror(-r));
+}
+
+/* The file frame output frame @n shows (see "Pacing" above). */
+static uint64_t
+fs_wanted(const struct file_source *fs)
+{
+	unsigned __int128 t = (unsigned __int128)(fs->n - fs->n_base) * fs->out_iv.numerator *
+			      fs->file_iv.denominator;
+
+	t /= (unsigned __int128)fs->out_iv.denominator * fs->file_iv.numerator;
+	return fs->frame_base + (uint64_t)MIN(t, (unsigned __int128)UINT64_MAX / 2);
+}
+
+/* Read up to the wanted frame and convert it into the cache. */
+static void
+fs_advance(struct file_source *fs)
+{
+	uint64_t want = fs_wanted(fs);
+	unsigned int steps = 0;
+
+	if (fs->info.still)
+		want = 0;
+	while (!fs->at_eof && (fs->frame_no <= want || !fs->cache_valid)) {
+		struct cv_image img;
+		uint64_t index = fs->frame_no;
+		int r;
+
+		if (fs->info.still && fs->cache_valid)
+			return;
+		if (++steps > FS_MAX_STEPS) {
+			/* Far behind (a slow file): forget the lost time. */
+			fs->n_base = fs->n;
+			fs->frame_base = fs->frame_no;
+			return;
+		}
+		r = fs->rd->ops->next(fs->rd, &img);
+		switch (r) {
+		case 0:
+			fs->frame_no++;
+			fs->pass_good++;
+			if (index < want && fs->cache_valid)
+				break;	/* skipped by the pacing: not converted */
+			r = cv_convert(fs->cv, &img, &fs->pix, fs->cache, fs->pix.sizeimage,
+				       &fs->cache_used);
+			if (r == 0)
+				fs->cache_valid = true;
+			else
+				fs_corrupt(fs, index, r);
+			break;
+		case -EBADMSG:
+			fs->frame_no++;
+			fs_corrupt(fs, index, r);
+			break;
+		case -EAGAIN:
+			/*
+			 * Not decoded yet (GStreamer after a seek, or slower
+			 * than real time): show the previous frame again and
+			 * let the file's clock wait, instead of skipping.
+			 */
+			fs->n_base++;
+			return;
+		case -ENODATA:
+			if (!fs->loop && fs->cache_valid) {
+				fs->at_eof = true;
+				return;
+			}
+			if (fs->pass_good == 0) {
+				fs_fail(fs, 0, "no frame of the file decodes");
+				return;
+			}
+			fs->pass_good = 0;
+			r = fs->rd->ops->rewind(fs->rd);
+			if (r < 0) {
+				fs_fail(fs, r, "cannot rewind");
+				return;
+			}
+			break;
+		default:
+			fs_fail(fs, r, "read error");
+			return;
+		}
+	}
+}
+
+static int
+fs_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
+{
+	struct file_source *fs = fs_from(src);
+	int r;
+
+	if (!fs->started)
+		return -EINVAL;
+	if (!frame->data || frame->length < fs->pix.sizeimage)
+		return -EINVAL;
+	if (fs->failed)
+		fs_try_reopen(fs);
+	if (!fs->failed)
+		fs_advance(fs);
+	fs->n++;
+	if (!fs->failed && fs->cache_valid) {
+		memcpy(frame->data, fs->cache, fs->cache_used);
+		frame->bytesused = fs->cache_used;
+		return 0;
+	}
+	if (!fs->failed)
+		return -ENODATA;	/* nothing decoded yet (GStreamer starting) */
+	r = placeholder_fill(fs->ph, &fs->pix, frame->data, frame->length, &frame->bytesused);
+	return r < 0 ? -EIO : 0;
+}
+
+const struct v4l2cuse_source_ops v4l2cuse_file_ops = {
+	.abi = V4L2CUSE_SOURCE_ABI,
+	.name = "file",
+	.create = fs_create,
+	.destroy = fs_destroy,
+	.enum_format = fs_enum_format,
+	.enum_framesize = fs_enum_framesize,
+	.enum_frameinterval = fs_enum_frameinterval,
+	.negotiate = NULL,
+	.start = fs_start,
+	.stop = fs_stop,
+	.produce = fs_produce,
+	.wake_fd = NULL,
+};

@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * GStreamer reader (-Dgstreamer): any container and codec the installed
+ * plugins decode, through
+ *
+ *   uridecodebin uri=file://... ! videoconvert ! video/x-raw,format=I420
+ *     ! appsink sync=false max-buffers=2
+ *
+ * (other streams, e.g. audio, go to a fakesink). The pipeline is prerolled
+ * at open (at most GST_OPEN_TIMEOUT; errors, missing plugins and files
+ * without video are startup errors) and then runs on GStreamer's threads:
+ * the decoder stays at most two frames ahead and next() only takes what is
+ * there (try_pull_sample with a zero timeout), so the dispatcher never
+ * waits. The file's rate and pixel aspect come from the caps; a rate of 0
+ * (an image) makes a still. I420 with GStreamer's padded strides or odd
+ * sizes is repacked to tight YU12 (odd sizes lose a column/row).
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <glib.h>
+#include <gst/gst.h>
+#include <gst/app/gstappsink.h>
+#include <gst/video/video.h>
+
+#include "util/macros.h"
+#include "v4l2cuse/format.h"
+#include "file-reader.h"
+
+#define GST_OPEN_TIMEOUT	(10 * G_USEC_PER_SEC)
+
+struct gst_reader {
+	struct file_reader base;
+	GstElement *pipeline;
+	GstElement *convert;
+	GstElement *sink;
+	GstBus *bus;
+	bool have_video;
+	bool no_more_pads;
+	GstSample *sample;		/* handed out by the last next() */
+	GstVideoFrame vframe;
+	bool mapped;
+	uint8_t *tight;
+	size_t tight_size;
+	char *error;			/* the first error from the bus */
+};
+
+static struct gst_reader *
+gr_from(struct file_reader *r)
+{
+	return (struct gst_reader *)r;
+}
+
+/* On a streaming thread: link the first video pad, park the rest. */
+static void
+gr_pad_added(GstElement *dec, GstPad *pad, gpointer data)
+{
+	struct gst_reader *g = data;
+	GstCaps *caps = gst_pad_get_current_caps(pad);
+	const char *name;
+	GstPad *sinkpad;
+
+	if (!caps)
+		caps = gst_pad_query_caps(pad, NULL);
+	name = gst_structure_get_name(gst_caps_get_structure(caps, 0));
+	sinkpad = gst_element_get_static_pad(g->convert, "sink");
+	if (g_str_has_prefix(name, "video/") && !gst_pad_is_linked(sinkpad) &&
+	    gst_pad_link(pad, sinkpad) == GST_PAD_LINK_OK) {
+		g->have_video = true;
+	} else {
+		GstElement *fake = gst_element_factory_make("fakesink", NULL);
+		GstPad *fpad;
+
+		g_object_set(fake, "sync", FALSE, "async", FALSE, NULL);
+		gst_bin_add(GST_BIN(g->pipeline), fake);
+		gst_element_sync_state_with_parent(fake);
+		fpad = gst_element_get_static_pad(fake, "sink");
+		gst_pad_link(pad, fpad);
+		gst_object_unref(fpad);
+	}
+	gst_object_unref(sinkpad);
+	gst_caps_unref(caps);
+}
+
+static void
+gr_no_more_pads(GstElement *dec, gpointer data)
+{
+	struct gst_reader *g = data;
+
+	g->no_more_pads = true;
+}
+
+/* Drain the bus (it would grow forever); keep the first error. */
+static void
+gr_poll_bus(struct gst_reader *g)
+{
+	GstMessage *msg;
+
+	while ((msg = gst_bus_pop(g->bus))) {
+		if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR && !g->error) {
+			GError *err = NULL;
+
+			gst_message_parse_error(msg, &err, NULL);
+			g->error = g_strdup(err ? err->message : "unknown GStreamer error");
+			g_clear_error(&err);
+		}
+		gst_message_unref(msg);
+	}
+}
+
+static void
+gr_release(struct gst_reader *g)
+{
+	if (g->mapped) {
+		gst_video_frame_unmap(&g->vframe);
+		g->mapped = false;
+	}
+	if (g->sample) {
+		gst_sample_unref(g->sample);
+		g->sample = NULL;
+	}
+}
+
+static int
+gr_next(struct file_reader *r, struct cv_image *ret)
+{
+	struct gst_reader *g = gr_from(r);
+	GstVideoInfo info;
+	GstBuffer *buf;
+	GstCaps *caps;
+	uint32_t w, h;
+	const uint8_t *p[3];
+	int s[3];
+
+	gr_release(g);
+	gr_poll_bus(g);
+	if (g->error)
+		return -EIO;
+	g->sample = gst_app_sink_try_pull_sample(GST_APP_SINK(g->sink), 0);
+	if (!g->sample)
+		return gst_app_sink_is_eos(GST_APP_SINK(g->sink)) ? -ENODATA : -EAGAIN;
+	caps = gst_sample_get_caps(g->sample);
+	buf = gst_sample_get_buffer(g->sample);
+	if (!caps || !buf || !gst_video_info_from_caps(&info, caps) ||
+	    GST_VIDEO_INFO_FORMAT(&info) != GST_VIDEO_FORMAT_I420 ||
+	    !gst_video_frame_map(&g->vframe, &info, buf, GST_MAP_READ))
+		return -EBADMSG;
+	g->mapped = true;
+	w = (uint32_t)GST_VIDEO_INFO_WIDTH(&info) & ~1u;
+	h = (uint32_t)GST_VIDEO_INFO_HEIGHT(&info) & ~1u;
+	if (w == 0 || h == 0 || w > V4L2CUSE_MAX_WIDTH || h > V4L2CUSE_MAX_HEIGHT)
+		return -EBADMSG;
+	for (unsigned int i = 0; i < 3; i++) {
+		p[i] = GST_VIDEO_FRAME_PLANE_DATA(&g->vframe, i);
+		s[i] = GST_VIDEO_FRAME_PLANE_STRIDE(&g->vframe, i);
+	}
+	if (s[0] == (int)w && s[1] == (int)w / 2 && s[2] == (int)w / 2 &&
+	    p[1] == p[0] + (size_t)w * h && p[2] == p[1] + (size_t)w / 2 * (h / 2)) {
+		*ret = (struct cv_image){
+			.fourcc = V4L2_PIX_FMT_YUV420, .width = w, .height = h,
+			.data = p[0], .size = (size_t)w * h * 3 / 2,
+		};
+		return 0;
+	}
+	if (g->tight_size < (size_t)w * h * 3 / 2) {
+		g_free(g->tight);
+		g->tight_size = (size_t)w * h * 3 / 2;
+		g->tight = g_malloc(g->tight_size);
+	}
+	for (unsigned int i = 0; i < 3; i++) {
+		uint32_t pw = i ? w / 2 : w, ph = i ? h / 2 : h;
+		uint8_t *d = g->tight + (i ? (size_t)w * h + (i - 1) * (size_t)(w / 2) * (h / 2) : 0);
+
+		for (uint32_t y = 0; y < ph; y++)
+			memcpy(d + (size_t)pw * y, p[i] + (size_t)s[i] * y, pw);
+	}
+	*ret = (struct cv_image){
+		.fourcc = V4L2_PIX_FMT_YUV420, .width = w, .height = h,
+		.data = g->tight, .size = (size_t)w * h * 3 / 2,
+	};
+	return 0;
+}
+
+static int
+gr_rewind(struct file_reader *r)
+{
+	struct gst_reader *g = gr_from(r);
+
+	gr_release(g);
+	if (!gst_element_seek_simple(g->pipeline, GST_FORMAT_TIME,
+				     GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_KEY_UNIT, 0))
+		return -EIO;
+	return 0;
+}
+
+static void
+gr_destroy(struct file_reader *r)
+{
+	struct gst_reader *g = gr_from(r);
+
+	gr_release(g);
+	if (g->pipeline) {
+		gst_element_set_state(g->pipeline, GST_STATE_NULL);
+		gst_object_unref(g->pipeline);
+	}
+	if (g->bus)
+		gst_object_unref(g->bus);
+	g_free(g->tight);
+	g_free(g->error);
+	g_free(g);
+}
+
+static const struct file_reader_ops gst_ops = {
+	.name = "gstreamer",
+	.next = gr_next,
+	.rewind = gr_rewind,
+	.destroy = gr_destroy,
+};
+
+static int
+gr_build(struct gst_reader *g, const char *uri, char **ret_error)
+{
+	GstElement *dec = gst_element_factory_make("uridecodebin", NULL);
+	GstElement *filter = gst_element_factory_make("capsfilter", NULL);
+	GstCaps *caps = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING, "I420", NULL);
+
+	g->pipeline = gst_pipeline_new("v4l2cuse-file");
+	g->convert = gst_element_factory_make("videoconvert", NULL);
+	g->sink = gst_element_factory_make("appsink", NULL);
+	if (!dec || !filter || !g->convert || !g->sink) {
+		*ret_error = g_strdup("GStreamer lacks uridecodebin, videoconvert or appsink "
+				      "(gstreamer1.0-plugins-base)");
+		GstElement *made[] = { dec, filter, g->convert, g->sink };
+
+		for (size_t i = 0; i < G_N_ELEMENTS(made); i++) {
+			if (made[i])
+				gst_object_unref(gst_object_ref_sink(made[i]));
+		}
+		g->convert = g->sink = NULL;
+		gst_caps_unref(caps);
+		return -ENOENT;
+	}
+	gst_object_ref_sink(g->pipeline);
+	g_object_set(dec, "uri", uri, NULL);
+	g_object_set(filter, "caps", caps, NULL);
+	g_object_set(g->sink, "caps", caps, "sync", FALSE, "max-buffers", 2, "drop", FALSE,
+		     "emit-signals", FALSE, NULL);
+	gst_caps_unref(caps);
+	gst_bin_add_many(GST_BIN(g->pipeline), dec, g->convert, filter, g->sink, NULL);
+	if (!gst_element_link_many(g->convert, filter, g->sink, NULL)) {
+		*ret_error = g_strdup("cannot link the GStreamer pipeline");
+		return -EIO;
+	}
+	g_signal_connect(dec, "pad-added", G_CALLBACK(gr_pad_added), g);
+	g_signal_connect(dec, "no-more-pads", G_CALLBACK(gr_no_more_pads), g);
+	g->bus = gst_element_get_bus(g->pipeline);
+	return 0;
+}
+
+/* PAUSED and prerolled, or a reason. */
+static int
+gr_preroll(struct gst_reader *g, char **ret_error)
+{
+	int64_t deadline = g_get_monotonic_time() + GST_OPEN_TIMEOUT;
+
+	if (gst_element_set_state(g->pipeline, GST_STATE_PAUSED) == GST_STATE_CHANGE_FAILURE) {
+		gr_poll_bus(g);
+		*ret_error = g_strdup_printf("unsupported file type (GStreamer: %s)",
+					     g->error ? g->error : "cannot open the file");
+		return -EINVAL;
+	}
+	for (;;) {
+		GstStateChangeReturn s = gst_element_get_state(g->pipeline, NULL, NULL,
+							       50 * GST_MSECOND);
+
+		gr_poll_bus(g);
+		if (g->error || s == GST_STATE_CHANGE_FAILURE) {
+			*ret_error = g_strdup_printf("unsupported file type (GStreamer: %s)",
+						     g->error ? g->error : "cannot decode the file");
+			return -EINVAL;
+		}
+		if (s == GST_STATE_CHANGE_SUCCESS || s == GST_STATE_CHANGE_NO_PREROLL)
+			return 0;
+		if (g->no_more_pads && !g->have_video) {
+			*ret_error = g_strdup("no video stream");
+			return -EINVAL;
+		}
+		if (g_get_monotonic_time() > deadline) {
+			*ret_error = g_strdup("GStreamer: no frame within 10 s");
+			return -ETIMEDOUT;
+		}
+	}
+}
+
+int
+gst_reader_open(const char *path, struct file_reader **ret, char **ret_error)
+{
+	struct gst_reader *g = g_new0(struct gst_reader, 1);
+	g_autoptr(GError) err = NULL;
+	g_autofree char *uri = NULL;
+	GstSample *sample;
+	GstVideoInfo info;
+	int r;
+
+	g->base.ops = &gst_ops;
+	if (!gst_init_check(NULL, NULL, &err)) {
+		*ret_error = g_strdup_printf("GStreamer: %s", err->message);
+		r = -EIO;
+		goto err;
+	}
+	uri = gst_filename_to_uri(path, &err);
+	if (!uri) {
+		*ret_error = g_strdup_printf("GStreamer: %s", err->message);
+		r = -EINVAL;
+		goto err;
+	}
+	r = gr_build(g, uri, ret_error);
+	if (r < 0)
+		goto err;
+	r = gr_preroll(g, ret_error);
+	if (r < 0)
+		goto err;
+	sample = gst_app_sink_try_pull_preroll(GST_APP_SINK(g->sink), 0);
+	if (!sample || !gst_video_info_from_caps(&info, gst_sample_get_caps(sample))) {
+		if (sample)
+			gst_sample_unref(sample);
+		*ret_error = g_strdup("GStreamer: no video frame");
+		r = -EINVAL;
+		goto err;
+	}
+	gst_sample_unref(sample);
+	g->base.info = (struct file_reader_info){
+		.width = (uint32_t)GST_VIDEO_INFO_WIDTH(&info) & ~1u,
+		.height = (uint32_t)GST_VIDEO_INFO_HEIGHT(&info) & ~1u,
+		.interval = { (uint32_t)GST_VIDEO_INFO_FPS_D(&info),
+			      (uint32_t)GST_VIDEO_INFO_FPS_N(&info) },
+		.aspect = { (uint32_t)GST_VIDEO_INFO_PAR_N(&info),
+			    (uint32_t)GST_VIDEO_INFO_PAR_D(&info) },
+		.fourcc = V4L2_PIX_FMT_YUV420,
+		.still = GST_VIDEO_INFO_FPS_N(&info) <= 0,
+	};
+	if (GST_VIDEO_INFO_FPS_N(&info) <= 0 || GST_VIDEO_INFO_FPS_D(&info) <= 0 ||
+	    GST_VIDEO_INFO_FPS_N(&info) > 1000 * GST_VIDEO_INFO_FPS_D(&info))
+		g->base.info.interval = (struct v4l2_fract){ 0, 0 };
+	g_strlcpy(g->base.info.kind, "GStreamer", sizeof(g->base.info.kind));
+	if (gst_element_set_state(g->pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
+		*ret_error = g_strdup("GStreamer: cannot start the pipeline");
+		r = -EIO;
+		goto err;
+	}
+	*ret = &g->base;
+	return 0;
+
+err:
+	gr_destroy(&g->base);
+	return r;
+}
