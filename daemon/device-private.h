@@ -64,6 +64,17 @@ struct v4l2cuse_device {
 	void *scratch;			/* drop target when no buffer is free */
 	uint32_t frames;		/* frames produced since start */
 
+	/* Service bits (daemon/manager.c, v4l2cuse-ctl). */
+	char *id;			/* device id, for the info ioctl */
+	char *source_spec;		/* the spec dev->src was made from */
+	struct v4l2cuse_offer *offer;	/* NULL: the source offers all it has */
+	struct v4l2cuse_source *placeholder;	/* NULL: none */
+	char *placeholder_spec;
+	bool placeholder_started;
+	bool placeholder_unusable;	/* cannot produce dev->fmt: not tried again */
+	bool placeholder_showing;	/* the last frame came from it */
+	uint64_t delivered, dropped, errors;
+
 	struct dev_ctrl *ctrls;
 	unsigned int n_ctrls;
 

@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/timerfd.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "videobuf.h"
 #include "device-private.h"
 #include "shim.h"
+#include "offer.h"
 
 #define DEV_READ_BUFFERS 3
 
@@ -30,6 +32,64 @@
 
 static void dev_timer_stop(struct v4l2cuse_device *dev);
 static int dev_arm_producer(struct v4l2cuse_device *dev);
+
+/*
+ * The source failed this frame with @r: fill it from the placeholder
+ * instead, if there is one that can produce the current format. Returns
+ * the placeholder's result, or @r when there is none.
+ */
+static int
+dev_produce_placeholder(struct v4l2cuse_device *dev, struct v4l2cuse_frame *frame, int r)
+{
+	struct v4l2cuse_source *ph = dev->placeholder;
+	int pr;
+
+	if (!ph || dev->placeholder_unusable)
+		return r;
+	if (!dev->placeholder_started) {
+		struct v4l2_pix_format f = {
+			.width = dev->fmt.width,
+			.height = dev->fmt.height,
+			.pixelformat = dev->fmt.pixelformat,
+		};
+
+		pr = v4l2cuse_source_negotiate(ph, &f);
+		if (pr == 0 && (f.width != dev->fmt.width || f.height != dev->fmt.height ||
+				f.pixelformat != dev->fmt.pixelformat ||
+				f.sizeimage > dev->fmt.sizeimage))
+			pr = -EINVAL;
+		if (pr == 0)
+			pr = ph->ops->start(ph, &dev->fmt, &dev->interval);
+		if (pr < 0) {
+			dev->placeholder_unusable = true;
+			g_message("%s: the placeholder '%s' cannot produce %ux%u %.4s (%s): "
+				  "sending error frames", dev->name, dev->placeholder_spec,
+				  dev->fmt.width, dev->fmt.height,
+				  (const char *)&dev->fmt.pixelformat, g_strerror(-pr));
+			return r;
+		}
+		dev->placeholder_started = true;
+	}
+	frame->bytesused = 0;
+	frame->error = false;
+	pr = ph->ops->produce(ph, frame);
+	if (pr < 0)
+		return r;
+	if (!dev->placeholder_showing)
+		g_message("%s: the source failed (%s): showing the placeholder", dev->name,
+			  g_strerror(-r));
+	dev->placeholder_showing = true;
+	return 0;
+}
+
+static void
+dev_placeholder_stop(struct v4l2cuse_device *dev)
+{
+	if (dev->placeholder && dev->placeholder_started)
+		dev->placeholder->ops->stop(dev->placeholder);
+	dev->placeholder_started = false;
+	dev->placeholder_showing = false;
+}
 
 /*
  * Fill the oldest buffer the queue handed us. With none free the frame is
@@ -47,6 +107,7 @@ dev_produce_one(struct v4l2cuse_device *dev)
 	if (!b && dev->wake_source == 0) {
 		vb_queue_skip_sequence(dev->q, 1);
 		dev->frames++;
+		dev->dropped++;
 		return;
 	}
 	if (!b && !dev->scratch)
@@ -62,6 +123,12 @@ dev_produce_one(struct v4l2cuse_device *dev)
 	};
 
 	r = dev->src->ops->produce(dev->src, &frame);
+	if (r < 0 && r != -EAGAIN && r != -ENODATA)
+		r = dev_produce_placeholder(dev, &frame, r);
+	else if (r == 0 && dev->placeholder_showing) {
+		dev->placeholder_showing = false;
+		g_message("%s: the source is back", dev->name);
+	}
 	if (dev->streaming)
 		dev_arm_producer(dev);	/* the source may have changed its wake fd */
 	if (r == -EAGAIN) {
@@ -76,6 +143,7 @@ dev_produce_one(struct v4l2cuse_device *dev)
 		if (b)
 			g_queue_push_head(&dev->active, b);
 		vb_queue_skip_sequence(dev->q, 1);
+		dev->dropped++;
 		return;
 	}
 	if (r < 0) {
@@ -94,6 +162,10 @@ dev_produce_one(struct v4l2cuse_device *dev)
 	if (dev->fmt.bytesperline == 0 && !frame.error && vb_queue_is_reading(dev->q))
 		frame.bytesused = dev->fmt.sizeimage;
 	vb_buffer_set_bytesused(b, frame.error ? 0 : frame.bytesused);
+	if (frame.error)
+		dev->errors++;
+	else
+		dev->delivered++;
 	vb_buffer_done(b, frame.error ? VB_BUF_ERROR : VB_BUF_DONE);
 }
 
@@ -283,6 +355,7 @@ dev_stop_streaming(struct vb_queue *q)
 	dev->wake_fd = -1;
 	g_clear_pointer(&dev->scratch, g_free);
 	dev->src->ops->stop(dev->src);
+	dev_placeholder_stop(dev);
 	dev_return_all(dev, VB_BUF_ERROR);
 }
 
@@ -320,8 +393,10 @@ dev_set_format(struct v4l2cuse_device *dev, struct v4l2_pix_format *pix, bool tr
 	f.priv = V4L2_PIX_FMT_PRIV_MAGIC;
 	f.flags = 0;
 	*pix = f;
-	if (!try_only)
+	if (!try_only) {
 		dev->fmt = f;
+		dev->placeholder_unusable = false;	/* it may fit the new format */
+	}
 	return 0;
 }
 
@@ -648,6 +723,8 @@ v4l2cuse_device_new(const struct v4l2cuse_device_config *cfg, char **ret_error)
 
 	dev->name = g_strdup(cfg->name);
 	dev->label = g_strdup(cfg->label ? cfg->label : "v4l2cuse test pattern");
+	dev->id = g_strdup(cfg->id ? cfg->id : cfg->name);
+	dev->source_spec = g_strdup(cfg->source ? cfg->source : "pattern");
 	dev->number = dev_number(cfg->name);
 	dev->kernel_version = dev_kernel_version();
 	dev->timer_fd = -1;
@@ -663,6 +740,15 @@ v4l2cuse_device_new(const struct v4l2cuse_device_config *cfg, char **ret_error)
 						     g_strerror(-r));
 		goto err_free;
 	}
+	if (cfg->offer) {
+		dev->offer = g_memdup2(cfg->offer, sizeof(*cfg->offer));
+		r = v4l2cuse_offer_wrap(dev->offer, &dev->src, ret_error);
+		if (r < 0)
+			goto err_free;
+	}
+	if (cfg->placeholder && v4l2cuse_device_set_placeholder(dev, cfg->placeholder,
+								ret_error) < 0)
+		goto err_free;
 	if (!pix.pixelformat)
 		dev->src->ops->enum_format(dev->src, 0, &pix.pixelformat);
 	r = dev_set_format(dev, &pix, false);
@@ -691,9 +777,9 @@ v4l2cuse_device_new(const struct v4l2cuse_device_config *cfg, char **ret_error)
 	struct vb_queue_config qc = {
 		.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 		.io_modes = VB_IO_MMAP | VB_IO_USERPTR | VB_IO_READ,
-		.min_buffers = 2,
+		.min_buffers = cfg->min_buffers ? cfg->min_buffers : 2,
 		.min_queued_buffers = 1,
-		.read_buffers = DEV_READ_BUFFERS,
+		.read_buffers = cfg->read_buffers ? cfg->read_buffers : DEV_READ_BUFFERS,
 		.allow_orphans = true,
 		.ops = &dev_vb_ops,
 		.priv = dev,
@@ -725,6 +811,11 @@ v4l2cuse_device_free(struct v4l2cuse_device *dev)
 	dev_timer_stop(dev);
 	dev_ctrls_free(dev);
 	v4l2cuse_source_destroy(dev->src);
+	v4l2cuse_source_destroy(dev->placeholder);
+	g_free(dev->placeholder_spec);
+	g_free(dev->offer);
+	g_free(dev->source_spec);
+	g_free(dev->id);
 	g_free(dev->name);
 	g_free(dev->label);
 	g_free(dev);
@@ -746,4 +837,165 @@ const char *
 v4l2cuse_device_label(struct v4l2cuse_device *dev)
 {
 	return dev->label;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Service: sources switched live, the placeholder, statistics */
+
+const char *
+v4l2cuse_device_id(struct v4l2cuse_device *dev)
+{
+	return dev->id;
+}
+
+const char *
+v4l2cuse_device_source_spec(struct v4l2cuse_device *dev)
+{
+	return dev->source_spec;
+}
+
+const char *
+v4l2cuse_device_placeholder_spec(struct v4l2cuse_device *dev)
+{
+	return dev->placeholder_spec;
+}
+
+void
+v4l2cuse_device_get_stats(struct v4l2cuse_device *dev, struct v4l2cuse_device_stats *ret)
+{
+	*ret = (struct v4l2cuse_device_stats){
+		.opens = dev->n_fhs,
+		.streaming = dev->streaming,
+		.placeholder_active = dev->placeholder_showing,
+		.delivered = dev->delivered,
+		.dropped = dev->dropped,
+		.errors = dev->errors,
+		.fmt = dev->fmt,
+		.interval = dev->interval,
+	};
+}
+
+/* The new source's controls, with the old values where the ids match. */
+static void
+dev_ctrls_rebuild(struct v4l2cuse_device *dev, struct dev_ctrl *old, unsigned int n_old)
+{
+	dev->ctrls = NULL;
+	dev->n_ctrls = 0;
+	if (dev_ctrls_init(dev) < 0) {
+		g_warning("bug: %s: the new source has a bad control table", dev->name);
+		return;
+	}
+	for (unsigned int i = 0; i < dev->n_ctrls; i++) {
+		struct dev_ctrl *c = &dev->ctrls[i];
+
+		for (unsigned int j = 0; c->desc && j < n_old; j++) {
+			if (old[j].id != c->id || !old[j].desc ||
+			    old[j].desc->type != c->desc->type || old[j].value < c->desc->minimum ||
+			    old[j].value > c->desc->maximum)
+				continue;
+			if (v4l2cuse_source_set_control(dev->src, c->id, old[j].value) == 0)
+				c->value = old[j].value;
+		}
+	}
+}
+
+int
+v4l2cuse_device_set_source(struct v4l2cuse_device *dev, const char *spec, char **ret_error)
+{
+	struct v4l2cuse_source *src = NULL, *old;
+	struct v4l2_pix_format f = {
+		.width = dev->fmt.width,
+		.height = dev->fmt.height,
+		.pixelformat = dev->fmt.pixelformat,
+	};
+	struct dev_ctrl *old_ctrls;
+	unsigned int n_old_ctrls;
+	int r;
+
+	r = v4l2cuse_source_create(spec, &src, ret_error);
+	if (r < 0)
+		return r;
+	if (dev->offer && (r = v4l2cuse_offer_wrap(dev->offer, &src, ret_error)) < 0) {
+		v4l2cuse_source_destroy(src);
+		return r;
+	}
+	/* Consumers keep their format: the new source must produce it as it is. */
+	r = v4l2cuse_source_negotiate(src, &f);
+	if (r < 0 || f.width != dev->fmt.width || f.height != dev->fmt.height ||
+	    f.pixelformat != dev->fmt.pixelformat || f.bytesperline != dev->fmt.bytesperline ||
+	    f.sizeimage != dev->fmt.sizeimage) {
+		*ret_error = g_strdup_printf("source '%s' cannot produce the current format "
+					     "%ux%u %.4s", spec, dev->fmt.width, dev->fmt.height,
+					     (const char *)&dev->fmt.pixelformat);
+		v4l2cuse_source_destroy(src);
+		return -EINVAL;
+	}
+	if (dev->streaming) {
+		r = src->ops->start(src, &dev->fmt, &dev->interval);
+		if (r < 0) {
+			*ret_error = g_strdup_printf("source '%s' failed to start: %s", spec,
+						     g_strerror(-r));
+			v4l2cuse_source_destroy(src);
+			return r;
+		}
+	}
+
+	/* Nothing can fail from here on. */
+	old = dev->src;
+	dev->src = src;
+	if (dev->streaming) {
+		/* Watch the new wake fd (or the timer) before the old fd closes. */
+		dev->wake_dead_fd = -1;
+		dev_arm_producer(dev);
+		old->ops->stop(old);
+	}
+	old_ctrls = dev->ctrls;
+	n_old_ctrls = dev->n_ctrls;
+	dev_ctrls_rebuild(dev, old_ctrls, n_old_ctrls);
+	g_free(old_ctrls);
+	v4l2cuse_source_destroy(old);
+	g_free(dev->source_spec);
+	dev->source_spec = g_strdup(spec);
+	g_message("%s: switched the source to '%s'%s", dev->name, spec,
+		  dev->streaming ? " while streaming" : "");
+	return 0;
+}
+
+int
+v4l2cuse_device_set_placeholder(struct v4l2cuse_device *dev, const char *spec,
+				char **ret_error)
+{
+	struct v4l2cuse_source *ph = NULL;
+	int r;
+
+	if (spec) {
+		r = v4l2cuse_source_create(spec, &ph, ret_error);
+		if (r < 0)
+			return r;
+	}
+	dev_placeholder_stop(dev);
+	v4l2cuse_source_destroy(dev->placeholder);
+	g_free(dev->placeholder_spec);
+	dev->placeholder = ph;
+	dev->placeholder_spec = g_strdup(spec);
+	dev->placeholder_unusable = false;
+	return 0;
+}
+
+uint64_t
+v4l2cuse_instance_nonce(void)
+{
+	static gsize once;
+	static uint64_t nonce;
+
+	if (g_once_init_enter(&once)) {
+		uint64_t n = 0;
+		ssize_t got = getrandom(&n, sizeof(n), 0);
+
+		if (got != (ssize_t)sizeof(n) || n == 0)
+			n = ((uint64_t)g_random_int() << 32 | g_random_int()) | 1;
+		nonce = n;
+		g_once_init_leave(&once, 1);
+	}
+	return nonce;
 }

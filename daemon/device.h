@@ -22,6 +22,7 @@ struct vb_queue;
 struct v4l2cuse_source;
 struct v4l2cuse_device;
 struct v4l2cuse_fh;
+struct v4l2cuse_offer;
 
 #define V4L2CUSE_MAX_OPENS	1024	/* file handles per device */
 #define V4L2CUSE_MAX_EVENTS	64	/* pending events per file handle */
@@ -33,6 +34,23 @@ struct v4l2cuse_device_config {
 	uint32_t width, height;		/* default format (0: source's first) */
 	uint32_t pixelformat;		/* 0: source's first */
 	struct v4l2_fract interval;	/* default frame interval (0/0: 1/30) */
+	const char *id;			/* device id (ctl, the info ioctl); NULL: name */
+	const struct v4l2cuse_offer *offer;	/* offered subset (NULL: the source's all) */
+	const char *placeholder;	/* source spec shown while the source fails */
+	unsigned int min_buffers;	/* REQBUFS minimum (0: 2) */
+	unsigned int read_buffers;	/* read() emulation buffers (0: 3) */
+};
+
+/* For v4l2cuse-ctl list (loop thread). */
+struct v4l2cuse_device_stats {
+	unsigned int opens;		/* open file handles */
+	bool streaming;			/* a consumer streams or reads */
+	bool placeholder_active;	/* frames come from the placeholder */
+	uint64_t delivered;		/* frames handed to consumers since creation */
+	uint64_t dropped;		/* frames skipped (no free buffer, source drop) */
+	uint64_t errors;		/* frames delivered with V4L2_BUF_FLAG_ERROR */
+	struct v4l2_pix_format fmt;
+	struct v4l2_fract interval;
 };
 
 /* Transport hooks for poll wake-ups (CUSE poll handles). */
@@ -51,6 +69,31 @@ const char *v4l2cuse_device_name(struct v4l2cuse_device *dev);
 const char *v4l2cuse_device_label(struct v4l2cuse_device *dev);
 /* Fail every parked request with @r (shutdown: -ENODEV). */
 void v4l2cuse_device_cancel_all(struct v4l2cuse_device *dev, int r);
+const char *v4l2cuse_device_id(struct v4l2cuse_device *dev);
+const char *v4l2cuse_device_source_spec(struct v4l2cuse_device *dev);
+const char *v4l2cuse_device_placeholder_spec(struct v4l2cuse_device *dev);	/* or NULL */
+void v4l2cuse_device_get_stats(struct v4l2cuse_device *dev, struct v4l2cuse_device_stats *ret);
+
+/*
+ * Switch to the source @spec (wrapped in the device's offer) without
+ * disturbing consumers: it must produce the current format exactly, and
+ * while streaming it is started before the old one stops, so no parked
+ * request is lost and the frame sequence goes on. Controls with the same
+ * id keep their values. 0, or -errno with one line in *ret_error and the
+ * old source still in place. Loop thread.
+ */
+int v4l2cuse_device_set_source(struct v4l2cuse_device *dev, const char *spec,
+			       char **ret_error);
+/*
+ * The placeholder: frames from source @spec (NULL: none) replace the
+ * frames the source fails to produce (errors, or gone for good), if it can
+ * produce the current format. 0 or -errno with one line in *ret_error.
+ */
+int v4l2cuse_device_set_placeholder(struct v4l2cuse_device *dev, const char *spec,
+				    char **ret_error);
+
+/* The daemon's random per-process nonce (VIDIOC_V4L2CUSE_INFO). Any thread. */
+uint64_t v4l2cuse_instance_nonce(void);
 
 /* --- Requests from the transport. Each sends exactly one reply. --- */
 struct v4l2cuse_ioctl_args {

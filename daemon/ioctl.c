@@ -11,8 +11,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <glib.h>
 
+#include "v4l2cuse/ctl-protocol.h"
 #include "v4l2cuse/format.h"
 #include "v4l2cuse/source.h"
 #include "util/macros.h"
@@ -563,6 +565,23 @@ ioc_shim_attach(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	return v4l2cuse_shim_attach(fh->dev->shim, fh, arg);
 }
 
+/* --- which daemon serves this node (include/v4l2cuse/ctl-protocol.h) --- */
+
+static int
+ioc_v4l2cuse_info(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
+{
+	struct v4l2cuse_info *info = arg;
+
+	memset(info, 0, sizeof(*info));
+	info->magic = V4L2CUSE_INFO_MAGIC;
+	info->version = V4L2CUSE_INFO_VERSION;
+	info->nonce = v4l2cuse_instance_nonce();
+	info->pid = (uint32_t)getpid();
+	g_strlcpy(info->name, fh->dev->name, sizeof(info->name));
+	g_strlcpy(info->id, fh->dev->id ? fh->dev->id : fh->dev->name, sizeof(info->id));
+	return 0;
+}
+
 static const struct ioc_info ioc_table[] = {
 #define IOC(c, f, fn) { c, f, fn, #c }
 	IOC(VIDIOC_QUERYCAP, 0, ioc_querycap),
@@ -597,6 +616,7 @@ static const struct ioc_info ioc_table[] = {
 	IOC(VIDIOC_STREAMON, IOC_PRIO | IOC_STREAM, ioc_streamon),
 	IOC(VIDIOC_STREAMOFF, IOC_PRIO | IOC_STREAM, ioc_streamoff),
 	IOC(VIDIOC_V4L2CUSE_ATTACH, IOC_SHIM, ioc_shim_attach),
+	IOC(VIDIOC_V4L2CUSE_INFO, 0, ioc_v4l2cuse_info),
 #undef IOC
 };
 

@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * v4l2cuse: a V4L2 capture device in user space over CUSE.
+ * v4l2cuse: V4L2 capture devices in user space over CUSE.
+ *
+ * Either one device from the command line (--device, --source, ...) or the
+ * devices of a configuration file (--config, default
+ * SYSCONFDIR/v4l2cuse/v4l2cuse.conf plus conf.d/), served by one process on
+ * one main loop (daemon/manager.c). Under systemd: Type=notify with READY=1
+ * after every node passed its self-test, STATUS=, RELOADING=1 on SIGHUP,
+ * WATCHDOG=1, and logs to the journal.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <grp.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,11 +24,16 @@
 #endif
 
 #include "v4l2cuse/format.h"
+#include "v4l2cuse/source.h"
+#include "util/cleanup.h"
 #include "device.h"
-#include "cuse.h"
-#include "shim.h"
+#include "conf.h"
+#include "manager.h"
+#include "control.h"
 
 #define EXIT_USAGE 2
+#define DEFAULT_CONFIG SYSCONFDIR "/v4l2cuse/v4l2cuse.conf"
+#define STATUS_INTERVAL_S 5
 
 struct options {
 	char *device;
@@ -33,6 +44,8 @@ struct options {
 	char *label;
 	char *group;
 	char *mode;
+	char *config;
+	gboolean check_config;
 	gboolean verbose;
 	gboolean version;
 };
@@ -40,6 +53,14 @@ struct options {
 struct daemon_state {
 	GMainLoop *loop;
 	int exit_code;
+	struct v4l2cuse_manager *m;
+	struct v4l2cuse_control *control;
+	char *config_path;		/* NULL: a command-line device */
+	bool config_required;		/* --config given: the file must exist */
+	bool ready_sent;
+	bool reloading;
+	char *status;			/* last STATUS= sent */
+	guint status_idle;
 };
 
 static void G_GNUC_PRINTF(1, 2)
@@ -55,100 +76,344 @@ usage_error(const char *fmt, ...)
 	exit(EXIT_USAGE);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Logging: the journal when stderr is a journal stream, else stderr. */
+
+static bool log_to_journal;
+
+static GLogWriterOutput
+log_writer(GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer data)
+{
+	const char *domain = NULL;
+
+	for (gsize i = 0; i < n_fields; i++)
+		if (strcmp(fields[i].key, "GLIB_DOMAIN") == 0)
+			domain = fields[i].value;
+	/* G_MESSAGES_DEBUG=all (or a domain list) enables debug messages. */
+	if (g_log_writer_default_would_drop(level, domain))
+		return G_LOG_WRITER_HANDLED;
+	if (log_to_journal &&
+	    g_log_writer_journald(level, fields, n_fields, data) == G_LOG_WRITER_HANDLED)
+		return G_LOG_WRITER_HANDLED;
+	return g_log_writer_standard_streams(level, fields, n_fields, data);
+}
+
+/* ---------------------------------------------------------------------- */
+/* systemd notifications */
+
+static void G_GNUC_PRINTF(1, 2)
+notify(const char *fmt, ...)
+{
+#if HAVE_LIBSYSTEMD
+	g_autofree char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	sd_notify(0, msg);
+#endif
+}
+
+static void
+update_status(struct daemon_state *st)
+{
+	g_autofree char *s = v4l2cuse_manager_status(st->m);
+
+	if (g_strcmp0(s, st->status) == 0)
+		return;
+	notify("STATUS=%s", s);
+	g_free(st->status);
+	st->status = g_steal_pointer(&s);
+}
+
+static gboolean
+status_idle_cb(gpointer data)
+{
+	struct daemon_state *st = data;
+
+	st->status_idle = 0;
+	update_status(st);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean
+status_timer_cb(gpointer data)
+{
+	update_status(data);	/* consumers come and go without events */
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+watchdog_cb(gpointer data)
+{
+	/* Sent from the dispatcher's own loop: a stuck loop stops it. */
+	notify("WATCHDOG=1");
+	return G_SOURCE_CONTINUE;
+}
+
+static void
+on_changed(void *data)
+{
+	struct daemon_state *st = data;
+
+	if (!st->status_idle)
+		st->status_idle = g_idle_add(status_idle_cb, st);
+}
+
+static void
+on_settled(void *data)
+{
+	struct daemon_state *st = data;
+	unsigned int serving, total;
+
+	v4l2cuse_manager_count(st->m, &serving, &total);
+	update_status(st);
+	if (!st->ready_sent || st->reloading) {
+		g_message("%s: %u of %u devices serving", st->ready_sent ? "reloaded" : "ready",
+			  serving, total);
+		notify("READY=1\nSTATUS=%s", st->status);
+	}
+	st->ready_sent = true;
+	st->reloading = false;
+}
+
+static void
+on_fatal(void *data, const char *error)
+{
+	struct daemon_state *st = data;
+
+	g_printerr("v4l2cuse: %s\n", error);
+	st->exit_code = EXIT_FAILURE;
+	g_main_loop_quit(st->loop);
+}
+
+static const struct v4l2cuse_manager_events manager_events = {
+	.settled = on_settled,
+	.fatal = on_fatal,
+	.changed = on_changed,
+};
+
+/* ---------------------------------------------------------------------- */
+/* The configuration */
+
+/* The device the daemon serves with no configuration at all. */
+static struct v4l2cuse_conf *
+default_conf(void)
+{
+	static const char text[] = "[device video42]\nnode=video42\n";
+	struct v4l2cuse_conf *conf = v4l2cuse_conf_new();
+	g_autofree char *err = NULL;
+
+	if (v4l2cuse_conf_parse(conf, "built-in", text, strlen(text), &err) < 0 ||
+	    v4l2cuse_conf_finish(conf, &err) < 0)
+		g_error("bug: the built-in configuration: %s", err);
+	return conf;
+}
+
+static int
+load_config(struct daemon_state *st, struct v4l2cuse_conf **ret_conf, char **ret_error)
+{
+	bool found = false;
+	int r;
+
+	r = v4l2cuse_conf_load(st->config_path, st->config_required, ret_conf, &found,
+			       ret_error);
+	if (r < 0)
+		return r;
+	if (!found) {
+		g_message("no %s: serving the default device /dev/video42", st->config_path);
+		v4l2cuse_conf_free(*ret_conf);
+		*ret_conf = default_conf();
+	}
+	return 0;
+}
+
+/* Build every enabled device once, without CUSE: --check-config. */
+static int
+check_devices(const struct v4l2cuse_conf *conf, char **ret_error)
+{
+	for (unsigned int i = 0; i < conf->devices->len; i++) {
+		const struct v4l2cuse_conf_device *d = conf->devices->pdata[i];
+		struct v4l2cuse_device_config cfg;
+		struct v4l2cuse_device *dev;
+		g_autofree char *err = NULL;
+
+		if (!d->enabled)
+			continue;
+		v4l2cuse_conf_device_config(d, &cfg);
+		if (!cfg.name)
+			cfg.name = "video32";
+		dev = v4l2cuse_device_new(&cfg, &err);
+		if (!dev) {
+			*ret_error = g_strdup_printf("%s: %s", d->where_source, err);
+			return -EINVAL;
+		}
+		v4l2cuse_device_free(dev);
+	}
+	return 0;
+}
+
+static int
+reload(void *data, char **ret_error)
+{
+	struct daemon_state *st = data;
+	struct v4l2cuse_conf *conf = NULL;
+	int r;
+
+	if (!st->config_path) {
+		*ret_error = g_strdup("started with a command-line device: nothing to reload");
+		return -EOPNOTSUPP;
+	}
+	notify("RELOADING=1");
+	r = load_config(st, &conf, ret_error);
+	if (r == 0) {
+		st->reloading = true;
+		r = v4l2cuse_manager_apply(st->m, conf, ret_error);
+		if (r < 0)
+			v4l2cuse_conf_free(conf);
+	}
+	if (r < 0) {
+		st->reloading = false;
+		g_warning("reload failed, the running configuration stays: %s", *ret_error);
+		notify("READY=1");
+	}
+	return r;
+}
+
+static gboolean
+on_hup(gpointer data)
+{
+	g_autofree char *err = NULL;
+
+	g_message("SIGHUP: reloading the configuration");
+	reload(data, &err);
+	return G_SOURCE_CONTINUE;
+}
+
 static gboolean
 on_quit_signal(gpointer data)
 {
 	struct daemon_state *st = data;
 
 	g_message("stopping");
-#if HAVE_LIBSYSTEMD
-	sd_notify(0, "STOPPING=1");
-#endif
+	notify("STOPPING=1");
 	g_main_loop_quit(st->loop);
 	return G_SOURCE_CONTINUE;
 }
 
-static void
-on_cuse_state(struct v4l2cuse_cuse *c, enum v4l2cuse_cuse_state state, void *data)
+/* One device from the command line; usage errors name the option. */
+static struct v4l2cuse_conf *
+cli_conf(const struct options *o)
 {
-	struct daemon_state *st = data;
-	struct v4l2cuse_device *dev = v4l2cuse_cuse_device(c);
-	const char *name = v4l2cuse_device_name(dev);
+	struct v4l2cuse_conf *conf = v4l2cuse_conf_new();
+	struct v4l2cuse_conf_device *d = g_new0(struct v4l2cuse_conf_device, 1);
+	char *err = NULL;
 
-	switch (state) {
-	case V4L2CUSE_CUSE_READY:
-		g_message("serving /dev/%s (%s)", name, v4l2cuse_device_label(dev));
-#if HAVE_LIBSYSTEMD
-		sd_notifyf(0, "READY=1\nSTATUS=serving /dev/%s", name);
-#endif
-		return;
-	case V4L2CUSE_CUSE_FAILED:
-		if (v4l2cuse_cuse_error(c) == -EEXIST || v4l2cuse_cuse_error(c) == -ENODEV)
-			g_printerr("v4l2cuse: device name '%s' is already taken: CUSE refused "
-				   "to register /dev/%s\n", name, name);
-		else
-			g_printerr("v4l2cuse: registering /dev/%s failed: %s\n", name,
-				   g_strerror(-v4l2cuse_cuse_error(c)));
-		break;
-	case V4L2CUSE_CUSE_ENDED:
-		g_printerr("v4l2cuse: the CUSE connection of /dev/%s was aborted\n", name);
-		break;
+	if (v4l2cuse_parse_node(o->device ? o->device : "video42", &d->node, &err) < 0)
+		usage_error("--device: %s", err);
+	d->id = g_strdup(d->node);
+	d->where = g_strdup("command line");
+	d->where_source = g_strdup("--source");
+	d->enabled = true;
+	d->source = g_strdup(o->source ? o->source : "pattern");
+	d->label = g_strdup(o->label);
+	d->width = 640;
+	d->height = 480;
+	if (o->size && v4l2cuse_parse_size(o->size, &d->width, &d->height, &err) < 0)
+		usage_error("--size: %s", err);
+	if (v4l2cuse_parse_fourcc(o->format ? o->format : "YUYV", &d->pixelformat, &err) < 0)
+		usage_error("--format: %s", err);
+	if (o->fps < 1 || o->fps > 240)
+		usage_error("--fps: %d is out of range (1..240)", o->fps);
+	d->interval = (struct v4l2_fract){ 1, (uint32_t)o->fps };
+	d->mode = 0660;
+	d->has_mode = true;
+	if (o->mode && v4l2cuse_parse_mode(o->mode, &d->mode, &err) < 0)
+		usage_error("--mode: %s", err);
+	d->gid = (gid_t)-1;
+	if (o->group) {
+		if (v4l2cuse_parse_group(o->group, &d->gid, &err) < 0)
+			usage_error("--group: %s", err);
+		d->group = g_strdup(o->group);
 	}
-	st->exit_code = EXIT_FAILURE;
-	g_main_loop_quit(st->loop);
+	g_ptr_array_add(conf->devices, d);
+	conf->retry_interval_s = 0;
+	if (v4l2cuse_conf_finish(conf, &err) < 0)
+		usage_error("%s", err);
+	return conf;
 }
 
 static void
-parse_size(const char *s, uint32_t *w, uint32_t *h)
+options_clear(struct options *o)
 {
-	unsigned int a, b;
-	char end;
-
-	if (sscanf(s, "%ux%u%c", &a, &b, &end) != 2 || a == 0 || b == 0 ||
-	    a > V4L2CUSE_MAX_WIDTH || b > V4L2CUSE_MAX_HEIGHT)
-		usage_error("--size: '%s' is not a valid size (WIDTHxHEIGHT, 1..%u each)", s,
-			    V4L2CUSE_MAX_WIDTH);
-	*w = a;
-	*h = b;
+	g_free(o->device);
+	g_free(o->source);
+	g_free(o->size);
+	g_free(o->format);
+	g_free(o->label);
+	g_free(o->group);
+	g_free(o->mode);
+	g_free(o->config);
 }
 
-static uint32_t
-parse_fourcc(const char *s)
+/* Run the loop until SIGTERM/SIGINT (or a fatal error); takes @conf. */
+static int
+serve(struct daemon_state *st, struct v4l2cuse_conf *conf, bool cli)
 {
-	char f[4] = { ' ', ' ', ' ', ' ' };
-	size_t n = strlen(s);
-	uint32_t fourcc;
+	g_autofree char *err = NULL;
+	g_autofree char *ctl_path = g_strdup(conf->control_socket);
+	gid_t ctl_gid = conf->control_gid;
+	uint64_t wd_usec = 0;
 
-	if (n == 0 || n > 4)
-		usage_error("--format: '%s' is not a fourcc (e.g. YUYV, MJPG, NV12)", s);
-	memcpy(f, s, n);
-	fourcc = v4l2_fourcc(f[0], f[1], f[2], f[3]);
-	if (!v4l2cuse_format_info(fourcc))
-		usage_error("--format: unknown pixel format '%s'", s);
-	return fourcc;
-}
+	st->loop = g_main_loop_new(NULL, FALSE);
+	g_unix_signal_add(SIGINT, on_quit_signal, st);
+	g_unix_signal_add(SIGTERM, on_quit_signal, st);
+	g_unix_signal_add(SIGHUP, on_hup, st);
+	st->m = v4l2cuse_manager_new(&manager_events, st, cli);
+	if (!ctl_path)
+		ctl_path = v4l2cuse_control_default_path();
 
-static const char *
-parse_device(const char *s)
-{
-	const char *name = g_str_has_prefix(s, "/dev/") ? s + 5 : s;
-	const char *p = name + 5;
+	/* Builds every device first: a bad one stops us before any CUSE work. */
+	if (v4l2cuse_manager_apply(st->m, conf, &err) < 0) {
+		if (cli && strstr(err, "unknown source"))
+			usage_error("%s", err);
+		g_printerr("v4l2cuse: %s\n", err);
+		v4l2cuse_conf_free(conf);
+		st->exit_code = EXIT_USAGE;
+	} else {
+		st->control = v4l2cuse_control_new(ctl_path, ctl_gid, st->m,
+						   cli ? NULL : reload, st, &err);
+		if (!st->control)
+			g_message("no control socket (%s): v4l2cuse-ctl cannot reach this daemon",
+				  err);
+#if HAVE_LIBSYSTEMD
+		if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec)
+			g_timeout_add(MAX(wd_usec / 2000, 1), watchdog_cb, st);
+#endif
+		g_timeout_add_seconds(STATUS_INTERVAL_S, status_timer_cb, st);
+		g_main_loop_run(st->loop);
+	}
 
-	if (!g_str_has_prefix(name, "video") || !*p || strlen(p) > 3)
-		usage_error("--device: '%s' is not a node name like video42", s);
-	for (; *p; p++)
-		if (!g_ascii_isdigit(*p))
-			usage_error("--device: '%s' is not a node name like video42", s);
-	return name;
+	/* Parked requests are answered (ENODEV) and the nodes removed. */
+	v4l2cuse_control_free(st->control);
+	v4l2cuse_manager_free(st->m);
+	g_main_loop_unref(st->loop);
+	return st->exit_code;
 }
 
 int
 main(int argc, char **argv)
 {
-	struct options o = { .fps = 30 };
+	struct options o = { .fps = G_MININT };
 	GOptionEntry entries[] = {
+		{ "config", 'c', 0, G_OPTION_ARG_FILENAME, &o.config,
+		  "Configuration file (default " DEFAULT_CONFIG ", plus conf.d/ next to it)",
+		  "FILE" },
+		{ "check-config", 0, 0, G_OPTION_ARG_NONE, &o.check_config,
+		  "Check the configuration (and build its devices) and exit", NULL },
 		{ "device", 'd', 0, G_OPTION_ARG_STRING, &o.device,
-		  "Node name (default video42)", "videoN" },
+		  "One device from the command line: node name (default video42)", "videoN" },
 		{ "source", 's', 0, G_OPTION_ARG_STRING, &o.source,
 		  "Frame source (default pattern): pattern[:NAME][,opt=...]", "SPEC" },
 		{ "size", 0, 0, G_OPTION_ARG_STRING, &o.size,
@@ -162,7 +427,8 @@ main(int argc, char **argv)
 		  "Group of the node (default video)", "GROUP" },
 		{ "mode", 0, 0, G_OPTION_ARG_STRING, &o.mode,
 		  "Permissions of the node (default 0660)", "OCTAL" },
-		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose, "Debug messages", NULL },
+		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose,
+		  "Debug messages (same as G_MESSAGES_DEBUG=all)", NULL },
 		{ "version", 0, 0, G_OPTION_ARG_NONE, &o.version, "Print the version", NULL },
 		{ NULL }
 	};
@@ -170,19 +436,19 @@ main(int argc, char **argv)
 	g_autoptr(GError) error = NULL;
 	g_autofree char *err = NULL;
 	struct daemon_state st = { .exit_code = EXIT_SUCCESS };
-	struct v4l2cuse_device_config cfg = { 0 };
-	struct v4l2cuse_device *dev;
-	struct v4l2cuse_cuse *c;
-	struct v4l2cuse_shim *shim = NULL;
-	gid_t gid = (gid_t)-1;
-	mode_t mode = 0660;
+	struct v4l2cuse_conf *conf = NULL;
+	bool cli;
+	int r;
 
 	setlocale(LC_ALL, "");
-	ctx = g_option_context_new("- a V4L2 camera in user space (CUSE)");
+	ctx = g_option_context_new("- V4L2 cameras in user space (CUSE)");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	g_option_context_set_description(ctx,
-		"Example: v4l2cuse --device video42 --source pattern:smpte --size 1280x720\n"
-		"Apps that stream with mmap (ffmpeg, browsers) run under v4l2cuse-run.");
+		"Examples:\n"
+		"  v4l2cuse --device video42 --source pattern:smpte --size 1280x720\n"
+		"  v4l2cuse --config /etc/v4l2cuse/v4l2cuse.conf    (see v4l2cuse.conf(5))\n"
+		"Apps that stream with mmap (ffmpeg, browsers) run under v4l2cuse-run.\n"
+		"v4l2cuse-ctl lists and changes the devices of a running daemon.");
 	if (!g_option_context_parse(ctx, &argc, &argv, &error))
 		usage_error("%s", error->message);
 	if (argc > 1)
@@ -193,81 +459,39 @@ main(int argc, char **argv)
 	}
 	if (o.verbose)
 		g_setenv("G_MESSAGES_DEBUG", "all", TRUE);
+	log_to_journal = g_log_writer_is_journald(fileno(stderr));
+	g_log_set_writer_func(log_writer, NULL, NULL);
 
-	cfg.name = parse_device(o.device ? o.device : "video42");
-	cfg.source = o.source ? o.source : "pattern";
-	cfg.label = o.label;
-	cfg.width = 640;
-	cfg.height = 480;
-	if (o.size)
-		parse_size(o.size, &cfg.width, &cfg.height);
-	cfg.pixelformat = parse_fourcc(o.format ? o.format : "YUYV");
-	if (o.fps < 1 || o.fps > 240)
-		usage_error("--fps: %d is out of range (1..240)", o.fps);
-	cfg.interval = (struct v4l2_fract){ 1, (uint32_t)o.fps };
-	if (o.mode) {
-		char *end;
-		unsigned long m = strtoul(o.mode, &end, 8);
-
-		if (*end || end == o.mode || m > 0777)
-			usage_error("--mode: '%s' is not an octal mode like 0660", o.mode);
-		mode = (mode_t)m;
+	cli = o.device || o.source || o.size || o.format || o.fps != G_MININT || o.label ||
+	      o.group || o.mode;
+	if (cli && o.config)
+		usage_error("--config cannot be combined with the one-device options "
+			    "(--device, --source, ...)");
+	if (o.fps == G_MININT)
+		o.fps = 30;
+	if (cli) {
+		conf = cli_conf(&o);
+	} else {
+		st.config_path = g_strdup(o.config ? o.config : DEFAULT_CONFIG);
+		st.config_required = o.config != NULL;
+		if (load_config(&st, &conf, &err) < 0) {
+			g_printerr("v4l2cuse: %s\n", err);
+			return EXIT_USAGE;
+		}
 	}
-	{
-		const char *gname = o.group ? o.group : "video";
-		struct group *gr = getgrnam(gname);
-
-		if (gr)
-			gid = gr->gr_gid;
-		else if (o.group)
-			usage_error("--group: no group named '%s'", o.group);
-	}
-
-	dev = v4l2cuse_device_new(&cfg, &err);
-	if (!dev) {
-		if (strstr(err, "unknown source"))
-			usage_error("--source: %s", err);
-		g_printerr("v4l2cuse: %s\n", err);
-		return EXIT_USAGE;
+	if (o.check_config) {
+		r = check_devices(conf, &err);
+		if (r < 0)
+			g_printerr("v4l2cuse: %s\n", err);
+		v4l2cuse_conf_free(conf);
+		options_clear(&o);
+		g_free(st.config_path);
+		return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
 	}
 
-	/* The preload shim's socket (docs/shim.md); without it handles stay plain. */
-	{
-		g_autofree char *sock_err = NULL;
-		g_autofree char *sock_path = v4l2cuse_shim_socket_path(cfg.name, &sock_err);
-
-		if (sock_path)
-			shim = v4l2cuse_shim_new(dev, sock_path, &sock_err);
-		if (!shim)
-			g_message("%s: no preload shim socket (%s): apps under v4l2cuse-run "
-				  "get read() I/O only", cfg.name, sock_err);
-	}
-
-	st.loop = g_main_loop_new(NULL, FALSE);
-	g_unix_signal_add(SIGINT, on_quit_signal, &st);
-	g_unix_signal_add(SIGTERM, on_quit_signal, &st);
-
-	c = v4l2cuse_cuse_new(dev, mode, gid, on_cuse_state, &st, &err);
-	if (!c) {
-		g_printerr("v4l2cuse: %s\n", err);
-		v4l2cuse_shim_free(shim);
-		v4l2cuse_device_free(dev);
-		g_main_loop_unref(st.loop);
-		return EXIT_FAILURE;
-	}
-
-	g_main_loop_run(st.loop);
-
-	v4l2cuse_cuse_free(c);
-	v4l2cuse_shim_free(shim);
-	v4l2cuse_device_free(dev);
-	g_main_loop_unref(st.loop);
-	g_free(o.device);
-	g_free(o.source);
-	g_free(o.size);
-	g_free(o.format);
-	g_free(o.label);
-	g_free(o.group);
-	g_free(o.mode);
-	return st.exit_code;
+	r = serve(&st, conf, cli);
+	g_free(st.config_path);
+	g_free(st.status);
+	options_clear(&o);
+	return r;
 }

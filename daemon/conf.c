@@ -1,0 +1,938 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The configuration file: GKeyFile text into struct v4l2cuse_conf (see
+ * conf.h). A small line scanner runs first: it finds the line of every
+ * group and key for the messages, and refuses what GKeyFile would accept
+ * silently (a key given twice, a group given twice in one file).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <string.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "v4l2cuse/format.h"
+#include "v4l2cuse/source.h"
+#include "util/macros.h"
+#include "util/cleanup.h"
+#include "conf.h"
+
+#define CONF_MAX_FPS	240
+
+/* ---------------------------------------------------------------------- */
+/* Value parsers */
+
+int
+v4l2cuse_parse_node(const char *s, char **ret_name, char **ret_error)
+{
+	const char *name = g_str_has_prefix(s, "/dev/") ? s + 5 : s;
+	const char *p = name + 5;
+
+	if (!g_str_has_prefix(name, "video") || !*p || strlen(p) > 3)
+		goto err;
+	for (const char *q = p; *q; q++)
+		if (!g_ascii_isdigit(*q))
+			goto err;
+	if (p[0] == '0' && p[1])
+		goto err;		/* video042 would not match the kernel's name */
+	*ret_name = g_strdup(name);
+	return 0;
+err:
+	*ret_error = g_strdup_printf("'%s' is not a node name like video42", s);
+	return -EINVAL;
+}
+
+int
+v4l2cuse_parse_size(const char *s, uint32_t *ret_w, uint32_t *ret_h, char **ret_error)
+{
+	unsigned int a, b;
+	char end;
+
+	if (sscanf(s, "%ux%u%c", &a, &b, &end) != 2 || a == 0 || b == 0 ||
+	    a > V4L2CUSE_MAX_WIDTH || b > V4L2CUSE_MAX_HEIGHT || !g_ascii_isdigit(s[0])) {
+		*ret_error = g_strdup_printf("'%s' is not a valid size (WIDTHxHEIGHT, 1..%u each)",
+					     s, V4L2CUSE_MAX_WIDTH);
+		return -EINVAL;
+	}
+	*ret_w = a;
+	*ret_h = b;
+	return 0;
+}
+
+int
+v4l2cuse_parse_fourcc(const char *s, uint32_t *ret, char **ret_error)
+{
+	char f[4] = { ' ', ' ', ' ', ' ' };
+	size_t n = strlen(s);
+	uint32_t fourcc;
+
+	if (n == 0 || n > 4) {
+		*ret_error = g_strdup_printf("'%s' is not a fourcc (e.g. YUYV, MJPG, NV12)", s);
+		return -EINVAL;
+	}
+	memcpy(f, s, n);
+	fourcc = v4l2_fourcc(f[0], f[1], f[2], f[3]);
+	if (!v4l2cuse_format_info(fourcc)) {
+		*ret_error = g_strdup_printf("unknown pixel format '%s'", s);
+		return -EINVAL;
+	}
+	*ret = fourcc;
+	return 0;
+}
+
+static bool
+parse_u32(const char *s, uint32_t *ret)
+{
+	guint64 v;
+	char *end;
+
+	if (!g_ascii_isdigit(*s))
+		return false;
+	errno = 0;
+	v = g_ascii_strtoull(s, &end, 10);
+	if (errno || *end || v > UINT32_MAX)
+		return false;
+	*ret = (uint32_t)v;
+	return true;
+}
+
+int
+v4l2cuse_parse_rate(const char *s, struct v4l2_fract *ret, char **ret_error)
+{
+	g_auto(GStrv) parts = g_strsplit(s, "/", 3);
+	uint32_t num = 0, den = 1;
+
+	if (!parts[0] || !parse_u32(parts[0], &num) ||
+	    (parts[1] && (!parse_u32(parts[1], &den) || parts[2])) || num == 0 || den == 0 ||
+	    num > (uint64_t)CONF_MAX_FPS * den) {
+		*ret_error = g_strdup_printf("'%s' is not a frame rate (N or N/D frames per "
+					     "second, up to %u)", s, CONF_MAX_FPS);
+		return -EINVAL;
+	}
+	/* fps num/den is the frame interval den/num. */
+	*ret = (struct v4l2_fract){ .numerator = den, .denominator = num };
+	return 0;
+}
+
+int
+v4l2cuse_parse_mode(const char *s, mode_t *ret, char **ret_error)
+{
+	char *end;
+	unsigned long m;
+
+	errno = 0;
+	m = strtoul(s, &end, 8);
+	if (errno || *end || end == s || !g_ascii_isdigit(*s) || m > 0777) {
+		*ret_error = g_strdup_printf("'%s' is not an octal mode like 0660", s);
+		return -EINVAL;
+	}
+	*ret = (mode_t)m;
+	return 0;
+}
+
+int
+v4l2cuse_parse_group(const char *s, gid_t *ret, char **ret_error)
+{
+	struct group *gr = *s ? getgrnam(s) : NULL;
+
+	if (!gr) {
+		*ret_error = g_strdup_printf("no group named '%s'", s);
+		return -EINVAL;
+	}
+	*ret = gr->gr_gid;
+	return 0;
+}
+
+bool
+v4l2cuse_conf_id_valid(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n == 0 || n > V4L2CUSE_CONF_ID_MAX)
+		return false;
+	for (const char *p = id; *p; p++)
+		if (!g_ascii_isalnum(*p) && *p != '-' && *p != '_' && *p != '.')
+			return false;
+	return true;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Structure */
+
+struct v4l2cuse_conf *
+v4l2cuse_conf_new(void)
+{
+	struct v4l2cuse_conf *conf = g_new0(struct v4l2cuse_conf, 1);
+
+	conf->control_gid = (gid_t)-1;
+	conf->retry_interval_s = 5;
+	conf->retry_limit = 0;
+	conf->selftest_timeout_s = 10;
+	conf->mode = 0660;
+	conf->devices = g_ptr_array_new_with_free_func(
+		(GDestroyNotify)v4l2cuse_conf_device_free);
+	return conf;
+}
+
+void
+v4l2cuse_conf_free(struct v4l2cuse_conf *conf)
+{
+	if (!conf)
+		return;
+	g_free(conf->control_socket);
+	g_free(conf->control_group);
+	g_free(conf->group);
+	g_ptr_array_unref(conf->devices);
+	g_free(conf);
+}
+
+void
+v4l2cuse_conf_device_free(struct v4l2cuse_conf_device *d)
+{
+	if (!d)
+		return;
+	g_free(d->id);
+	g_free(d->where);
+	g_free(d->where_source);
+	g_free(d->node);
+	g_free(d->label);
+	g_free(d->source);
+	g_free(d->placeholder);
+	g_free(d->group);
+	g_free(d);
+}
+
+struct v4l2cuse_conf_device *
+v4l2cuse_conf_device_dup(const struct v4l2cuse_conf_device *d)
+{
+	struct v4l2cuse_conf_device *n = g_memdup2(d, sizeof(*d));
+
+	n->id = g_strdup(d->id);
+	n->where = g_strdup(d->where);
+	n->where_source = g_strdup(d->where_source);
+	n->node = g_strdup(d->node);
+	n->label = g_strdup(d->label);
+	n->source = g_strdup(d->source);
+	n->placeholder = g_strdup(d->placeholder);
+	n->group = g_strdup(d->group);
+	return n;
+}
+
+const struct v4l2cuse_conf_device *
+v4l2cuse_conf_find(const struct v4l2cuse_conf *conf, const char *id)
+{
+	for (unsigned int i = 0; i < conf->devices->len; i++) {
+		const struct v4l2cuse_conf_device *d = conf->devices->pdata[i];
+
+		if (strcmp(d->id, id) == 0)
+			return d;
+	}
+	return NULL;
+}
+
+static bool
+offer_equal(const struct v4l2cuse_offer *a, const struct v4l2cuse_offer *b)
+{
+	return a->n_formats == b->n_formats && a->n_sizes == b->n_sizes &&
+	       a->n_intervals == b->n_intervals &&
+	       memcmp(a->formats, b->formats, a->n_formats * sizeof(a->formats[0])) == 0 &&
+	       memcmp(a->sizes, b->sizes, a->n_sizes * sizeof(a->sizes[0])) == 0 &&
+	       memcmp(a->intervals, b->intervals, a->n_intervals * sizeof(a->intervals[0])) == 0;
+}
+
+bool
+v4l2cuse_conf_device_equal_but_source(const struct v4l2cuse_conf_device *a,
+				      const struct v4l2cuse_conf_device *b)
+{
+	return g_strcmp0(a->id, b->id) == 0 && a->enabled == b->enabled &&
+	       g_strcmp0(a->node, b->node) == 0 && g_strcmp0(a->label, b->label) == 0 &&
+	       offer_equal(&a->offer, &b->offer) && a->width == b->width &&
+	       a->height == b->height && a->pixelformat == b->pixelformat &&
+	       a->interval.numerator == b->interval.numerator &&
+	       a->interval.denominator == b->interval.denominator &&
+	       a->min_buffers == b->min_buffers && a->read_buffers == b->read_buffers &&
+	       a->gid == b->gid && a->mode == b->mode;
+}
+
+bool
+v4l2cuse_conf_device_equal(const struct v4l2cuse_conf_device *a,
+			   const struct v4l2cuse_conf_device *b)
+{
+	return v4l2cuse_conf_device_equal_but_source(a, b) &&
+	       g_strcmp0(a->source, b->source) == 0 &&
+	       g_strcmp0(a->placeholder, b->placeholder) == 0;
+}
+
+void
+v4l2cuse_conf_device_config(const struct v4l2cuse_conf_device *d,
+			    struct v4l2cuse_device_config *ret)
+{
+	*ret = (struct v4l2cuse_device_config){
+		.name = d->node,
+		.label = d->label,
+		.source = d->source,
+		.width = d->width,
+		.height = d->height,
+		.pixelformat = d->pixelformat,
+		.interval = d->interval,
+		.id = d->id,
+		.offer = v4l2cuse_offer_is_empty(&d->offer) ? NULL : &d->offer,
+		.placeholder = d->placeholder,
+		.min_buffers = d->min_buffers,
+		.read_buffers = d->read_buffers,
+	};
+}
+
+/* ---------------------------------------------------------------------- */
+/* The line scanner */
+
+struct conf_line {
+	char *group;		/* NULL for a group header line */
+	char *key;
+	unsigned int line;
+};
+
+/* Locations of groups (key == NULL) and keys, for messages. */
+struct conf_scan {
+	const char *name;
+	GArray *lines;		/* struct conf_line */
+};
+
+static void
+conf_line_clear(void *p)
+{
+	struct conf_line *l = p;
+
+	g_free(l->group);
+	g_free(l->key);
+}
+
+static unsigned int
+scan_line_of(const struct conf_scan *sc, const char *group, const char *key)
+{
+	for (unsigned int i = 0; i < sc->lines->len; i++) {
+		const struct conf_line *l = &g_array_index(sc->lines, struct conf_line, i);
+
+		if (strcmp(l->group, group) == 0 && g_strcmp0(l->key, key) == 0)
+			return l->line;
+	}
+	return 0;
+}
+
+static char *
+scan_where(const struct conf_scan *sc, const char *group, const char *key)
+{
+	unsigned int line = scan_line_of(sc, group, key);
+
+	if (!line && key)
+		line = scan_line_of(sc, group, NULL);
+	if (key)
+		return g_strdup_printf("%s:%u: [%s] %s", sc->name, line, group, key);
+	return g_strdup_printf("%s:%u: [%s]", sc->name, line, group);
+}
+
+static int
+scan_text(struct conf_scan *sc, const char *data, size_t len, char **ret_error)
+{
+	g_autofree char *copy = g_strndup(data, len);
+	g_auto(GStrv) lines = NULL;
+	const char *group = NULL;
+
+	if (strlen(copy) != len) {
+		*ret_error = g_strdup_printf("%s: contains a NUL byte", sc->name);
+		return -EINVAL;
+	}
+	if (!g_utf8_validate(copy, -1, NULL)) {
+		*ret_error = g_strdup_printf("%s: is not valid UTF-8", sc->name);
+		return -EINVAL;
+	}
+	lines = g_strsplit(copy, "\n", -1);
+	for (unsigned int i = 0; lines[i]; i++) {
+		char *s = g_strstrip(lines[i]);
+		unsigned int n = i + 1;
+		struct conf_line l = { .line = n };
+		char *eq;
+
+		if (!*s || *s == '#')
+			continue;
+		if (*s == '[') {
+			size_t sl = strlen(s);
+
+			if (s[sl - 1] != ']' || sl < 3) {
+				*ret_error = g_strdup_printf("%s:%u: '%s' is not a [group] header",
+							     sc->name, n, s);
+				return -EINVAL;
+			}
+			s[sl - 1] = '\0';
+			if (scan_line_of(sc, s + 1, NULL)) {
+				*ret_error = g_strdup_printf("%s:%u: [%s] appears twice (first at "
+							     "line %u)", sc->name, n, s + 1,
+							     scan_line_of(sc, s + 1, NULL));
+				return -EINVAL;
+			}
+			l.group = g_strdup(s + 1);
+			g_array_append_val(sc->lines, l);
+			group = g_array_index(sc->lines, struct conf_line, sc->lines->len - 1).group;
+			continue;
+		}
+		eq = strchr(s, '=');
+		if (!eq || eq == s) {
+			*ret_error = g_strdup_printf("%s:%u: '%s' is not a key=value line, a "
+						     "[group] header or a # comment", sc->name, n, s);
+			return -EINVAL;
+		}
+		if (!group) {
+			*ret_error = g_strdup_printf("%s:%u: '%s' comes before any [group] header",
+						     sc->name, n, s);
+			return -EINVAL;
+		}
+		*eq = '\0';
+		g_strchomp(s);
+		if (scan_line_of(sc, group, s)) {
+			*ret_error = g_strdup_printf("%s:%u: [%s] %s: set twice (first at line %u)",
+						     sc->name, n, group, s,
+						     scan_line_of(sc, group, s));
+			return -EINVAL;
+		}
+		l.group = g_strdup(group);
+		l.key = g_strdup(s);
+		g_array_append_val(sc->lines, l);
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Groups */
+
+/* Split a list value on ',', ';', '+' and blanks; at most @max items. */
+static int
+split_list(const char *s, unsigned int max, GStrv *ret, char **ret_msg)
+{
+	g_autoptr(GPtrArray) a = g_ptr_array_new_with_free_func(g_free);
+	const char *p = s;
+
+	while (*p) {
+		size_t n = strcspn(p, ",;+ \t");
+
+		if (n) {
+			if (a->len >= max) {
+				*ret_msg = g_strdup_printf("more than %u entries", max);
+				return -EINVAL;
+			}
+			g_ptr_array_add(a, g_strndup(p, n));
+		}
+		p += n;
+		if (*p)
+			p++;
+	}
+	if (!a->len) {
+		*ret_msg = g_strdup("empty list");
+		return -EINVAL;
+	}
+	g_ptr_array_add(a, NULL);
+	*ret = (GStrv)g_ptr_array_free(g_steal_pointer(&a), FALSE);
+	return 0;
+}
+
+struct conf_ctx {
+	struct v4l2cuse_conf *conf;
+	struct conf_scan *sc;
+	GKeyFile *kf;
+	const char *group;
+};
+
+/* Fail with "PATH:LINE: [group] key: message" (consumes @msg). */
+static int
+ctx_fail(struct conf_ctx *c, const char *key, char *msg, char **ret_error)
+{
+	g_autofree char *where = scan_where(c->sc, c->group, key);
+
+	*ret_error = g_strdup_printf("%s: %s", where, msg);
+	g_free(msg);
+	return -EINVAL;
+}
+
+static int
+ctx_get_uint(struct conf_ctx *c, const char *key, const char *v, unsigned int min,
+	     unsigned int max, unsigned int *ret, char **ret_error)
+{
+	uint32_t u;
+
+	if (!parse_u32(v, &u) || u < min || u > max)
+		return ctx_fail(c, key, g_strdup_printf("'%s' is not a number in %u..%u",
+							 v, min, max), ret_error);
+	*ret = u;
+	return 0;
+}
+
+static int
+ctx_get_bool(struct conf_ctx *c, const char *key, const char *v, bool *ret, char **ret_error)
+{
+	static const char *const yes[] = { "true", "yes", "on", "1" };
+	static const char *const no[] = { "false", "no", "off", "0" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (g_ascii_strcasecmp(v, yes[i]) == 0) {
+			*ret = true;
+			return 0;
+		}
+		if (g_ascii_strcasecmp(v, no[i]) == 0) {
+			*ret = false;
+			return 0;
+		}
+	}
+	return ctx_fail(c, key, g_strdup_printf("'%s' is not a boolean (true or false)", v),
+			ret_error);
+}
+
+static int
+parse_daemon_key(struct conf_ctx *c, const char *key, const char *v, char **ret_error)
+{
+	struct v4l2cuse_conf *conf = c->conf;
+	char *msg = NULL;
+
+	if (strcmp(key, "control-socket") == 0) {
+		if (!g_path_is_absolute(v) || strlen(v) >= 108)
+			return ctx_fail(c, key, g_strdup_printf("'%s' is not an absolute path "
+								 "shorter than 108 bytes", v),
+					ret_error);
+		g_free(conf->control_socket);
+		conf->control_socket = g_strdup(v);
+	} else if (strcmp(key, "control-group") == 0) {
+		if (v4l2cuse_parse_group(v, &conf->control_gid, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
+		g_free(conf->control_group);
+		conf->control_group = g_strdup(v);
+	} else if (strcmp(key, "retry-interval") == 0) {
+		return ctx_get_uint(c, key, v, 0, 3600, &conf->retry_interval_s, ret_error);
+	} else if (strcmp(key, "retry-limit") == 0) {
+		return ctx_get_uint(c, key, v, 0, 1000000, &conf->retry_limit, ret_error);
+	} else if (strcmp(key, "selftest-timeout") == 0) {
+		return ctx_get_uint(c, key, v, 1, 600, &conf->selftest_timeout_s, ret_error);
+	} else if (strcmp(key, "group") == 0) {
+		gid_t gid;
+
+		if (v4l2cuse_parse_group(v, &gid, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
+		g_free(conf->group);
+		conf->group = g_strdup(v);
+	} else if (strcmp(key, "mode") == 0) {
+		if (v4l2cuse_parse_mode(v, &conf->mode, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
+		conf->has_mode = true;
+	} else {
+		return ctx_fail(c, key, g_strdup("unknown key (known: control-socket, "
+						 "control-group, retry-interval, retry-limit, "
+						 "selftest-timeout, group, mode)"), ret_error);
+	}
+	return 0;
+}
+
+static int
+parse_list_formats(struct conf_ctx *c, const char *key, const char *v,
+		   struct v4l2cuse_offer *o, char **ret_error)
+{
+	g_auto(GStrv) items = NULL;
+	char *msg = NULL;
+
+	if (split_list(v, V4L2CUSE_OFFER_MAX, &items, &msg) < 0)
+		return ctx_fail(c, key, msg, ret_error);
+	for (unsigned int i = 0; items[i]; i++) {
+		uint32_t f;
+
+		if (v4l2cuse_parse_fourcc(items[i], &f, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
+		for (unsigned int j = 0; j < o->n_formats; j++)
+			if (o->formats[j] == f)
+				return ctx_fail(c, key, g_strdup_printf("'%s' is listed twice",
+									 items[i]), ret_error);
+		o->formats[o->n_formats++] = f;
+	}
+	return 0;
+}
+
+static int
+parse_list_sizes(struct conf_ctx *c, const char *key, const char *v,
+		 struct v4l2cuse_offer *o, char **ret_error)
+{
+	g_auto(GStrv) items = NULL;
+	char *msg = NULL;
+
+	if (split_list(v, V4L2CUSE_OFFER_MAX, &items, &msg) < 0)
+		return ctx_fail(c, key, msg, ret_error);
+	for (unsigned int i = 0; items[i]; i++) {
+		struct v4l2cuse_size s;
+
+		if (v4l2cuse_parse_size(items[i], &s.width, &s.height, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
+		for (unsigned int j = 0; j < o->n_sizes; j++)
+			if (o->sizes[j].width == s.width && o->sizes[j].height == s.height)
+				return ctx_fail(c, key, g_strdup_printf("'%s' is listed twice",
+									 items[i]), ret_error);
+		o->sizes[o->n_sizes++] = s;
+	}
+	return 0;
+}
+
+static int
+parse_list_rates(struct conf_ctx *c, const char *key, const char *v,
+		 struct v4l2cuse_offer *o, char **ret_error)
+{
+	g_auto(GStrv) items = NULL;
+	char *msg = NULL;
+
+	if (split_list(v, V4L2CUSE_OFFER_MAX, &items, &msg) < 0)
+		return ctx_fail(c, key, msg, ret_error);
+	for (unsigned int i = 0; items[i]; i++) {
+		struct v4l2_fract f;
+
+		if (v4l2cuse_parse_rate(items[i], &f, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
+		o->intervals[o->n_intervals++] = f;
+	}
+	return 0;
+}
+
+static int
+parse_source_spec(struct conf_ctx *c, const char *key, const char *v, char **ret_error)
+{
+	g_autofree char *name = g_strndup(v, strcspn(v, ":,"));
+
+	if (!*v)
+		return ctx_fail(c, key, g_strdup("empty source spec"), ret_error);
+	if (!v4l2cuse_source_lookup(name)) {
+		g_autoptr(GString) known = g_string_new(NULL);
+		const struct v4l2cuse_source_ops *ops;
+
+		for (unsigned int i = 0; (ops = v4l2cuse_source_by_index(i)); i++)
+			g_string_append_printf(known, "%s%s", i ? ", " : "", ops->name);
+		return ctx_fail(c, key, g_strdup_printf("unknown source '%s' (known: %s)", name,
+							 known->str), ret_error);
+	}
+	return 0;
+}
+
+static const char *const device_keys[] = {
+	"node", "label", "source", "placeholder", "formats", "sizes", "frame-rates",
+	"format", "size", "frame-rate", "min-buffers", "read-buffers", "group", "mode",
+	"enabled", NULL
+};
+
+static int
+parse_device_key(struct conf_ctx *c, struct v4l2cuse_conf_device *d, const char *key,
+		 const char *v, char **ret_error)
+{
+	char *msg = NULL;
+
+	if (strcmp(key, "node") == 0) {
+		g_clear_pointer(&d->node, g_free);
+		if (v4l2cuse_parse_node(v, &d->node, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
+	} else if (strcmp(key, "label") == 0) {
+		if (!*v || strlen(v) > 31)
+			return ctx_fail(c, key, g_strdup_printf("'%s' must be 1..31 bytes long",
+								 v), ret_error);
+		g_free(d->label);
+		d->label = g_strdup(v);
+	} else if (strcmp(key, "source") == 0) {
+		if (parse_source_spec(c, key, v, ret_error) < 0)
+			return -EINVAL;
+		g_free(d->source);
+		d->source = g_strdup(v);
+		g_free(d->where_source);
+		d->where_source = scan_where(c->sc, c->group, key);
+	} else if (strcmp(key, "placeholder") == 0) {
+		g_clear_pointer(&d->placeholder, g_free);
+		if (g_ascii_strcasecmp(v, "none") == 0)
+			return 0;
+		if (parse_source_spec(c, key, v, ret_error) < 0)
+			return -EINVAL;
+		d->placeholder = g_strdup(v);
+	} else if (strcmp(key, "formats") == 0) {
+		return parse_list_formats(c, key, v, &d->offer, ret_error);
+	} else if (strcmp(key, "sizes") == 0) {
+		return parse_list_sizes(c, key, v, &d->offer, ret_error);
+	} else if (strcmp(key, "frame-rates") == 0) {
+		return parse_list_rates(c, key, v, &d->offer, ret_error);
+	} else if (strcmp(key, "format") == 0) {
+		if (v4l2cuse_parse_fourcc(v, &d->pixelformat, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
+	} else if (strcmp(key, "size") == 0) {
+		if (v4l2cuse_parse_size(v, &d->width, &d->height, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
+	} else if (strcmp(key, "frame-rate") == 0) {
+		if (v4l2cuse_parse_rate(v, &d->interval, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
+	} else if (strcmp(key, "min-buffers") == 0) {
+		return ctx_get_uint(c, key, v, 1, 16, &d->min_buffers, ret_error);
+	} else if (strcmp(key, "read-buffers") == 0) {
+		return ctx_get_uint(c, key, v, 2, 16, &d->read_buffers, ret_error);
+	} else if (strcmp(key, "group") == 0) {
+		if (v4l2cuse_parse_group(v, &d->gid, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
+		g_free(d->group);
+		d->group = g_strdup(v);
+	} else if (strcmp(key, "mode") == 0) {
+		if (v4l2cuse_parse_mode(v, &d->mode, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
+		d->has_mode = true;
+	} else if (strcmp(key, "enabled") == 0) {
+		return ctx_get_bool(c, key, v, &d->enabled, ret_error);
+	} else {
+		g_autofree char *known = g_strjoinv(", ", (char **)device_keys);
+
+		return ctx_fail(c, key, g_strdup_printf("unknown key (known: %s)", known),
+				ret_error);
+	}
+	return 0;
+}
+
+/* Defaults and checks inside one device group. */
+static int
+check_device(struct conf_ctx *c, struct v4l2cuse_conf_device *d, char **ret_error)
+{
+	const struct v4l2cuse_offer *o = &d->offer;
+	bool in;
+
+	if (!d->source)
+		d->source = g_strdup("pattern");
+	if (d->pixelformat && o->n_formats) {
+		in = false;
+		for (unsigned int i = 0; i < o->n_formats; i++)
+			in |= o->formats[i] == d->pixelformat;
+		if (!in)
+			return ctx_fail(c, "format", g_strdup("not one of formats="), ret_error);
+	}
+	if (d->width && o->n_sizes) {
+		in = false;
+		for (unsigned int i = 0; i < o->n_sizes; i++)
+			in |= o->sizes[i].width == d->width && o->sizes[i].height == d->height;
+		if (!in)
+			return ctx_fail(c, "size", g_strdup("not one of sizes="), ret_error);
+	}
+	if (d->interval.denominator && o->n_intervals) {
+		in = false;
+		for (unsigned int i = 0; i < o->n_intervals; i++)
+			in |= (uint64_t)o->intervals[i].numerator * d->interval.denominator ==
+			      (uint64_t)d->interval.numerator * o->intervals[i].denominator;
+		if (!in)
+			return ctx_fail(c, "frame-rate", g_strdup("not one of frame-rates="),
+					ret_error);
+	}
+	if (!d->pixelformat && o->n_formats)
+		d->pixelformat = o->formats[0];
+	if (!d->width && o->n_sizes) {
+		d->width = o->sizes[0].width;
+		d->height = o->sizes[0].height;
+	}
+	if (!d->interval.denominator)
+		d->interval = o->n_intervals ? o->intervals[0] : (struct v4l2_fract){ 1, 30 };
+	return 0;
+}
+
+static int
+parse_device_group(struct conf_ctx *c, const char *id, char **ret_error)
+{
+	struct v4l2cuse_conf_device *d;
+	g_auto(GStrv) keys = NULL;
+	const struct v4l2cuse_conf_device *other;
+
+	if (!v4l2cuse_conf_id_valid(id))
+		return ctx_fail(c, NULL, g_strdup_printf("'%s' is not a device id (1..%u of "
+							  "A-Z a-z 0-9 - _ .)", id,
+							  V4L2CUSE_CONF_ID_MAX), ret_error);
+	if ((other = v4l2cuse_conf_find(c->conf, id)))
+		return ctx_fail(c, NULL, g_strdup_printf("device '%s' is already defined at %s",
+							  id, other->where), ret_error);
+	if (c->conf->devices->len >= V4L2CUSE_CONF_MAX_DEVICES)
+		return ctx_fail(c, NULL, g_strdup_printf("more than %u devices",
+							  V4L2CUSE_CONF_MAX_DEVICES), ret_error);
+
+	d = g_new0(struct v4l2cuse_conf_device, 1);
+	d->id = g_strdup(id);
+	d->where = scan_where(c->sc, c->group, NULL);
+	d->enabled = true;
+	d->gid = (gid_t)-1;
+	d->mode = 0660;
+	keys = g_key_file_get_keys(c->kf, c->group, NULL, NULL);
+	for (unsigned int i = 0; keys && keys[i]; i++) {
+		g_autofree char *v = g_key_file_get_string(c->kf, c->group, keys[i], NULL);
+
+		if (!v || parse_device_key(c, d, keys[i], g_strstrip(v), ret_error) < 0) {
+			if (!v)
+				ctx_fail(c, keys[i], g_strdup("bad escape in the value"), ret_error);
+			v4l2cuse_conf_device_free(d);
+			return -EINVAL;
+		}
+	}
+	if (!d->where_source)
+		d->where_source = g_strdup_printf("%s source", d->where);
+	if (check_device(c, d, ret_error) < 0) {
+		v4l2cuse_conf_device_free(d);
+		return -EINVAL;
+	}
+	g_ptr_array_add(c->conf->devices, d);
+	return 0;
+}
+
+int
+v4l2cuse_conf_parse(struct v4l2cuse_conf *conf, const char *name, const char *data,
+		    size_t len, char **ret_error)
+{
+	g_autoptr(GKeyFile) kf = g_key_file_new();
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GArray) lines = g_array_new(FALSE, TRUE, sizeof(struct conf_line));
+	g_auto(GStrv) groups = NULL;
+	struct conf_scan sc = { .name = name, .lines = lines };
+	struct conf_ctx c = { .conf = conf, .sc = &sc, .kf = kf };
+	int r;
+
+	g_array_set_clear_func(lines, conf_line_clear);
+	r = scan_text(&sc, data, len, ret_error);
+	if (r < 0)
+		return r;
+	if (!g_key_file_load_from_data(kf, data, len, G_KEY_FILE_NONE, &error)) {
+		*ret_error = g_strdup_printf("%s: %s", name, error->message);
+		return -EINVAL;
+	}
+	groups = g_key_file_get_groups(kf, NULL);
+	for (unsigned int i = 0; groups[i] && r == 0; i++) {
+		c.group = groups[i];
+		if (strcmp(groups[i], "daemon") == 0) {
+			g_auto(GStrv) keys = g_key_file_get_keys(kf, groups[i], NULL, NULL);
+
+			for (unsigned int k = 0; keys && keys[k] && r == 0; k++) {
+				g_autofree char *v = g_key_file_get_string(kf, groups[i], keys[k],
+									   NULL);
+
+				r = v ? parse_daemon_key(&c, keys[k], g_strstrip(v), ret_error)
+				      : ctx_fail(&c, keys[k], g_strdup("bad escape in the value"),
+						 ret_error);
+			}
+		} else if (g_str_has_prefix(groups[i], "device ")) {
+			r = parse_device_group(&c, groups[i] + 7, ret_error);
+		} else {
+			r = ctx_fail(&c, NULL, g_strdup("unknown group (known: [daemon], "
+							"[device ID])"), ret_error);
+		}
+	}
+	return r;
+}
+
+int
+v4l2cuse_conf_finish(struct v4l2cuse_conf *conf, char **ret_error)
+{
+	gid_t video_gid = (gid_t)-1, daemon_gid = (gid_t)-1;
+	g_autofree char *msg = NULL;
+	struct group *gr;
+
+	if (conf->group && v4l2cuse_parse_group(conf->group, &daemon_gid, &msg) < 0) {
+		*ret_error = g_strdup_printf("[daemon] group: %s", msg);
+		return -EINVAL;
+	}
+	if ((gr = getgrnam("video")))
+		video_gid = gr->gr_gid;
+	for (unsigned int i = 0; i < conf->devices->len; i++) {
+		struct v4l2cuse_conf_device *d = conf->devices->pdata[i];
+
+		if (!d->group)
+			d->gid = conf->group ? daemon_gid : video_gid;
+		if (!d->has_mode)
+			d->mode = conf->mode;
+		if (!d->node || !d->enabled)
+			continue;
+		for (unsigned int j = 0; j < i; j++) {
+			struct v4l2cuse_conf_device *e = conf->devices->pdata[j];
+
+			if (e->enabled && g_strcmp0(e->node, d->node) == 0) {
+				*ret_error = g_strdup_printf("%s node: %s is already the node of "
+							     "%s", d->where, d->node, e->where);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+static gint
+cmp_str(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
+load_file(struct v4l2cuse_conf *conf, const char *path, char **ret_error)
+{
+	g_autofree char *data = NULL;
+	g_autoptr(GError) error = NULL;
+	gsize len;
+
+	if (!g_file_get_contents(path, &data, &len, &error)) {
+		*ret_error = g_strdup_printf("%s: %s", path, error->message);
+		return -EIO;
+	}
+	if (len > V4L2CUSE_CONF_MAX_FILE) {
+		*ret_error = g_strdup_printf("%s: larger than %u bytes", path,
+					     V4L2CUSE_CONF_MAX_FILE);
+		return -EFBIG;
+	}
+	return v4l2cuse_conf_parse(conf, path, data, len, ret_error);
+}
+
+int
+v4l2cuse_conf_load(const char *path, bool required, struct v4l2cuse_conf **ret_conf,
+		   bool *ret_found, char **ret_error)
+{
+	_cleanup_(v4l2cuse_conf_freep) struct v4l2cuse_conf *conf = v4l2cuse_conf_new();
+	g_autofree char *dir = g_path_get_dirname(path);
+	g_autofree char *dropdir = g_build_filename(dir, "conf.d", NULL);
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GDir) d = NULL;
+	g_autoptr(GError) error = NULL;
+	bool found = false;
+	const char *n;
+	int r;
+
+	if (g_file_test(path, G_FILE_TEST_EXISTS)) {
+		r = load_file(conf, path, ret_error);
+		if (r < 0)
+			return r;
+		found = true;
+	} else if (required) {
+		*ret_error = g_strdup_printf("%s: no such file", path);
+		return -ENOENT;
+	}
+	d = g_dir_open(dropdir, 0, &error);
+	if (!d && !g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
+		*ret_error = g_strdup_printf("%s: %s", dropdir, error->message);
+		return -EIO;
+	}
+	while (d && (n = g_dir_read_name(d))) {
+		if (!g_str_has_suffix(n, ".conf") || n[0] == '.')
+			continue;
+		if (names->len >= V4L2CUSE_CONF_MAX_DROPINS) {
+			*ret_error = g_strdup_printf("%s: more than %u files", dropdir,
+						     V4L2CUSE_CONF_MAX_DROPINS);
+			return -E2BIG;
+		}
+		g_ptr_array_add(names, g_strdup(n));
+	}
+	g_ptr_array_sort(names, cmp_str);
+	for (unsigned int i = 0; i < names->len; i++) {
+		g_autofree char *p = g_build_filename(dropdir, names->pdata[i], NULL);
+
+		r = load_file(conf, p, ret_error);
+		if (r < 0)
+			return r;
+		found = true;
+	}
+	r = v4l2cuse_conf_finish(conf, ret_error);
+	if (r < 0)
+		return r;
+	*ret_found = found;
+	*ret_conf = steal_ptr(&conf);
+	return 0;
+}

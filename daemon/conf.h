@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The configuration: /etc/v4l2cuse/v4l2cuse.conf plus the *.conf files in
+ * conf.d/ next to it (GKeyFile syntax), one [device ID] group per camera and an optional
+ * [daemon] group. docs/man/v4l2cuse.conf.5 documents every key;
+ * examples/v4l2cuse.conf is a commented example.
+ *
+ * Strict: an unknown group or key, a key given twice, a bad value or a
+ * clash between devices fails with exactly one line,
+ *   "PATH:LINE: [device cam] size: '0x0' is not a valid size (...)",
+ * and nothing is half-applied. No FUSE, no devices: unit-testable.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <glib.h>
+#include <linux/videodev2.h>
+
+#include "device.h"
+#include "offer.h"
+
+#define V4L2CUSE_CONF_MAX_DEVICES	64
+#define V4L2CUSE_CONF_ID_MAX		31	/* bytes of a device id */
+#define V4L2CUSE_CONF_MAX_FILE		(1024 * 1024)
+#define V4L2CUSE_CONF_MAX_DROPINS	256
+
+struct v4l2cuse_conf_device {
+	char *id;		/* [device ID] */
+	char *where;		/* "PATH:LINE: [device ID]" for messages */
+	char *where_source;	/* "PATH:LINE: [device ID] source" */
+	bool enabled;		/* enabled=false: parsed, not started */
+	char *node;		/* "video42"; NULL: a free videoN, 32 <= N <= 63 */
+	char *label;		/* QUERYCAP card; NULL: the default */
+	char *source;		/* source spec, "pattern" by default */
+	char *placeholder;	/* source spec shown while the source fails; NULL: none */
+	struct v4l2cuse_offer offer;	/* formats=, sizes=, frame-rates= */
+	uint32_t width, height;	/* size= (0: the source's first) */
+	uint32_t pixelformat;	/* format= (0: the source's first) */
+	struct v4l2_fract interval;	/* frame-rate= as an interval (1/30 default) */
+	unsigned int min_buffers;	/* min-buffers= (0: default) */
+	unsigned int read_buffers;	/* read-buffers= (0: default) */
+	char *group;		/* group= (NULL: [daemon] group=, else "video" if it exists) */
+	gid_t gid;		/* resolved; (gid_t)-1: leave the node's group alone */
+	mode_t mode;		/* mode= (default 0660) */
+	bool has_mode;
+};
+
+struct v4l2cuse_conf {
+	/* [daemon] */
+	char *control_socket;	/* NULL: $RUNTIME_DIRECTORY or /run/v4l2cuse */
+	char *control_group;	/* NULL: root only */
+	gid_t control_gid;
+	unsigned int retry_interval_s;	/* a taken name is retried this often (0: never) */
+	unsigned int retry_limit;	/* attempts after the first (0: no limit) */
+	unsigned int selftest_timeout_s;
+	char *group;		/* default group= of the devices */
+	mode_t mode;		/* default mode= of the devices */
+	bool has_mode;
+
+	GPtrArray *devices;	/* struct v4l2cuse_conf_device *, in file order */
+};
+
+struct v4l2cuse_conf *v4l2cuse_conf_new(void);
+void v4l2cuse_conf_free(struct v4l2cuse_conf *conf);	/* NULL-safe */
+static inline void
+v4l2cuse_conf_freep(struct v4l2cuse_conf **conf)
+{
+	v4l2cuse_conf_free(*conf);
+}
+
+/*
+ * Read @path and then the .conf files of <dir of @path>/conf.d in name order, and
+ * finish. A missing @path is an error only if @required (conf.d alone is
+ * fine); *ret_found tells whether anything was read. 0 or -errno with one
+ * line in *ret_error.
+ */
+int v4l2cuse_conf_load(const char *path, bool required, struct v4l2cuse_conf **ret_conf,
+		       bool *ret_found, char **ret_error);
+
+/*
+ * Add the groups of one file's text to @conf; @name is used in messages.
+ * Call v4l2cuse_conf_finish() after the last file.
+ */
+int v4l2cuse_conf_parse(struct v4l2cuse_conf *conf, const char *name, const char *data,
+			size_t len, char **ret_error);
+
+/* Defaults that depend on several files, groups, node clashes. */
+int v4l2cuse_conf_finish(struct v4l2cuse_conf *conf, char **ret_error);
+
+const struct v4l2cuse_conf_device *v4l2cuse_conf_find(const struct v4l2cuse_conf *conf,
+						      const char *id);
+/* Same device settings (not counting where/where_source). */
+bool v4l2cuse_conf_device_equal(const struct v4l2cuse_conf_device *a,
+				const struct v4l2cuse_conf_device *b);
+/* Equal except maybe source= and placeholder= (those switch live). */
+bool v4l2cuse_conf_device_equal_but_source(const struct v4l2cuse_conf_device *a,
+					   const struct v4l2cuse_conf_device *b);
+struct v4l2cuse_conf_device *v4l2cuse_conf_device_dup(const struct v4l2cuse_conf_device *d);
+void v4l2cuse_conf_device_free(struct v4l2cuse_conf_device *d);
+
+/* The device config view of @d (strings borrowed from @d). */
+void v4l2cuse_conf_device_config(const struct v4l2cuse_conf_device *d,
+				 struct v4l2cuse_device_config *ret);
+
+/*
+ * Value parsers shared with the command line. Each returns 0, or -EINVAL
+ * with a message that names the value but not the key, e.g.
+ * "'0x0' is not a valid size (WIDTHxHEIGHT, 1..8192 each)".
+ */
+int v4l2cuse_parse_node(const char *s, char **ret_name, char **ret_error);
+int v4l2cuse_parse_size(const char *s, uint32_t *ret_w, uint32_t *ret_h, char **ret_error);
+int v4l2cuse_parse_fourcc(const char *s, uint32_t *ret, char **ret_error);
+/* "30", "15/2" or "30000/1001" frames per second, 1..240 fps: an interval. */
+int v4l2cuse_parse_rate(const char *s, struct v4l2_fract *ret, char **ret_error);
+int v4l2cuse_parse_mode(const char *s, mode_t *ret, char **ret_error);
+int v4l2cuse_parse_group(const char *s, gid_t *ret, char **ret_error);
+bool v4l2cuse_conf_id_valid(const char *id);

@@ -1,0 +1,751 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The devices of one daemon (see manager.h). Each device goes
+ *
+ *   built --register--> registering --READY--> testing --pass--> serving
+ *                            |                     |                |
+ *                            +-- FAILED -----------+-- fail --------+-- ENDED
+ *                                                  v
+ *                               failed (retry timer) --> built again ...
+ *                               gave-up (retry-limit reached, or retry off)
+ *
+ * A failure tears down the device's CUSE session, shim socket and device
+ * (clients of an ENDED node must reopen anyway) and a retry builds them
+ * again. Teardown never runs inside the CUSE state callback: it is
+ * deferred to an idle callback.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <glib.h>
+
+#include "device.h"
+#include "cuse.h"
+#include "shim.h"
+#include "selftest.h"
+#include "manager.h"
+
+#define MGR_NODE_FIRST	32	/* cuse-facts rule 16 */
+#define MGR_NODE_LAST	63
+
+enum mdev_state {
+	MDEV_BUILT,		/* device made, not registered */
+	MDEV_REGISTERING,	/* CUSE init in flight */
+	MDEV_TESTING,		/* the node exists; self-test running */
+	MDEV_SERVING,
+	MDEV_FAILED,		/* torn down, retry timer armed */
+	MDEV_GAVE_UP,		/* torn down for good */
+};
+
+static const char *const mdev_state_names[] = {
+	[MDEV_BUILT] = "built",
+	[MDEV_REGISTERING] = "registering",
+	[MDEV_TESTING] = "testing",
+	[MDEV_SERVING] = "serving",
+	[MDEV_FAILED] = "failed",
+	[MDEV_GAVE_UP] = "gave-up",
+};
+
+struct mdev {
+	struct v4l2cuse_manager *m;
+	struct v4l2cuse_conf_device *conf;	/* what it was built from (owned) */
+	bool runtime;			/* added by v4l2cuse-ctl add */
+	char *node;			/* resolved node name */
+	struct v4l2cuse_device *dev;
+	struct v4l2cuse_cuse *cuse;
+	struct v4l2cuse_shim *shim;
+	enum mdev_state state;
+	char *error;			/* the last failure */
+	unsigned int failures;		/* in a row */
+	bool settled;			/* first attempt over */
+	bool teardown_pending;
+	uint64_t tag;			/* of the self-test we wait for */
+	guint retry_source;
+	guint timeout_source;
+	guint idle_source;		/* deferred failure handling */
+	gint64 retry_at;		/* monotonic µs */
+};
+
+struct v4l2cuse_manager {
+	struct v4l2cuse_manager_events ev;
+	void *data;
+	bool stop_on_failure;
+	struct v4l2cuse_conf *conf;	/* daemon settings in force */
+	GPtrArray *devs;		/* struct mdev * */
+	struct v4l2cuse_selftest *selftest;
+	uint64_t next_tag;
+	bool waiting_settle;		/* report settled() when all are */
+};
+
+static void mdev_register(struct mdev *md);
+static void mdev_fail(struct mdev *md, char *error);
+
+/* ---------------------------------------------------------------------- */
+
+static void
+mgr_changed(struct v4l2cuse_manager *m)
+{
+	if (m->ev.changed)
+		m->ev.changed(m->data);
+}
+
+static void
+mgr_check_settled(struct v4l2cuse_manager *m)
+{
+	if (!m->waiting_settle || !v4l2cuse_manager_settled(m))
+		return;
+	m->waiting_settle = false;
+	if (m->ev.settled)
+		m->ev.settled(m->data);
+}
+
+static void
+mdev_settle(struct mdev *md)
+{
+	md->settled = true;
+	mgr_changed(md->m);
+	mgr_check_settled(md->m);
+}
+
+static struct mdev *
+mgr_find(struct v4l2cuse_manager *m, const char *id)
+{
+	for (unsigned int i = 0; i < m->devs->len; i++) {
+		struct mdev *md = m->devs->pdata[i];
+
+		if (strcmp(md->conf->id, id) == 0)
+			return md;
+	}
+	return NULL;
+}
+
+static bool
+node_in(GPtrArray *devs, const char *node, const struct mdev *skip)
+{
+	for (unsigned int i = 0; devs && i < devs->len; i++) {
+		const struct mdev *md = devs->pdata[i];
+
+		if (md != skip && md->node && strcmp(md->node, node) == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool
+node_exists(const char *node)
+{
+	static const char *const where[] = { "/dev/", "/sys/class/cuse/",
+					     "/sys/class/video4linux/" };
+
+	for (size_t i = 0; i < G_N_ELEMENTS(where); i++) {
+		g_autofree char *p = g_strconcat(where[i], node, NULL);
+
+		if (access(p, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* A free videoN, 32 <= N <= 63, not used by @a or @b. */
+static char *
+pick_node(GPtrArray *a, GPtrArray *b)
+{
+	for (unsigned int n = MGR_NODE_FIRST; n <= MGR_NODE_LAST; n++) {
+		g_autofree char *node = g_strdup_printf("video%u", n);
+
+		if (!node_in(a, node, NULL) && !node_in(b, node, NULL) && !node_exists(node))
+			return g_steal_pointer(&node);
+	}
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* One device */
+
+static void
+mdev_teardown(struct mdev *md)
+{
+	if (md->timeout_source) {
+		g_source_remove(md->timeout_source);
+		md->timeout_source = 0;
+	}
+	md->tag = 0;		/* a late self-test result is ignored */
+	/* Answers parked requests (ENODEV) and closes /dev/cuse: the node goes. */
+	g_clear_pointer(&md->cuse, v4l2cuse_cuse_free);
+	g_clear_pointer(&md->shim, v4l2cuse_shim_free);
+	g_clear_pointer(&md->dev, v4l2cuse_device_free);
+}
+
+static void
+mdev_free(struct mdev *md)
+{
+	if (md->retry_source)
+		g_source_remove(md->retry_source);
+	if (md->idle_source)
+		g_source_remove(md->idle_source);
+	mdev_teardown(md);
+	v4l2cuse_conf_device_free(md->conf);
+	g_free(md->node);
+	g_free(md->error);
+	g_free(md);
+}
+
+/* Make the device object; no CUSE yet. */
+static int
+mdev_build_device(struct mdev *md, char **ret_error)
+{
+	struct v4l2cuse_device_config cfg;
+	g_autofree char *err = NULL;
+
+	v4l2cuse_conf_device_config(md->conf, &cfg);
+	cfg.name = md->node;
+	md->dev = v4l2cuse_device_new(&cfg, &err);
+	if (!md->dev) {
+		*ret_error = g_strdup_printf("%s: %s", md->conf->where_source, err);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static struct mdev *
+mdev_new(struct v4l2cuse_manager *m, const struct v4l2cuse_conf_device *d, bool runtime,
+	 const char *node, char **ret_error)
+{
+	struct mdev *md = g_new0(struct mdev, 1);
+
+	md->m = m;
+	md->conf = v4l2cuse_conf_device_dup(d);
+	md->runtime = runtime;
+	md->node = g_strdup(node);
+	if (mdev_build_device(md, ret_error) < 0) {
+		mdev_free(md);
+		return NULL;
+	}
+	md->state = MDEV_BUILT;
+	return md;
+}
+
+static gboolean
+mdev_retry_cb(gpointer data)
+{
+	struct mdev *md = data;
+	g_autofree char *err = NULL;
+
+	md->retry_source = 0;
+	g_message("%s: retrying /dev/%s (attempt %u)", md->conf->id, md->node, md->failures + 1);
+	if (!md->dev && mdev_build_device(md, &err) < 0) {
+		mdev_fail(md, g_steal_pointer(&err));
+		return G_SOURCE_REMOVE;
+	}
+	mdev_register(md);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean
+mdev_failed_idle(gpointer data)
+{
+	struct mdev *md = data;
+	struct v4l2cuse_manager *m = md->m;
+	const struct v4l2cuse_conf *c = m->conf;
+
+	md->idle_source = 0;
+	md->teardown_pending = false;
+	mdev_teardown(md);
+	if (m->stop_on_failure) {
+		md->state = MDEV_GAVE_UP;
+		if (m->ev.fatal)
+			m->ev.fatal(m->data, md->error);
+		return G_SOURCE_REMOVE;
+	}
+	md->failures++;
+	if (c->retry_interval_s && (!c->retry_limit || md->failures <= c->retry_limit)) {
+		md->state = MDEV_FAILED;
+		md->retry_at = g_get_monotonic_time() + (gint64)c->retry_interval_s * G_USEC_PER_SEC;
+		md->retry_source = g_timeout_add_seconds(c->retry_interval_s, mdev_retry_cb, md);
+		g_warning("%s: /dev/%s: %s; retrying in %u s", md->conf->id, md->node, md->error,
+			  c->retry_interval_s);
+	} else {
+		md->state = MDEV_GAVE_UP;
+		g_warning("%s: /dev/%s: %s; giving up%s", md->conf->id, md->node, md->error,
+			  c->retry_interval_s ? " (retry-limit reached)" : " (retry-interval=0)");
+	}
+	mdev_settle(md);
+	return G_SOURCE_REMOVE;
+}
+
+/* Record the failure now; tear down outside the caller's stack. */
+static void
+mdev_fail(struct mdev *md, char *error)
+{
+	g_free(md->error);
+	md->error = error;
+	if (md->timeout_source) {
+		g_source_remove(md->timeout_source);
+		md->timeout_source = 0;
+	}
+	md->tag = 0;
+	if (!md->teardown_pending) {
+		md->teardown_pending = true;
+		md->idle_source = g_idle_add(mdev_failed_idle, md);
+	}
+}
+
+static void
+mdev_on_cuse_state(struct v4l2cuse_cuse *c, enum v4l2cuse_cuse_state state, void *data)
+{
+	struct mdev *md = data;
+	struct v4l2cuse_selftest_spec spec = {
+		.node = md->node,
+		.id = md->conf->id,
+		.mode = md->conf->mode,
+		.gid = md->conf->gid,
+	};
+	int err = v4l2cuse_cuse_error(c);
+
+	switch (state) {
+	case V4L2CUSE_CUSE_READY:
+		md->state = MDEV_TESTING;
+		md->tag = ++md->m->next_tag;
+		v4l2cuse_selftest_submit(md->m->selftest, md->tag, &spec);
+		g_debug("%s: /dev/%s registered, self-test started", md->conf->id, md->node);
+		return;
+	case V4L2CUSE_CUSE_FAILED:
+		if (err == -EEXIST || err == -ENODEV)
+			mdev_fail(md, g_strdup_printf("device name '%s' is already taken: CUSE "
+						      "refused to register /dev/%s", md->node,
+						      md->node));
+		else
+			mdev_fail(md, g_strdup_printf("registering /dev/%s failed: %s", md->node,
+						      g_strerror(-err)));
+		return;
+	case V4L2CUSE_CUSE_ENDED:
+		mdev_fail(md, g_strdup_printf("the CUSE connection of /dev/%s was aborted",
+					      md->node));
+		return;
+	}
+}
+
+static gboolean
+mdev_selftest_timeout(gpointer data)
+{
+	struct mdev *md = data;
+
+	md->timeout_source = 0;
+	mdev_fail(md, g_strdup_printf("the self-test of /dev/%s timed out after %u s", md->node,
+				      md->m->conf->selftest_timeout_s));
+	return G_SOURCE_REMOVE;
+}
+
+static void
+mdev_register(struct mdev *md)
+{
+	g_autofree char *err = NULL;
+	g_autofree char *sock = NULL;
+
+	md->state = MDEV_REGISTERING;
+	/* The preload shim's socket; without it handles stay read()-only. */
+	sock = v4l2cuse_shim_socket_path(md->node, &err);
+	if (sock)
+		md->shim = v4l2cuse_shim_new(md->dev, sock, &err);
+	if (!md->shim)
+		g_message("%s: no preload shim socket (%s): apps under v4l2cuse-run get "
+			  "read() I/O only", md->node, err);
+	g_clear_pointer(&err, g_free);
+
+	md->cuse = v4l2cuse_cuse_new(md->dev, md->conf->mode, md->conf->gid,
+				     mdev_on_cuse_state, md, &err);
+	if (!md->cuse) {
+		mdev_fail(md, g_steal_pointer(&err));
+		return;
+	}
+	md->timeout_source = g_timeout_add_seconds(md->m->conf->selftest_timeout_s,
+						   mdev_selftest_timeout, md);
+	mgr_changed(md->m);
+}
+
+static void
+mgr_selftest_done(void *data, uint64_t tag, int r, const char *error)
+{
+	struct v4l2cuse_manager *m = data;
+	struct mdev *md = NULL;
+
+	for (unsigned int i = 0; i < m->devs->len && !md; i++) {
+		struct mdev *x = m->devs->pdata[i];
+
+		if (x->tag == tag && x->state == MDEV_TESTING)
+			md = x;
+	}
+	if (!md)
+		return;		/* removed, timed out or failed meanwhile */
+	md->tag = 0;
+	if (md->timeout_source) {
+		g_source_remove(md->timeout_source);
+		md->timeout_source = 0;
+	}
+	if (r < 0) {
+		mdev_fail(md, g_strdup_printf("self-test failed: %s", error));
+		return;
+	}
+	md->state = MDEV_SERVING;
+	md->failures = 0;
+	g_clear_pointer(&md->error, g_free);
+	g_message("%s: serving /dev/%s (%s, source %s)", md->conf->id, md->node,
+		  v4l2cuse_device_label(md->dev), v4l2cuse_device_source_spec(md->dev));
+	mdev_settle(md);
+}
+
+/* ---------------------------------------------------------------------- */
+
+struct v4l2cuse_manager *
+v4l2cuse_manager_new(const struct v4l2cuse_manager_events *ev, void *data,
+		     bool stop_on_failure)
+{
+	struct v4l2cuse_manager *m = g_new0(struct v4l2cuse_manager, 1);
+
+	m->ev = *ev;
+	m->data = data;
+	m->stop_on_failure = stop_on_failure;
+	m->conf = v4l2cuse_conf_new();
+	m->devs = g_ptr_array_new();
+	m->selftest = v4l2cuse_selftest_new(mgr_selftest_done, m);
+	return m;
+}
+
+void
+v4l2cuse_manager_free(struct v4l2cuse_manager *m)
+{
+	if (!m)
+		return;
+	/* Nodes first: a self-test blocked in open() then fails and returns. */
+	for (unsigned int i = 0; i < m->devs->len; i++)
+		mdev_free(m->devs->pdata[i]);
+	g_ptr_array_set_size(m->devs, 0);
+	v4l2cuse_selftest_free(m->selftest);
+	g_ptr_array_unref(m->devs);
+	v4l2cuse_conf_free(m->conf);
+	g_free(m);
+}
+
+bool
+v4l2cuse_manager_settled(struct v4l2cuse_manager *m)
+{
+	for (unsigned int i = 0; i < m->devs->len; i++) {
+		struct mdev *md = m->devs->pdata[i];
+
+		if (!md->settled)
+			return false;
+	}
+	return true;
+}
+
+void
+v4l2cuse_manager_count(struct v4l2cuse_manager *m, unsigned int *ret_serving,
+		       unsigned int *ret_total)
+{
+	unsigned int serving = 0;
+
+	for (unsigned int i = 0; i < m->devs->len; i++)
+		serving += ((struct mdev *)m->devs->pdata[i])->state == MDEV_SERVING;
+	*ret_serving = serving;
+	*ret_total = m->devs->len;
+}
+
+const struct v4l2cuse_conf *
+v4l2cuse_manager_conf(struct v4l2cuse_manager *m)
+{
+	return m->conf;
+}
+
+static void
+mgr_remove(struct v4l2cuse_manager *m, struct mdev *md)
+{
+	g_ptr_array_remove(m->devs, md);
+	g_message("%s: removing /dev/%s", md->conf->id, md->node);
+	mdev_free(md);
+}
+
+/* Register a built device and keep it. */
+static void
+mgr_start(struct v4l2cuse_manager *m, struct mdev *md)
+{
+	g_ptr_array_add(m->devs, md);
+	mdev_register(md);
+}
+
+/* Resolve @d's node for a new device, avoiding @staged and the devices kept. */
+static char *
+mgr_resolve_node(struct v4l2cuse_manager *m, const struct v4l2cuse_conf_device *d,
+		 const struct mdev *old, GPtrArray *staged, GPtrArray *kept, char **ret_error)
+{
+	if (d->node) {
+		if (node_in(kept, d->node, NULL) || node_in(staged, d->node, NULL)) {
+			*ret_error = g_strdup_printf("%s node: %s is in use by another device",
+						     d->where, d->node);
+			return NULL;
+		}
+		return g_strdup(d->node);
+	}
+	/* No node= : keep the one it had, else pick a free one. */
+	if (old && !node_in(kept, old->node, NULL) && !node_in(staged, old->node, NULL))
+		return g_strdup(old->node);
+	{
+		char *node = pick_node(kept, staged);
+
+		if (!node)
+			*ret_error = g_strdup_printf("%s: no free node name in video%u..video%u",
+						     d->where, MGR_NODE_FIRST, MGR_NODE_LAST);
+		return node;
+	}
+}
+
+int
+v4l2cuse_manager_apply(struct v4l2cuse_manager *m, struct v4l2cuse_conf *conf,
+		       char **ret_error)
+{
+	g_autoptr(GPtrArray) kept = g_ptr_array_new();		/* struct mdev *, untouched */
+	g_autoptr(GPtrArray) staged = g_ptr_array_new();	/* new struct mdev *, built */
+	g_autoptr(GPtrArray) replaced = g_ptr_array_new();	/* old one per staged, or NULL */
+	g_autoptr(GPtrArray) removed = g_ptr_array_new();
+	unsigned int switched = 0;
+
+	/* Phase 1: decide and build; nothing changes yet. */
+	for (unsigned int i = 0; i < m->devs->len; i++) {
+		struct mdev *md = m->devs->pdata[i];
+		const struct v4l2cuse_conf_device *d = v4l2cuse_conf_find(conf, md->conf->id);
+
+		if ((!d && md->runtime) ||
+		    (d && d->enabled && v4l2cuse_conf_device_equal(d, md->conf)))
+			g_ptr_array_add(kept, md);
+		else if (!d || !d->enabled)
+			g_ptr_array_add(removed, md);
+	}
+	for (unsigned int i = 0; i < conf->devices->len; i++) {
+		const struct v4l2cuse_conf_device *d = conf->devices->pdata[i];
+		struct mdev *old = mgr_find(m, d->id), *md;
+		g_autofree char *node = NULL;
+		char *err = NULL;
+
+		if (!d->enabled || (old && g_ptr_array_find(kept, old, NULL)))
+			continue;
+		node = mgr_resolve_node(m, d, old, staged, kept, &err);
+		md = node ? mdev_new(m, d, false, node, &err) : NULL;
+		if (!md) {
+			*ret_error = err;
+			for (unsigned int k = 0; k < staged->len; k++)
+				mdev_free(staged->pdata[k]);
+			return -EINVAL;
+		}
+		g_ptr_array_add(staged, md);
+		g_ptr_array_add(replaced, old);
+	}
+
+	/* Phase 2: daemon settings, removals, live switches, registrations. */
+	if (m->conf->control_socket && g_strcmp0(m->conf->control_socket, conf->control_socket))
+		g_message("control-socket changes take effect at the next start");
+	v4l2cuse_conf_free(m->conf);
+	m->conf = conf;
+	for (unsigned int i = 0; i < removed->len; i++)
+		mgr_remove(m, removed->pdata[i]);
+	for (unsigned int i = 0; i < staged->len; i++) {
+		struct mdev *md = staged->pdata[i], *old = replaced->pdata[i];
+		g_autofree char *err = NULL;
+
+		if (old && old->dev && old->state == MDEV_SERVING &&
+		    v4l2cuse_conf_device_equal_but_source(md->conf, old->conf) &&
+		    g_strcmp0(md->node, old->node) == 0) {
+			/* Only source= or placeholder= changed: switch live. */
+			int r = 0;
+
+			if (g_strcmp0(md->conf->source, old->conf->source) != 0)
+				r = v4l2cuse_device_set_source(old->dev, md->conf->source, &err);
+			if (r == 0 && g_strcmp0(md->conf->placeholder, old->conf->placeholder) != 0)
+				r = v4l2cuse_device_set_placeholder(old->dev, md->conf->placeholder,
+								    &err);
+			if (r == 0) {
+				v4l2cuse_conf_device_free(old->conf);
+				old->conf = v4l2cuse_conf_device_dup(md->conf);
+				mdev_free(md);
+				switched++;
+				continue;
+			}
+			g_message("%s: %s; re-creating the device", old->conf->id, err);
+		}
+		if (old)
+			mgr_remove(m, old);
+		mgr_start(m, md);
+	}
+	g_message("configuration applied: %u devices, %u kept, %u new or re-created, "
+		  "%u switched live, %u removed", m->devs->len, kept->len,
+		  staged->len - switched, switched, removed->len);
+	m->waiting_settle = true;
+	mgr_changed(m);
+	mgr_check_settled(m);
+	return 0;
+}
+
+int
+v4l2cuse_manager_add(struct v4l2cuse_manager *m, const struct v4l2cuse_conf_device *d,
+		     char **ret_error)
+{
+	struct mdev *md;
+	g_autofree char *node = NULL;
+
+	if (mgr_find(m, d->id)) {
+		*ret_error = g_strdup_printf("device '%s' exists already", d->id);
+		return -EEXIST;
+	}
+	node = mgr_resolve_node(m, d, NULL, NULL, m->devs, ret_error);
+	if (!node)
+		return -EEXIST;
+	md = mdev_new(m, d, true, node, ret_error);
+	if (!md)
+		return -EINVAL;
+	g_message("%s: adding /dev/%s", d->id, node);
+	mgr_start(m, md);
+	return 0;
+}
+
+int
+v4l2cuse_manager_remove(struct v4l2cuse_manager *m, const char *id, char **ret_error)
+{
+	struct mdev *md = mgr_find(m, id);
+
+	if (!md) {
+		*ret_error = g_strdup_printf("no device '%s'", id);
+		return -ENOENT;
+	}
+	mgr_remove(m, md);
+	mgr_changed(m);
+	mgr_check_settled(m);
+	return 0;
+}
+
+static struct mdev *
+mgr_find_live(struct v4l2cuse_manager *m, const char *id, char **ret_error)
+{
+	struct mdev *md = mgr_find(m, id);
+
+	if (!md) {
+		*ret_error = g_strdup_printf("no device '%s'", id);
+		return NULL;
+	}
+	if (!md->dev) {
+		*ret_error = g_strdup_printf("device '%s' is not running (%s)", id,
+					     mdev_state_names[md->state]);
+		return NULL;
+	}
+	return md;
+}
+
+int
+v4l2cuse_manager_set_source(struct v4l2cuse_manager *m, const char *id, const char *spec,
+			    char **ret_error)
+{
+	struct mdev *md = mgr_find_live(m, id, ret_error);
+	int r;
+
+	if (!md)
+		return -ENOENT;
+	r = v4l2cuse_device_set_source(md->dev, spec, ret_error);
+	mgr_changed(m);
+	return r;
+}
+
+int
+v4l2cuse_manager_set_placeholder(struct v4l2cuse_manager *m, const char *id,
+				 const char *spec, char **ret_error)
+{
+	struct mdev *md = mgr_find_live(m, id, ret_error);
+
+	if (!md)
+		return -ENOENT;
+	return v4l2cuse_device_set_placeholder(md->dev, spec, ret_error);
+}
+
+/* ---------------------------------------------------------------------- */
+/* list and STATUS= */
+
+static void
+format_fmt(const struct v4l2cuse_device_stats *st, char *buf, size_t size)
+{
+	const struct v4l2_fract *iv = &st->interval;
+
+	if (iv->numerator == 1 || iv->numerator == 0)
+		snprintf(buf, size, "%ux%u/%.4s@%u", st->fmt.width, st->fmt.height,
+			 (const char *)&st->fmt.pixelformat, iv->denominator);
+	else
+		snprintf(buf, size, "%ux%u/%.4s@%u/%u", st->fmt.width, st->fmt.height,
+			 (const char *)&st->fmt.pixelformat, iv->denominator, iv->numerator);
+}
+
+void
+v4l2cuse_manager_list(struct v4l2cuse_manager *m, GString *out)
+{
+	gint64 now = g_get_monotonic_time();
+
+	g_string_append_printf(out, "%-12s %-8s %-11s %5s %-9s %10s %8s %7s %-22s %s\n", "ID",
+			       "NODE", "STATE", "OPENS", "STREAMING", "DELIVERED", "DROPPED",
+			       "ERRORS", "FORMAT", "SOURCE");
+	for (unsigned int i = 0; i < m->devs->len; i++) {
+		struct mdev *md = m->devs->pdata[i];
+		struct v4l2cuse_device_stats st = { 0 };
+		char fmt[40] = "-";
+		const char *state = mdev_state_names[md->state];
+
+		if (md->dev) {
+			v4l2cuse_device_get_stats(md->dev, &st);
+			format_fmt(&st, fmt, sizeof(fmt));
+		}
+		if (md->state == MDEV_SERVING && st.placeholder_active)
+			state = "placeholder";
+		g_string_append_printf(out, "%-12s %-8s %-11s %5u %-9s %10" G_GUINT64_FORMAT
+				       " %8" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT " %-22s %s\n",
+				       md->conf->id, md->node, state, st.opens,
+				       st.streaming ? "yes" : "no", st.delivered, st.dropped,
+				       st.errors, fmt,
+				       md->dev ? v4l2cuse_device_source_spec(md->dev)
+					       : md->conf->source);
+		if (md->error && md->state != MDEV_SERVING) {
+			g_string_append_printf(out, "    error: %s", md->error);
+			if (md->state == MDEV_FAILED)
+				g_string_append_printf(out, " (retry %u in %d s)", md->failures + 1,
+						       (int)MAX(0, (md->retry_at - now +
+								    G_USEC_PER_SEC - 1) /
+								   G_USEC_PER_SEC));
+			g_string_append_c(out, '\n');
+		}
+	}
+}
+
+char *
+v4l2cuse_manager_status(struct v4l2cuse_manager *m)
+{
+	GString *s = g_string_new(NULL);
+	unsigned int serving = 0, streaming = 0, opens = 0, failed = 0;
+
+	for (unsigned int i = 0; i < m->devs->len; i++) {
+		struct mdev *md = m->devs->pdata[i];
+		struct v4l2cuse_device_stats st = { 0 };
+
+		if (md->dev)
+			v4l2cuse_device_get_stats(md->dev, &st);
+		serving += md->state == MDEV_SERVING;
+		streaming += st.streaming;
+		opens += st.opens;
+		failed += md->state == MDEV_FAILED || md->state == MDEV_GAVE_UP;
+	}
+	g_string_append_printf(s, "%u/%u devices serving, %u streaming, %u open", serving,
+			       m->devs->len, streaming, opens);
+	for (unsigned int i = 0; i < m->devs->len && failed; i++) {
+		struct mdev *md = m->devs->pdata[i];
+
+		if (md->state == MDEV_FAILED || md->state == MDEV_GAVE_UP)
+			g_string_append_printf(s, "; %s %s: %s", md->node,
+					       md->state == MDEV_FAILED ? "retrying" : "failed",
+					       md->error ? md->error : "?");
+	}
+	return g_string_free(s, FALSE);
+}

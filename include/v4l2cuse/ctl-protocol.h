@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Talking to a running v4l2cuse daemon:
+ *
+ * 1. The instance ioctl. VIDIOC_V4L2CUSE_INFO on any node the daemon serves
+ *    returns the daemon's per-process random nonce, its pid and the node's
+ *    name and device id. The daemon's own self-test (daemon/selftest.c)
+ *    opens each node from a worker thread and compares the nonce: that
+ *    proves the node is served by this instance and not by a stale or
+ *    foreign CUSE daemon that happens to hold the name. bus_info is not
+ *    used for this, because it must stay stable across restarts (browsers
+ *    use it as the device id). Private ioctl numbers: shim-protocol.h owns
+ *    BASE_VIDIOC_PRIVATE + 0..15 (and + 42), this header + 16..31.
+ *
+ * 2. The control socket (v4l2cuse-ctl). A SOCK_STREAM unix socket, by
+ *    default V4L2CUSE_CTL_SOCKET_NAME in the runtime directory. One request
+ *    per connection: a single line of tab-separated fields (command first,
+ *    no tabs or newlines inside a field), at most V4L2CUSE_CTL_MAX_REQUEST
+ *    bytes. The reply is any number of text lines, then a last line that is
+ *    either "ok" or "error <one-line message>"; then the daemon closes the
+ *    connection. Callers must be root or in the configured control group
+ *    (checked with SO_PEERCRED and SO_PEERGROUPS).
+ *
+ *    Commands (daemon/control.c has the details, v4l2cuse-ctl(1) the user
+ *    view):
+ *      list                       a header line, then one line per device
+ *      add ID [KEY=VALUE...]      a device like a [device ID] config group
+ *      remove ID
+ *      set-source ID SPEC         switch the source live (same format)
+ *      set-placeholder ID SPEC    "none" removes it
+ *      reload                     like SIGHUP
+ */
+
+#include <stdint.h>
+#include <linux/ioctl.h>
+#include <linux/videodev2.h>
+
+#define V4L2CUSE_INFO_MAGIC		0x49433256u	/* "V2CI" */
+#define V4L2CUSE_INFO_VERSION		1u
+
+struct v4l2cuse_info {
+	uint32_t magic;		/* V4L2CUSE_INFO_MAGIC */
+	uint32_t version;	/* V4L2CUSE_INFO_VERSION */
+	uint64_t nonce;		/* random, fixed for the daemon's lifetime */
+	uint32_t pid;		/* the daemon's pid (in its pid namespace) */
+	uint32_t reserved0;
+	char name[32];		/* node name, "video42" */
+	char id[32];		/* device id (config group "device ID") */
+	uint32_t reserved[8];
+};
+
+#define VIDIOC_V4L2CUSE_INFO \
+	_IOR('V', BASE_VIDIOC_PRIVATE + 16, struct v4l2cuse_info)
+
+#define V4L2CUSE_CTL_SOCKET_NAME	"control.sock"
+#define V4L2CUSE_CTL_RUNDIR		"/run/v4l2cuse"
+#define V4L2CUSE_CTL_MAX_REQUEST	8192
+#define V4L2CUSE_CTL_MAX_CLIENTS	16	/* concurrent connections */
+#define V4L2CUSE_CTL_TIMEOUT_S		5	/* to send the request */
+
+_Static_assert(sizeof(struct v4l2cuse_info) == 120, "info ABI");
