@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * v4l2-mmap-bench: steady-state MMAP streaming from a V4L2 capture node.
+ *
+ *   v4l2-mmap-bench DEVICE WxH FPS SECS [BUFFERS]
+ *
+ * Sets YUYV at WxH and FPS, REQBUFS(MMAP) (default 4 buffers), maps and
+ * queues them, STREAMON, dequeues (and requeues) one second of warm-up
+ * frames, then streams for SECS seconds: poll(POLLIN), DQBUF, read one byte
+ * per page of the frame (what any consumer does at least), QBUF. Reports
+ * delivered fps and the system-wide busy CPU per frame from /proc/stat (all
+ * CPUs: the daemon's work counts too), like v4l2-bench's "read". Works on
+ * vivid, v4l2loopback, and on v4l2cuse under v4l2cuse-run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/videodev2.h>
+
+#define MAX_BUFS 32
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Busy and total jiffies of all CPUs. */
+static void
+cpu_jiffies(unsigned long long *busy, unsigned long long *total)
+{
+	unsigned long long v[10] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+
+	*busy = *total = 0;
+	if (!f)
+		return;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+		   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]) >= 8) {
+		for (int i = 0; i < 8; i++)
+			*total += v[i];
+		*busy = *total - v[3] - v[4];	/* minus idle and iowait */
+	}
+	fclose(f);
+}
+
+static int
+xioctl(int fd, unsigned long cmd, void *arg)
+{
+	int r;
+
+	do
+		r = ioctl(fd, cmd, arg);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+/* Wait for and dequeue one frame, touch it, requeue it. 1 if it was good. */
+static int
+cycle(int fd, uint8_t **mem, volatile uint8_t *sink)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = V4L2_MEMORY_MMAP };
+	long page = sysconf(_SC_PAGESIZE);
+	int good;
+
+	if (poll(&p, 1, 5000) <= 0) {
+		fprintf(stderr, "poll: no frame within 5 s\n");
+		return -1;
+	}
+	if (xioctl(fd, VIDIOC_DQBUF, &b) < 0) {
+		if (errno == EAGAIN)
+			return 0;
+		perror("DQBUF");
+		return -1;
+	}
+	good = !(b.flags & V4L2_BUF_FLAG_ERROR) && b.bytesused > 0;
+	for (uint32_t off = 0; good && off < b.bytesused; off += (uint32_t)page)
+		*sink += mem[b.index][off];
+	if (xioctl(fd, VIDIOC_QBUF, &b) < 0) {
+		perror("QBUF");
+		return -1;
+	}
+	return good;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct v4l2_capability cap = { 0 };
+	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	struct v4l2_streamparm parm = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	struct v4l2_requestbuffers rb = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					  .memory = V4L2_MEMORY_MMAP };
+	uint8_t *mem[MAX_BUFS];
+	unsigned long long b0, t0j, b1, t1j;
+	unsigned int w, h, fps, frames = 0, errors = 0;
+	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE, fd, r;
+	long hz = sysconf(_SC_CLK_TCK);
+	volatile uint8_t sink = 0;
+	double secs, t0, t1;
+
+	if (argc < 5 || sscanf(argv[2], "%ux%u", &w, &h) != 2) {
+		fprintf(stderr, "usage: v4l2-mmap-bench DEVICE WxH FPS SECS [BUFFERS]\n");
+		return 2;
+	}
+	fps = (unsigned int)atoi(argv[3]);
+	secs = atof(argv[4]);
+	rb.count = argc > 5 ? (unsigned int)atoi(argv[5]) : 4;
+
+	fd = open(argv[1], O_RDWR | O_NONBLOCK);
+	if (fd < 0) {
+		perror(argv[1]);
+		return 1;
+	}
+	xioctl(fd, VIDIOC_QUERYCAP, &cap);
+	if (!(cap.device_caps & V4L2_CAP_STREAMING)) {
+		fprintf(stderr, "%s: no STREAMING (v4l2cuse: run under v4l2cuse-run)\n", argv[1]);
+		return 1;
+	}
+	fmt.fmt.pix.width = w;
+	fmt.fmt.pix.height = h;
+	fmt.fmt.pix.pixelformat = V4L2_PIX_FMT_YUYV;
+	fmt.fmt.pix.field = V4L2_FIELD_NONE;
+	if (xioctl(fd, VIDIOC_S_FMT, &fmt) < 0) {
+		perror("S_FMT");
+		return 1;
+	}
+	if (fmt.fmt.pix.width != w || fmt.fmt.pix.height != h ||
+	    fmt.fmt.pix.pixelformat != V4L2_PIX_FMT_YUYV) {
+		fprintf(stderr, "%s: %ux%u YUYV not offered\n", argv[1], w, h);
+		return 1;
+	}
+	parm.parm.capture.timeperframe = (struct v4l2_fract){ 1, fps };
+	if (xioctl(fd, VIDIOC_S_PARM, &parm) < 0)
+		perror("S_PARM (continuing)");
+	if (xioctl(fd, VIDIOC_REQBUFS, &rb) < 0 || rb.count < 2 || rb.count > MAX_BUFS) {
+		perror("REQBUFS");
+		return 1;
+	}
+	for (unsigned int i = 0; i < rb.count; i++) {
+		struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					 .memory = V4L2_MEMORY_MMAP, .index = i };
+
+		if (xioctl(fd, VIDIOC_QUERYBUF, &b) < 0) {
+			perror("QUERYBUF");
+			return 1;
+		}
+		mem[i] = mmap(NULL, b.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, b.m.offset);
+		if (mem[i] == MAP_FAILED) {
+			perror("mmap");
+			return 1;
+		}
+		if (xioctl(fd, VIDIOC_QBUF, &b) < 0) {
+			perror("QBUF");
+			return 1;
+		}
+	}
+	if (xioctl(fd, VIDIOC_STREAMON, &type) < 0) {
+		perror("STREAMON");
+		return 1;
+	}
+	for (t0 = now_s(); now_s() - t0 < 1.0;)
+		if (cycle(fd, mem, &sink) < 0)
+			return 1;
+	cpu_jiffies(&b0, &t0j);
+	t0 = now_s();
+	while ((t1 = now_s()) - t0 < secs) {
+		r = cycle(fd, mem, &sink);
+		if (r < 0)
+			return 1;
+		frames += r == 1;
+		errors += r == 0;
+	}
+	cpu_jiffies(&b1, &t1j);
+	xioctl(fd, VIDIOC_STREAMOFF, &type);
+	printf("mmap %s driver=%s size=%ux%u fps_req=%u buffers=%u frames=%u errors=%u "
+	       "secs=%.2f fps=%.2f cpu_ms_per_frame=%.2f\n",
+	       argv[1], cap.driver, w, h, fps, rb.count, frames, errors, t1 - t0,
+	       frames / (t1 - t0), frames ? (double)(b1 - b0) * 1000.0 / hz / frames : 0.0);
+	close(fd);
+	return 0;
+}
