@@ -38,6 +38,21 @@ querybuf(struct fake_drv *d, unsigned int index)
 	return b;
 }
 
+static int
+prepare(struct fake_drv *d, const void *owner, uint32_t mem, unsigned int index)
+{
+	struct v4l2_buffer b = fake_vbuf(mem, index);
+
+	return vb_queue_prepare_buf(d->q, owner, &b);
+}
+
+/* The memory type a test does not use. */
+static uint32_t
+other_memory(uint32_t mem)
+{
+	return mem == V4L2_MEMORY_MMAP ? V4L2_MEMORY_USERPTR : V4L2_MEMORY_MMAP;
+}
+
 static void
 test_config(void)
 {
@@ -509,25 +524,27 @@ test_create_bufs(void)
 }
 
 static void
-test_owner_ebusy(void)
+test_owner_ebusy(gconstpointer data)
 {
+	const uint32_t mem = GPOINTER_TO_UINT(data);
+
 	struct fake_drv *d = fake_new(SIZE);
-	struct v4l2_create_buffers cb = { .count = 1, .memory = MMAP };
-	struct v4l2_buffer b = { .index = 0, .type = CAP, .memory = MMAP };
-	const void *data;
+	struct v4l2_create_buffers cb = { .count = 1, .memory = mem };
+	struct v4l2_buffer b = fake_vbuf(mem, 0);
+	const void *rdata;
 
 	cb.format.type = CAP;
 	cb.format.fmt.pix.sizeimage = SIZE;
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 2, NULL), ==, 0);
-	g_assert_cmpint(fake_reqbufs(d, B, MMAP, 2, NULL), ==, -EBUSY);
-	g_assert_cmpint(fake_reqbufs(d, B, MMAP, 0, NULL), ==, -EBUSY);
+	g_assert_cmpint(fake_reqbufs(d, A, mem, 2, NULL), ==, 0);
+	g_assert_cmpint(fake_reqbufs(d, B, mem, 2, NULL), ==, -EBUSY);
+	g_assert_cmpint(fake_reqbufs(d, B, mem, 0, NULL), ==, -EBUSY);
 	g_assert_cmpint(vb_queue_create_bufs(d->q, B, &cb), ==, -EBUSY);
 	g_assert_cmpint(vb_queue_prepare_buf(d->q, B, &b), ==, -EBUSY);
-	g_assert_cmpint(fake_qbuf(d, B, MMAP, 0), ==, -EBUSY);
+	g_assert_cmpint(fake_qbuf(d, B, mem, 0), ==, -EBUSY);
 	g_assert_cmpint(fake_dqbuf(d, B, NULL), ==, -EBUSY);
 	g_assert_cmpint(vb_queue_streamon(d->q, B, CAP), ==, -EBUSY);
 	g_assert_cmpint(vb_queue_streamoff(d->q, B, CAP), ==, -EBUSY);
-	g_assert_cmpint(vb_queue_read(d->q, B, 100, true, &data), ==, -EBUSY);
+	g_assert_cmpint(vb_queue_read(d->q, B, 100, true, &rdata), ==, -EBUSY);
 	/* ...even with bad arguments (vb2 checks the owner first). */
 	b.index = 99;
 	g_assert_cmpint(vb_queue_qbuf(d->q, B, &b), ==, -EBUSY);
@@ -539,11 +556,11 @@ test_owner_ebusy(void)
 	g_assert_true(vb_queue_owner(d->q) == A);
 	g_assert_cmpint(fake_state(d, 1), ==, VB_BUF_DEQUEUED);
 	/* NULL owners are refused. */
-	g_assert_cmpint(fake_qbuf(d, NULL, MMAP, 0), ==, -EINVAL);
+	g_assert_cmpint(fake_qbuf(d, NULL, mem, 0), ==, -EINVAL);
 	g_assert_cmpint(fake_dqbuf(d, NULL, NULL), ==, -EINVAL);
 	g_assert_cmpint(vb_queue_streamon(d->q, NULL, CAP), ==, -EINVAL);
 	g_assert_cmpint(vb_queue_streamoff(d->q, NULL, CAP), ==, -EINVAL);
-	g_assert_cmpint(vb_queue_read(d->q, NULL, 1, true, &data), ==, -EINVAL);
+	g_assert_cmpint(vb_queue_read(d->q, NULL, 1, true, &rdata), ==, -EINVAL);
 	g_assert_cmpint(vb_queue_prepare_buf(d->q, NULL, &b), ==, -EINVAL);
 	g_assert_cmpint(vb_queue_create_bufs(d->q, NULL, &cb), ==, -EINVAL);
 	vb_queue_release(d->q, NULL);
@@ -553,14 +570,16 @@ test_owner_ebusy(void)
 }
 
 static void
-test_owner_release(void)
+test_owner_release(gconstpointer data)
 {
+	const uint32_t mem = GPOINTER_TO_UINT(data);
+
 	struct fake_drv *d = fake_new(SIZE);
 	unsigned int wakes;
 
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 4, NULL), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 0), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 1), ==, 0);
+	g_assert_cmpint(fake_reqbufs(d, A, mem, 4, NULL), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, 0);
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
 	fake_produce(d, VB_BUF_DONE);
 	g_assert_cmpint(vb_queue_mapped(d->q, 2, 1), ==, 1);
@@ -580,8 +599,8 @@ test_owner_release(void)
 
 	/* vb_queue_free() stops a streaming queue too. */
 	d = fake_new(SIZE);
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 4, NULL), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 0), ==, 0);
+	g_assert_cmpint(fake_reqbufs(d, A, mem, 4, NULL), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
 	vb_queue_free(d->q);
 	g_assert_cmpuint(d->n_stop, ==, 1);
@@ -590,14 +609,16 @@ test_owner_release(void)
 }
 
 static void
-test_qbuf_errors(void)
+test_qbuf_errors(gconstpointer data)
 {
+	const uint32_t mem = GPOINTER_TO_UINT(data);
+
 	struct fake_drv *d = fake_new(SIZE);
-	struct v4l2_buffer b = { .index = 0, .type = CAP, .memory = MMAP };
+	struct v4l2_buffer b = fake_vbuf(mem, 0);
 
 	/* No buffers at all. */
 	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, -EINVAL);
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 3, NULL), ==, 0);
+	g_assert_cmpint(fake_reqbufs(d, A, mem, 3, NULL), ==, 0);
 	b.index = 3;
 	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, -EINVAL);
 	b.index = UINT32_MAX;
@@ -606,11 +627,11 @@ test_qbuf_errors(void)
 	b.type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
 	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, -EINVAL);
 	b.type = CAP;
-	b.memory = UPTR;
+	b.memory = other_memory(mem);
 	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, -EINVAL);
 	b.memory = V4L2_MEMORY_DMABUF;
 	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, -EINVAL);
-	b.memory = MMAP;
+	b.memory = mem;
 	g_assert_cmpuint(d->n_prepare, ==, 0);
 
 	/* A good QBUF returns the updated struct. */
@@ -619,7 +640,7 @@ test_qbuf_errors(void)
 	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, 0);
 	g_assert_cmphex(b.flags, ==, V4L2_BUF_FLAG_QUEUED | V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC |
 			V4L2_BUF_FLAG_TSTAMP_SRC_EOF);
-	g_assert_cmpuint(b.length, ==, SIZE);
+	g_assert_cmpuint(b.length, ==, mem == V4L2_MEMORY_MMAP ? SIZE : FAKE_CLIENT_LEN);
 	g_assert_cmpuint(b.bytesused, ==, 0);
 	g_assert_cmpuint(b.m.offset, ==, querybuf(d, 0).m.offset);
 	g_assert_cmpuint(d->n_prepare, ==, 1);
@@ -640,24 +661,26 @@ test_qbuf_errors(void)
 
 	/* buf_prepare failing: the buffer stays DEQUEUED. */
 	d->fail_prepare = -ENOEXEC;
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 1), ==, -ENOEXEC);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, -ENOEXEC);
 	g_assert_cmpint(fake_state(d, 1), ==, VB_BUF_DEQUEUED);
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 1), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, 0);
 	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
 	fake_assert_balanced(d);
 	fake_free(d);
 }
 
 static void
-test_dqbuf_errors(void)
+test_dqbuf_errors(gconstpointer data)
 {
+	const uint32_t mem = GPOINTER_TO_UINT(data);
+
 	struct fake_drv *d = fake_new(SIZE);
 	struct v4l2_buffer b = { .type = CAP };
 
 	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EINVAL);	/* streaming off */
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 2, NULL), ==, 0);
+	g_assert_cmpint(fake_reqbufs(d, A, mem, 2, NULL), ==, 0);
 	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EINVAL);
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 0), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
 	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EINVAL);
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
 	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EAGAIN);	/* nothing done */
@@ -672,16 +695,18 @@ test_dqbuf_errors(void)
 }
 
 static void
-test_stream_cycle(void)
+test_stream_cycle(gconstpointer data)
 {
+	const uint32_t mem = GPOINTER_TO_UINT(data);
+
 	struct fake_drv *d = fake_new(SIZE);
 	struct v4l2_buffer b;
 	uint64_t last_ts = 0;
 	unsigned int i, round;
 
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 4, NULL), ==, 0);
+	g_assert_cmpint(fake_reqbufs(d, A, mem, 4, NULL), ==, 0);
 	for (i = 0; i < 4; i++)
-		g_assert_cmpint(fake_qbuf(d, A, MMAP, i), ==, 0);
+		g_assert_cmpint(fake_qbuf(d, A, mem, i), ==, 0);
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
 	g_assert_true(vb_queue_is_streaming(d->q));
 	g_assert_cmpuint(d->n_start, ==, 1);
@@ -707,7 +732,7 @@ test_stream_cycle(void)
 		g_assert_cmpuint(b.index, ==, (unsigned int)index);
 		g_assert_cmpuint(b.sequence, ==, round);
 		g_assert_cmpuint(b.field, ==, V4L2_FIELD_NONE);
-		g_assert_cmpuint(b.memory, ==, MMAP);
+		g_assert_cmpuint(b.memory, ==, mem);
 		g_assert_false(b.flags & (V4L2_BUF_FLAG_DONE | V4L2_BUF_FLAG_QUEUED));
 		g_assert_true(b.flags & V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC);
 		if (st == VB_BUF_ERROR) {
@@ -724,7 +749,7 @@ test_stream_cycle(void)
 		/* QUERYBUF keeps the frame's data after DQBUF */
 		b = querybuf(d, index);
 		g_assert_cmpuint(b.sequence, ==, round);
-		g_assert_cmpint(fake_qbuf(d, A, MMAP, index), ==, 0);
+		g_assert_cmpint(fake_qbuf(d, A, mem, index), ==, 0);
 		g_assert_cmpint(fake_state(d, index), ==, VB_BUF_ACTIVE);
 	}
 	/* Dropped frames leave a gap. */
@@ -751,7 +776,7 @@ test_stream_cycle(void)
 	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
 	g_assert_cmpuint(vb_queue_next_sequence(d->q), ==, 0);
 	for (i = 0; i < 4; i++)
-		g_assert_cmpint(fake_qbuf(d, A, MMAP, i), ==, 0);
+		g_assert_cmpint(fake_qbuf(d, A, mem, i), ==, 0);
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
 	fake_produce(d, VB_BUF_DONE);
 	g_assert_cmpint(fake_dqbuf(d, A, &b), ==, 0);
@@ -763,18 +788,20 @@ test_stream_cycle(void)
 
 /* buf_queue completing at once, and vb_buffer_done() refusals. */
 static void
-test_stream_sync_complete(void)
+test_stream_sync_complete(gconstpointer data)
 {
+	const uint32_t mem = GPOINTER_TO_UINT(data);
+
 	struct fake_drv *d = fake_new(SIZE);
 	struct v4l2_buffer b;
 	struct vb_buffer *vb;
 
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 2, NULL), ==, 0);
+	g_assert_cmpint(fake_reqbufs(d, A, mem, 2, NULL), ==, 0);
 	d->complete_in_queue = true;
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 0), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
 	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_DONE);
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 1), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, 0);
 	g_assert_cmpint(fake_state(d, 1), ==, VB_BUF_DONE);
 	g_assert_cmpint(fake_dqbuf(d, A, &b), ==, 0);
 	g_assert_cmpuint(b.index, ==, 0);
@@ -783,7 +810,7 @@ test_stream_sync_complete(void)
 	d->complete_in_queue = false;
 
 	/* A buffer that is not ACTIVE is refused. */
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 0), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
 	vb = fake_pop(d);
 	vb_buffer_done(vb, VB_BUF_DONE);
 	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_DONE);
@@ -793,7 +820,7 @@ test_stream_sync_complete(void)
 	vb_buffer_done(vb, VB_BUF_ERROR);		/* DEQUEUED: refused */
 	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_DEQUEUED);
 	/* An invalid completion state turns into ERROR (vb2). */
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 0), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
 	vb_buffer_done(fake_pop(d), VB_BUF_PREPARED);
 	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_ERROR);
 	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
@@ -802,8 +829,10 @@ test_stream_sync_complete(void)
 }
 
 static void
-test_stream_deferred_start(void)
+test_stream_deferred_start(gconstpointer data)
 {
+	const uint32_t mem = GPOINTER_TO_UINT(data);
+
 	struct fake_drv tmp = { 0 };
 	struct vb_queue_config cfg = fake_config(&tmp);
 	struct fake_drv *d;
@@ -811,26 +840,26 @@ test_stream_deferred_start(void)
 	cfg.min_queued_buffers = 3;
 	d = fake_new_with(&cfg, SIZE);
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, -EINVAL);	/* no buffers */
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 2, NULL), ==, 0);
+	g_assert_cmpint(fake_reqbufs(d, A, mem, 2, NULL), ==, 0);
 	/* fewer buffers than min_queued_buffers: can never start */
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, -EINVAL);
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 4, NULL), ==, 0);
+	g_assert_cmpint(fake_reqbufs(d, A, mem, 4, NULL), ==, 0);
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
 	g_assert_true(vb_queue_is_streaming(d->q));
 	g_assert_cmpuint(d->n_start, ==, 0);
 	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EAGAIN);
 	g_assert_cmpuint(vb_queue_poll(d->q, A, POLLIN), ==, POLLERR);	/* no QBUF yet */
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 0), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
 	g_assert_cmpuint(vb_queue_poll(d->q, A, POLLIN), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 1), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, 0);
 	g_assert_cmpuint(d->n_start, ==, 0);
 	g_assert_cmpint(fake_state(d, 1), ==, VB_BUF_QUEUED);
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 2), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 2), ==, 0);
 	g_assert_cmpuint(d->n_start, ==, 1);
 	g_assert_cmpuint(d->last_start_count, ==, 3);
 	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_ACTIVE);
 	g_assert_cmpint(fake_state(d, 2), ==, VB_BUF_ACTIVE);
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 3), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 3), ==, 0);
 	g_assert_cmpint(fake_state(d, 3), ==, VB_BUF_ACTIVE);
 	g_assert_cmpuint(d->n_start, ==, 1);
 	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
@@ -838,26 +867,25 @@ test_stream_deferred_start(void)
 
 	/* STREAMOFF before the deferred start: no stop_streaming. */
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 0), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
 	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
 	g_assert_cmpuint(d->n_stop, ==, 1);
 	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_DEQUEUED);
 
 	/* The deferred start fails inside QBUF: that buffer is not queued. */
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &(struct v4l2_buffer){
-		.index = 0, .type = CAP, .memory = MMAP }), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 1), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 2), ==, 0);
+	g_assert_cmpint(prepare(d, A, mem, 0), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 2), ==, 0);
 	d->fail_start = -EPERM;
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 0), ==, -EPERM);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, -EPERM);
 	g_assert_false(vb_queue_is_streaming(d->q));
 	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_PREPARED);
 	g_assert_cmpint(fake_state(d, 1), ==, VB_BUF_QUEUED);
 	g_assert_cmpint(fake_state(d, 2), ==, VB_BUF_QUEUED);
 	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EINVAL);
 	/* The next STREAMON starts with what is queued. */
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 3), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 3), ==, 0);
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
 	g_assert_cmpuint(d->last_start_count, ==, 3);
 	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
@@ -866,14 +894,16 @@ test_stream_deferred_start(void)
 }
 
 static void
-test_stream_start_fails(void)
+test_stream_start_fails(gconstpointer data)
 {
+	const uint32_t mem = GPOINTER_TO_UINT(data);
+
 	struct fake_drv *d = fake_new(SIZE);
 	unsigned int i, wakes;
 
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 4, NULL), ==, 0);
+	g_assert_cmpint(fake_reqbufs(d, A, mem, 4, NULL), ==, 0);
 	for (i = 0; i < 3; i++)
-		g_assert_cmpint(fake_qbuf(d, A, MMAP, i), ==, 0);
+		g_assert_cmpint(fake_qbuf(d, A, mem, i), ==, 0);
 	d->fail_start = -EIO;
 	wakes = d->n_wake;
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, -EIO);
@@ -895,7 +925,7 @@ test_stream_start_fails(void)
 
 	/* A buggy driver keeps the buffers: they are reclaimed and counted. */
 	for (i = 0; i < 2; i++)
-		g_assert_cmpint(fake_qbuf(d, A, MMAP, i), ==, 0);
+		g_assert_cmpint(fake_qbuf(d, A, mem, i), ==, 0);
 	d->fail_start = -EIO;
 	d->start_keeps_buffers = true;
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, -EIO);
@@ -917,17 +947,18 @@ dqbuf_on_wake(struct fake_drv *d)
 }
 
 static void
-test_stream_streamoff(void)
+test_stream_streamoff(gconstpointer data)
 {
+	const uint32_t mem = GPOINTER_TO_UINT(data);
+
 	struct fake_drv *d = fake_new(SIZE);
 	int results[3] = { 0 };
 	unsigned int i, wakes;
 
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 4, NULL), ==, 0);
+	g_assert_cmpint(fake_reqbufs(d, A, mem, 4, NULL), ==, 0);
 	/* STREAMOFF without STREAMON: allowed, and resets queued buffers. */
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 0), ==, 0);
-	g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &(struct v4l2_buffer){
-		.index = 1, .type = CAP, .memory = MMAP }), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
+	g_assert_cmpint(prepare(d, A, mem, 1), ==, 0);
 	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
 	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_DEQUEUED);
 	g_assert_cmpint(fake_state(d, 1), ==, VB_BUF_DEQUEUED);
@@ -935,7 +966,7 @@ test_stream_streamoff(void)
 	g_assert_cmpint(vb_queue_streamoff(d->q, A, V4L2_BUF_TYPE_VIDEO_OUTPUT), ==, -EINVAL);
 
 	for (i = 0; i < 4; i++)
-		g_assert_cmpint(fake_qbuf(d, A, MMAP, i), ==, 0);
+		g_assert_cmpint(fake_qbuf(d, A, mem, i), ==, 0);
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
 	fake_produce(d, VB_BUF_DONE);			/* 0 DONE, not dequeued */
 	/* A waiter parked in DQBUF retries from wake and gets EINVAL. */
@@ -955,7 +986,7 @@ test_stream_streamoff(void)
 	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EINVAL);
 
 	/* A buggy driver keeps buffers at stop: reclaimed, counted. */
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 0), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
 	fake_assert_balanced(d);
 	d->stop_keeps_buffers = true;
@@ -967,27 +998,28 @@ test_stream_streamoff(void)
 }
 
 static void
-test_stream_error(void)
+test_stream_error(gconstpointer data)
 {
+	const uint32_t mem = GPOINTER_TO_UINT(data);
+
 	struct fake_drv *d = fake_new(SIZE);
 	unsigned int wakes;
 
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 3, NULL), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 0), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 1), ==, 0);
+	g_assert_cmpint(fake_reqbufs(d, A, mem, 3, NULL), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, 0);
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
 	fake_produce(d, VB_BUF_DONE);
 	wakes = d->n_wake;
 	vb_queue_set_error(d->q);
 	g_assert_cmpuint(d->n_wake, ==, wakes + 1);
 	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EIO);
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 2), ==, -EIO);
-	g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &(struct v4l2_buffer){
-		.index = 2, .type = CAP, .memory = MMAP }), ==, -EIO);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 2), ==, -EIO);
+	g_assert_cmpint(prepare(d, A, mem, 2), ==, -EIO);
 	g_assert_cmpuint(vb_queue_poll(d->q, A, POLLIN | POLLRDNORM), ==, POLLERR);
 	/* STREAMOFF leaves the error state. */
 	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 2), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 2), ==, 0);
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
 	g_assert_cmpuint(vb_queue_poll(d->q, A, POLLIN), ==, 0);
 	fake_produce(d, VB_BUF_DONE);
@@ -997,9 +1029,9 @@ test_stream_error(void)
 
 	/* So does REQBUFS(0). */
 	vb_queue_set_error(d->q);
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 0, NULL), ==, 0);
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 2, NULL), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 0), ==, 0);
+	g_assert_cmpint(fake_reqbufs(d, A, mem, 0, NULL), ==, 0);
+	g_assert_cmpint(fake_reqbufs(d, A, mem, 2, NULL), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
 	g_assert_cmpuint(vb_queue_poll(d->q, A, POLLIN), ==, 0);
 	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
@@ -1008,15 +1040,17 @@ test_stream_error(void)
 }
 
 static void
-test_stream_last(void)
+test_stream_last(gconstpointer data)
 {
+	const uint32_t mem = GPOINTER_TO_UINT(data);
+
 	struct fake_drv *d = fake_new(SIZE);
 	struct v4l2_buffer b;
 	unsigned int i;
 
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 4, NULL), ==, 0);
+	g_assert_cmpint(fake_reqbufs(d, A, mem, 4, NULL), ==, 0);
 	for (i = 0; i < 4; i++)
-		g_assert_cmpint(fake_qbuf(d, A, MMAP, i), ==, 0);
+		g_assert_cmpint(fake_qbuf(d, A, mem, i), ==, 0);
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
 	fake_produce(d, VB_BUF_DONE);
 	d->set_last_next = true;
@@ -1034,13 +1068,13 @@ test_stream_last(void)
 	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EPIPE);
 	g_assert_cmpuint(vb_queue_poll(d->q, A, POLLIN | POLLRDNORM), ==, POLLIN | POLLRDNORM);
 	/* QBUF clears LAST on the buffer. */
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 1), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, 0);
 	b = querybuf(d, 1);
 	g_assert_false(b.flags & V4L2_BUF_FLAG_LAST);
 	/* STREAMOFF clears the state. */
 	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
 	for (i = 0; i < 4; i++)
-		g_assert_cmpint(fake_qbuf(d, A, MMAP, i), ==, 0);
+		g_assert_cmpint(fake_qbuf(d, A, mem, i), ==, 0);
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
 	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EAGAIN);
 	g_assert_cmpuint(vb_queue_poll(d->q, A, POLLIN), ==, 0);
@@ -1059,13 +1093,15 @@ test_stream_last(void)
 }
 
 static void
-test_prepare_buf(void)
+test_prepare_buf(gconstpointer data)
 {
+	const uint32_t mem = GPOINTER_TO_UINT(data);
+
 	struct fake_drv *d = fake_new(SIZE);
-	struct v4l2_buffer b = { .index = 0, .type = CAP, .memory = MMAP };
+	struct v4l2_buffer b = fake_vbuf(mem, 0);
 
 	g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &b), ==, -EINVAL);	/* no buffers */
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 2, NULL), ==, 0);
+	g_assert_cmpint(fake_reqbufs(d, A, mem, 2, NULL), ==, 0);
 	g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &b), ==, 0);
 	g_assert_true(b.flags & V4L2_BUF_FLAG_PREPARED);
 	g_assert_false(b.flags & V4L2_BUF_FLAG_QUEUED);
@@ -1075,7 +1111,7 @@ test_prepare_buf(void)
 	/* Twice: EINVAL (vb2 "invalid buffer state"). */
 	g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &b), ==, -EINVAL);
 	/* QBUF of a prepared buffer does not prepare again. */
-	g_assert_cmpint(fake_qbuf(d, A, MMAP, 0), ==, 0);
+	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
 	g_assert_cmpuint(d->n_prepare, ==, 1);
 	g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &b), ==, -EINVAL);	/* QUEUED */
 	/* Failing preparation. */
@@ -1089,7 +1125,7 @@ test_prepare_buf(void)
 	b.type = 0;
 	g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &b), ==, -EINVAL);
 	b.type = CAP;
-	b.memory = UPTR;
+	b.memory = other_memory(mem);
 	g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &b), ==, -EINVAL);
 	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
 	fake_assert_balanced(d);
@@ -1102,12 +1138,12 @@ test_prepare_buf(void)
 
 		cfg.ops = &fake_min_ops;
 		d = fake_new_with(&cfg, SIZE);
-		g_assert_cmpint(fake_reqbufs(d, A, MMAP, 2, NULL), ==, 0);
-		b = (struct v4l2_buffer){ .index = 0, .type = CAP, .memory = MMAP };
+		g_assert_cmpint(fake_reqbufs(d, A, mem, 2, NULL), ==, 0);
+		b = fake_vbuf(mem, 0);
 		g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &b), ==, 0);
 		g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_PREPARED);
-		g_assert_cmpint(fake_qbuf(d, A, MMAP, 0), ==, 0);
-		g_assert_cmpint(fake_qbuf(d, A, MMAP, 1), ==, 0);
+		g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
+		g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, 0);
 		g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
 		fake_produce(d, VB_BUF_DONE);
 		g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, 0);
@@ -1374,6 +1410,19 @@ test_mmap_lookup(void)
 	fake_free(d);
 }
 
+/* Run @fn once with MMAP and once with USERPTR buffers. */
+static void
+add_both(const char *name, GTestDataFunc fn)
+{
+	char *path = g_strdup_printf("/vb/%s/mmap", name);
+
+	g_test_add_data_func(path, GUINT_TO_POINTER(V4L2_MEMORY_MMAP), fn);
+	g_free(path);
+	path = g_strdup_printf("/vb/%s/userptr", name);
+	g_test_add_data_func(path, GUINT_TO_POINTER(V4L2_MEMORY_USERPTR), fn);
+	g_free(path);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1390,18 +1439,18 @@ main(int argc, char **argv)
 	g_test_add_func("/vb/reqbufs/setup-fail", test_reqbufs_setup_fail);
 	g_test_add_func("/vb/reqbufs/size-overflow", test_reqbufs_size_overflow);
 	g_test_add_func("/vb/create-bufs", test_create_bufs);
-	g_test_add_func("/vb/owner/ebusy", test_owner_ebusy);
-	g_test_add_func("/vb/owner/release", test_owner_release);
-	g_test_add_func("/vb/qbuf/errors", test_qbuf_errors);
-	g_test_add_func("/vb/dqbuf/errors", test_dqbuf_errors);
-	g_test_add_func("/vb/stream/cycle", test_stream_cycle);
-	g_test_add_func("/vb/stream/sync-complete", test_stream_sync_complete);
-	g_test_add_func("/vb/stream/deferred-start", test_stream_deferred_start);
-	g_test_add_func("/vb/stream/start-fails", test_stream_start_fails);
-	g_test_add_func("/vb/stream/streamoff", test_stream_streamoff);
-	g_test_add_func("/vb/stream/error", test_stream_error);
-	g_test_add_func("/vb/stream/last", test_stream_last);
-	g_test_add_func("/vb/prepare-buf", test_prepare_buf);
+	add_both("owner/ebusy", test_owner_ebusy);
+	add_both("owner/release", test_owner_release);
+	add_both("qbuf/errors", test_qbuf_errors);
+	add_both("dqbuf/errors", test_dqbuf_errors);
+	add_both("stream/cycle", test_stream_cycle);
+	add_both("stream/sync-complete", test_stream_sync_complete);
+	add_both("stream/deferred-start", test_stream_deferred_start);
+	add_both("stream/start-fails", test_stream_start_fails);
+	add_both("stream/streamoff", test_stream_streamoff);
+	add_both("stream/error", test_stream_error);
+	add_both("stream/last", test_stream_last);
+	add_both("prepare-buf", test_prepare_buf);
 	g_test_add_func("/vb/poll", test_poll);
 	g_test_add_func("/vb/userptr", test_userptr);
 	g_test_add_func("/vb/mmap/seals", test_mmap_seals);

@@ -335,14 +335,31 @@ fake_reqbufs(struct fake_drv *d, const void *owner, uint32_t memory, unsigned in
 	return r;
 }
 
-static FAKE_UNUSED int
-fake_qbuf(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int index)
+/* The "client's" memory for USERPTR buffers: userptr_write copies here. */
+#define FAKE_CLIENT_LEN (64u * 1024u)
+static uint8_t fake_client_mem[VB_MAX_BUFFERS][FAKE_CLIENT_LEN] FAKE_UNUSED;
+
+/* A QBUF/PREPARE_BUF argument; USERPTR buffers point into fake_client_mem. */
+static FAKE_UNUSED struct v4l2_buffer
+fake_vbuf(uint32_t memory, unsigned int index)
 {
 	struct v4l2_buffer b = {
 		.index = index,
 		.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 		.memory = memory,
 	};
+
+	if (memory == V4L2_MEMORY_USERPTR && index < VB_MAX_BUFFERS) {
+		b.m.userptr = (unsigned long)fake_client_mem[index];
+		b.length = FAKE_CLIENT_LEN;
+	}
+	return b;
+}
+
+static FAKE_UNUSED int
+fake_qbuf(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int index)
+{
+	struct v4l2_buffer b = fake_vbuf(memory, index);
 
 	return vb_queue_qbuf(d->q, owner, &b);
 }
