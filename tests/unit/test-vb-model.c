@@ -84,7 +84,8 @@ struct run {
 	char log[24][160];
 	unsigned int nlog;
 	/* outcomes, to see that the interesting paths are reached */
-	unsigned int dq_ok, dq_epipe, dq_eagain, dq_eio, dq_einval, dq_ebusy, rd_data, rd_eagain, started, start_failed;
+	unsigned int dq_ok, dq_epipe, dq_eagain, dq_eio, dq_einval, dq_ebusy;
+	unsigned int rd_data, rd_eagain;
 };
 
 static G_GNUC_PRINTF(2, 3) void
@@ -492,7 +493,8 @@ op_qbuf(struct run *r, int who, bool prepare)
 		int x = g_rand_int_range(r->rand, 0, 10);
 
 		b.m.userptr = x == 0 ? 0 : 0x10000000ul + b.index * 0x100000ul;
-		b.length = x == 1 ? DRV_SIZE - 1 : DRV_SIZE + (uint32_t)g_rand_int_range(r->rand, 0, 3) * DRV_SIZE;
+		b.length = x == 1 ? DRV_SIZE - 1
+			 : DRV_SIZE * (1 + (uint32_t)g_rand_int_range(r->rand, 0, 3));
 	}
 	if (!prepare && g_rand_int_range(r->rand, 0, 30) == 0) {
 		r->d->fail_start = -EPERM;
@@ -805,7 +807,8 @@ op_read(struct run *r, int who)
 		const uint8_t *p = data;
 
 		expect_int(r, "read data", p[0], (uint8_t)(m->cur * 31 + m->pos));
-		expect_int(r, "read data end", p[want - 1], (uint8_t)(m->cur * 31 + m->pos + want - 1));
+		expect_int(r, "read data end", p[want - 1],
+			   (uint8_t)(m->cur * 31 + m->pos + want - 1));
 	}
 	m->pos += (size_t)want;
 	r->rd_data += want > 0;
@@ -883,7 +886,8 @@ run_seed(guint32 seed, unsigned int steps)
 		int op = g_rand_int_range(r->rand, 0, 1000);
 
 		/* Steer a little by mode, so each mode sees its own traffic. */
-		if (r->m.mode == M_READ && op >= 40 && op < 492 && g_rand_int_range(r->rand, 0, 10) < 7)
+		if (r->m.mode == M_READ && op >= 40 && op < 492 &&
+		    g_rand_int_range(r->rand, 0, 10) < 7)
 			op = 780 + g_rand_int_range(r->rand, 0, 120);	/* read */
 		else if (r->m.mode == M_STREAMING && op >= 780 && op < 900 &&
 			 g_rand_int_range(r->rand, 0, 10) < 8)
@@ -923,7 +927,8 @@ run_seed(guint32 seed, unsigned int steps)
 		else if (op < 930)
 			op_mapped(r), counts[12]++;
 		else
-			check_querybuf(r, (unsigned int)g_rand_int_range(r->rand, 0, 34)), counts[13]++;
+			check_querybuf(r, (unsigned int)g_rand_int_range(r->rand, 0, 34)),
+				counts[13]++;
 		check_all(r);
 	}
 	g_test_message("seed %u: %u steps (reqbufs %u, create %u, qbuf %u, prepare %u, "
@@ -932,10 +937,10 @@ run_seed(guint32 seed, unsigned int steps)
 		       counts[1], counts[2], counts[3], counts[4], counts[5], counts[6],
 		       counts[7], counts[8], counts[9], counts[10], counts[11], counts[12],
 		       counts[13]);
-	g_test_message("seed %u: outcomes: dqbuf ok %u, EAGAIN %u, EPIPE %u, EIO %u, EINVAL %u, EBUSY %u; read data %u, "
-		       "EAGAIN %u; start_streaming %u, stop_streaming %u", seed, r->dq_ok,
-		       r->dq_eagain, r->dq_epipe, r->dq_eio, r->dq_einval, r->dq_ebusy, r->rd_data, r->rd_eagain, r->d->n_start,
-		       r->d->n_stop);
+	g_test_message("seed %u: outcomes: dqbuf ok %u, EAGAIN %u, EPIPE %u, EIO %u, EINVAL %u, "
+		       "EBUSY %u; read data %u, EAGAIN %u; start_streaming %u, stop_streaming %u",
+		       seed, r->dq_ok, r->dq_eagain, r->dq_epipe, r->dq_eio, r->dq_einval,
+		       r->dq_ebusy, r->rd_data, r->rd_eagain, r->d->n_start, r->d->n_stop);
 	fake_free(r->d);
 	g_rand_free(r->rand);
 	g_free(r);
