@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
+#
+# Helpers for scripts that tests/vm/vm-run.sh runs inside the test VM.
+# Source it after `set -euo pipefail`:
+#
+#	. "$V4L2CUSE_SRC/tests/vm/lib.sh"
+#
+# Environment set by the VM (all absolute paths, the same inside and outside):
+#	V4L2CUSE_SRC      checkout root (read-only in the VM; also the cwd)
+#	V4L2CUSE_BUILD    meson build directory (read-only in the VM)
+#	V4L2CUSE_RESULTS  writable directory for this script's artefacts, kept
+#	                  on the host as <build>/vm-results/<script name>/
+#	V4L2CUSE_KVER     guest kernel release (uname -r)
+#	V4L2CUSE_MODDIR   module cache root, the -d argument of modprobe
+# Scratch space: /tmp, /run, /dev/shm, /var/tmp are tmpfs. HOME=/root is
+# read-only; XDG_*_HOME point into /tmp.
+#
+# TAP-style checks: every ok/not_ok/check prints "ok N - ..." or
+# "not ok N - ...", and when the script exits the plan "1..N" follows. The
+# script's exit status becomes 1 if any check failed (or stays the status it
+# died with). Register cleanups (stop daemons) with vm_on_exit, not trap EXIT.
+
+if [[ -z ${V4L2CUSE_RESULTS:-} || -z ${V4L2CUSE_MODDIR:-} ]]; then
+	echo "lib.sh: not inside the test VM; run the script through tests/vm/vm-run.sh" >&2
+	exit 99
+fi
+
+_vm_n=0
+_vm_failed=0
+_vm_cleanups=()
+
+# diag MSG...: a TAP comment line.
+diag()
+{
+	echo "# $*"
+}
+
+# ok DESC: record a passed check.
+ok()
+{
+	_vm_n=$((_vm_n + 1))
+	echo "ok $_vm_n - $*"
+}
+
+# not_ok DESC [DETAIL...]: record a failed check; each DETAIL becomes a comment.
+not_ok()
+{
+	local desc=$1 d
+	shift
+	_vm_n=$((_vm_n + 1))
+	_vm_failed=$((_vm_failed + 1))
+	echo "not ok $_vm_n - $desc"
+	for d in "$@"; do
+		diag "  $d"
+	done
+}
+
+# check DESC CMD [ARGS...]: run CMD, show its output indented as comments and
+# record ok/not_ok by its exit status. Always returns 0, so a failed check is
+# counted but does not stop a `set -e` script; use `if CMD` to branch.
+# CMD runs in a subshell (its output goes through a pipe): variables it sets
+# are lost, and it must not leave background processes holding its stdout.
+check()
+{
+	local desc=$1 rc
+	shift
+	local -
+	set +e -o pipefail
+	("$@") 2>&1 | sed -u 's/^/#   /'
+	rc=${PIPESTATUS[0]}
+	if ((rc == 0)); then
+		ok "$desc"
+	else
+		not_ok "$desc" "exit status $rc: $*"
+	fi
+	return 0
+}
+
+# bail_out MSG: stop the script now (cleanups still run); fails the test.
+bail_out()
+{
+	echo "Bail out! $*"
+	_vm_failed=$((_vm_failed + 1))
+	exit 1
+}
+
+# vm_on_exit CMD [ARGS...]: run CMD when the script exits, newest first.
+vm_on_exit()
+{
+	local q
+	printf -v q '%q ' "$@"
+	_vm_cleanups+=("$q")
+}
+
+_vm_exit()
+{
+	local status=$? i
+	trap - EXIT ERR
+	set +e
+	for ((i = ${#_vm_cleanups[@]} - 1; i >= 0; i--)); do
+		eval "${_vm_cleanups[i]}"
+	done
+	echo "1..$_vm_n"
+	if ((_vm_failed > 0)); then
+		diag "FAILED: $_vm_failed of $_vm_n checks"
+		((status != 0)) || status=1
+	elif ((status != 0)); then
+		diag "script stopped with status $status after $_vm_n checks"
+	else
+		diag "all $_vm_n checks passed"
+	fi
+	exit "$status"
+}
+trap _vm_exit EXIT
+if [[ $- == *e* ]]; then
+	trap 'echo "# error: \"$BASH_COMMAND\" failed (status $?) at ${BASH_SOURCE[0]##*/}:$LINENO" >&2' ERR
+fi
+
+# vm_modprobe MOD [PARAM=VALUE...]: load a module of the guest kernel from the
+# module cache (the host has none for it in /lib/modules).
+vm_modprobe()
+{
+	/sbin/modprobe -d "$V4L2CUSE_MODDIR" -S "$V4L2CUSE_KVER" "$@"
+}
+
+# vm_wait_node PATH [TIMEOUT_S]: wait until PATH exists (default 20 s).
+# Returns 1 on timeout.
+vm_wait_node()
+{
+	local path=$1 timeout=${2:-20} i
+	for ((i = 0; i < timeout * 10; i++)); do
+		[[ -e $path ]] && return 0
+		sleep 0.1
+	done
+	[[ -e $path ]] && return 0
+	echo "# timed out after ${timeout}s waiting for $path" >&2
+	return 1
+}
+
+# vm_find_video NAME: print /dev/videoN of the V4L2 device whose sysfs name is
+# NAME (a glob, e.g. 'vivid-000-vid-cap'). Returns 1 if there is none.
+vm_find_video()
+{
+	local f name
+	for f in /sys/class/video4linux/video*/name; do
+		[[ -r $f ]] || continue
+		read -r name <"$f" || continue
+		# shellcheck disable=SC2053
+		if [[ $name == $1 ]]; then
+			f=${f%/name}
+			echo "/dev/${f##*/}"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# vm_require CMD...: a not_ok per missing program. In CI a missing tool is a
+# failure, never a skip. Returns 1 if any is missing.
+vm_require()
+{
+	local c rc=0
+	for c in "$@"; do
+		if ! command -v "$c" >/dev/null; then
+			not_ok "required program '$c' is installed" "run tools/dev.sh deps on the host"
+			rc=1
+		fi
+	done
+	return $rc
+}
