@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Developer entry points (Debian 12):
+#
+#   tools/dev.sh run [ARGS...]   build, then run the daemon as /dev/video42 with
+#                                the test pattern; on a kernel without CUSE, run
+#                                a demo in the test VM and save one frame as
+#                                ./v4l2cuse-frame.png
+#   tools/dev.sh test            build, then run the unit and VM suites (CI)
+#
+# and their steps: deps (install missing packages), build, vm-prepare
+# (download the VM kernel, build its initramfs).
+set -euo pipefail
+
+# Everything building, testing and the test VM need. One list: extend it here.
+DEV_PACKAGES=(
+	# build
+	gcc libc6-dev meson ninja-build pkg-config
+	libfuse3-dev libglib2.0-dev libv4l-dev libjpeg62-turbo-dev libsystemd-dev
+	libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev	# optional GStreamer feature
+	clang							# fuzzing
+	python3
+	# clients the tests drive
+	v4l-utils ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+	procps iproute2
+	python3-opencv mpv chromium util-linux		# apps under v4l2cuse-run (tests/vm/test-shim*.sh)
+	# the test VM (tests/vm/vm-run.sh)
+	qemu-system-x86 busybox-static kmod cpio xz-utils
+)
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+build_dir=build		# inside the checkout: the VM sees the host root, but not its /tmp
+
+say()
+{
+	echo "dev.sh: $*"
+}
+
+as_root()
+{
+	if ((EUID == 0)); then
+		"$@"
+	elif command -v sudo >/dev/null; then
+		sudo "$@"
+	else
+		echo "dev.sh: error: need root (or sudo) for: $*" >&2
+		exit 1
+	fi
+}
+
+cmd_deps()
+{
+	local p missing=()
+	for p in "${DEV_PACKAGES[@]}"; do
+		[[ $(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null) == installed ]] ||
+			missing+=("$p")
+	done
+	((${#missing[@]} > 0)) || return 0
+	say "installing ${missing[*]}"
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+	as_root env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# Prints the vm-tests option of an existing build dir; fails if unusable.
+vm_tests_option()
+{
+	meson introspect "$build_dir" --buildoptions 2>/dev/null |
+		python3 -c 'import json, sys
+print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "vm-tests"))'
+}
+
+cmd_build()
+{
+	local opt
+	cd "$root"
+	if [[ -f $build_dir/meson-private/coredata.dat ]]; then
+		if ! opt=$(vm_tests_option); then
+			say "$build_dir is unusable (older meson?); setting it up again"
+			meson setup --wipe "$build_dir" -Dvm-tests=enabled
+		elif [[ $opt != enabled ]]; then
+			meson configure "$build_dir" -Dvm-tests=enabled
+		fi
+	else
+		meson setup "$build_dir" -Dvm-tests=enabled
+	fi
+	ninja -C "$build_dir"
+}
+
+cmd_vm_prepare()
+{
+	"$root/tests/vm/vm-run.sh" --prepare
+}
+
+cmd_test()
+{
+	local start=$SECONDS rc=0
+	cmd_deps
+	cmd_build
+	cmd_vm_prepare			# the download happens before any test starts
+	cd "$root"
+	meson test -C "$build_dir" --print-errorlogs --suite unit --suite vm || rc=$?
+	say "total wall time $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s (status $rc)"
+	return "$rc"
+}
+
+have_cuse()
+{
+	[[ -e /dev/cuse ]] && return 0
+	modprobe cuse 2>/dev/null && [[ -e /dev/cuse ]]
+}
+
+cmd_run()
+{
+	local caller_dir=$PWD png rc=0
+	cmd_deps
+	cmd_build
+	cd "$root"
+	if have_cuse; then
+		[[ -w /dev/cuse ]] || say "warning: /dev/cuse is not writable for you; run as root"
+		exec "$build_dir/daemon/v4l2cuse" --device video42 --source pattern "$@"
+	fi
+	echo "v4l2cuse: this kernel ($(uname -r)) has no CUSE (/dev/cuse missing, modprobe cuse failed);" \
+		"running the demo inside the test VM instead"
+	V4L2CUSE_BUILD="$root/$build_dir" "$root/tests/vm/vm-run.sh" "$root/tests/vm/demo.sh" || rc=$?
+	png="$root/$build_dir/vm-results/demo/frame.png"
+	if ((rc != 0)) || [[ ! -f $png ]]; then
+		echo "v4l2cuse: the demo failed (status $rc); logs in $build_dir/vm-results/demo/" >&2
+		return $((rc == 0 ? 1 : rc))
+	fi
+	cp "$png" "$caller_dir/v4l2cuse-frame.png"
+	echo "v4l2cuse: one frame from /dev/video42 (in the VM) saved as $caller_dir/v4l2cuse-frame.png"
+}
+
+usage()
+{
+	sed -n '4,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+
+case ${1:-} in
+run) shift; cmd_run "$@" ;;
+test) cmd_test ;;
+deps) cmd_deps ;;
+build) cmd_deps; cmd_build ;;
+vm-prepare) cmd_vm_prepare ;;
+-h | --help | help) usage ;;
+*) usage >&2; exit 2 ;;
+esac
