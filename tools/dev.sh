@@ -51,10 +51,11 @@ as_root()
 
 cmd_deps()
 {
-	local p missing=()
+	local p installed missing=()
+	# One dpkg-query for all (unknown names just print nothing).
+	installed=" $(dpkg-query -W -f='${Package}:${db:Status-Status} ' "${DEV_PACKAGES[@]}" 2>/dev/null) " || true
 	for p in "${DEV_PACKAGES[@]}"; do
-		[[ $(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null) == installed ]] ||
-			missing+=("$p")
+		[[ $installed == *" $p:installed "* ]] || missing+=("$p")
 	done
 	((${#missing[@]} > 0)) || return 0
 	say "installing ${missing[*]}"
