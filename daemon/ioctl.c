@@ -698,7 +698,8 @@ ioc_ext_ctrls(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
 		v4l2cuse_req_reply_err(req, r);
 		return;
 	}
-	ctrls = g_memdup2((const uint8_t *)a->in + sizeof(cs), MAX(array_size, 1));
+	ctrls = g_malloc0(MAX(array_size, 1));
+	memcpy(ctrls, (const uint8_t *)a->in + sizeof(cs), array_size);
 	r = dev_ext_ctrls(fh, a->cmd, &cs, ctrls);
 	/* Data goes out even on error: error_idx must reach the caller. */
 	{
