@@ -56,7 +56,24 @@ if [[ -x $script ]]; then
 else
 	cmd=(bash "$script" "${args[@]}")
 fi
-timeout -k 10 "$timeout_s" "${cmd[@]}" </dev/null 2>&1 | tee "$V4L2CUSE_RESULTS/script.log"
+run_script()
+{
+	local tpid rc=0
+	timeout -k 10 "$timeout_s" "${cmd[@]}" </dev/null 2>&1 &
+	tpid=$!
+	wait "$tpid" || rc=$?
+	# timeout made itself a process group leader. Background processes the
+	# script left running would hold the log pipe open forever: stop them.
+	if kill -0 -- "-$tpid" 2>/dev/null; then
+		echo "vm: stopping what ${script##*/} left running:" \
+			"$(ps -e -o pgid=,pid=,args= 2>/dev/null | awk -v g="$tpid" '$1 == g { $1 = ""; printf "%s;", $0 }')"
+		kill -TERM -- "-$tpid" 2>/dev/null
+		sleep 1
+		kill -KILL -- "-$tpid" 2>/dev/null
+	fi
+	return "$rc"
+}
+run_script | tee "$V4L2CUSE_RESULTS/script.log"
 status=${PIPESTATUS[0]}
 if ((status == 124 || status == 137)); then
 	echo "vm: ${script##*/} timed out after ${timeout_s}s and was killed (status $status)"
