@@ -13,6 +13,7 @@
 #	                  on the host as <build>/vm-results/<script name>/
 #	V4L2CUSE_KVER     guest kernel release (uname -r)
 #	V4L2CUSE_MODDIR   module cache root, the -d argument of modprobe
+#	V4L2CUSE_TEST_*   passed through from the environment of vm-run.sh
 # Scratch space: /tmp, /run, /dev/shm, /var/tmp are tmpfs. HOME=/root is
 # read-only; XDG_*_HOME point into /tmp.
 #
