@@ -382,9 +382,11 @@ serve(struct daemon_state *st, struct v4l2cuse_conf *conf, bool cli)
 		v4l2cuse_conf_free(conf);
 		st->exit_code = EXIT_USAGE;
 	} else {
-		st->control = v4l2cuse_control_new(ctl_path, ctl_gid, st->m,
-						   cli ? NULL : reload, st, &err);
-		if (!st->control)
+		/* The one-device command line leaves the control socket to the service. */
+		if (!cli)
+			st->control = v4l2cuse_control_new(ctl_path, ctl_gid, st->m, reload, st,
+							   &err);
+		if (!cli && !st->control)
 			g_message("no control socket (%s): v4l2cuse-ctl cannot reach this daemon",
 				  err);
 #if HAVE_LIBSYSTEMD

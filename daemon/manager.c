@@ -59,6 +59,7 @@ struct mdev {
 	struct v4l2cuse_shim *shim;
 	enum mdev_state state;
 	char *error;			/* the last failure */
+	char *reported;			/* the last failure logged as a warning */
 	unsigned int failures;		/* in a row */
 	bool settled;			/* first attempt over */
 	bool teardown_pending;
@@ -190,6 +191,7 @@ mdev_free(struct mdev *md)
 	v4l2cuse_conf_device_free(md->conf);
 	g_free(md->node);
 	g_free(md->error);
+	g_free(md->reported);
 	g_free(md);
 }
 
@@ -235,7 +237,7 @@ mdev_retry_cb(gpointer data)
 	g_autofree char *err = NULL;
 
 	md->retry_source = 0;
-	g_message("%s: retrying /dev/%s (attempt %u)", md->conf->id, md->node, md->failures + 1);
+	g_debug("%s: retrying /dev/%s (attempt %u)", md->conf->id, md->node, md->failures + 1);
 	if (!md->dev && mdev_build_device(md, &err) < 0) {
 		mdev_fail(md, g_steal_pointer(&err));
 		return G_SOURCE_REMOVE;
@@ -265,8 +267,15 @@ mdev_failed_idle(gpointer data)
 		md->state = MDEV_FAILED;
 		md->retry_at = g_get_monotonic_time() + (gint64)c->retry_interval_s * G_USEC_PER_SEC;
 		md->retry_source = g_timeout_add_seconds(c->retry_interval_s, mdev_retry_cb, md);
-		g_warning("%s: /dev/%s: %s; retrying in %u s", md->conf->id, md->node, md->error,
-			  c->retry_interval_s);
+		/* Once per distinct reason; the retries themselves are debug noise. */
+		if (g_strcmp0(md->error, md->reported))
+			g_warning("%s: /dev/%s: %s; retrying every %u s", md->conf->id, md->node,
+				  md->error, c->retry_interval_s);
+		else
+			g_debug("%s: /dev/%s: %s (attempt %u); retrying in %u s", md->conf->id,
+				md->node, md->error, md->failures, c->retry_interval_s);
+		g_free(md->reported);
+		md->reported = g_strdup(md->error);
 	} else {
 		md->state = MDEV_GAVE_UP;
 		g_warning("%s: /dev/%s: %s; giving up%s", md->conf->id, md->node, md->error,
@@ -390,10 +399,12 @@ mgr_selftest_done(void *data, uint64_t tag, int r, const char *error)
 		return;
 	}
 	md->state = MDEV_SERVING;
+	g_message("%s: serving /dev/%s (%s, source %s)%s", md->conf->id, md->node,
+		  v4l2cuse_device_label(md->dev), v4l2cuse_device_source_spec(md->dev),
+		  md->failures ? " after retrying" : "");
 	md->failures = 0;
 	g_clear_pointer(&md->error, g_free);
-	g_message("%s: serving /dev/%s (%s, source %s)", md->conf->id, md->node,
-		  v4l2cuse_device_label(md->dev), v4l2cuse_device_source_spec(md->dev));
+	g_clear_pointer(&md->reported, g_free);
 	mdev_settle(md);
 }
 

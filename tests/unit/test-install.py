@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""meson install --destdir into a temporary directory, then check the list.
+
+test-install.py BUILD_DIR
+
+TAP output. Every file the service needs must be installed where the build
+options say (binaries, unit, udev rule, example config, man pages), the
+unit must point at the installed daemon, and nothing may land outside the
+prefix and the unit/udev directories.
+"""
+import json
+import re
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+n = 0
+failed = 0
+
+
+def check(ok, desc, detail=None):
+    global n, failed
+    n += 1
+    print("%s %d - %s" % ("ok" if ok else "not ok", n, desc))
+    if not ok:
+        failed += 1
+        if detail:
+            for line in str(detail).splitlines():
+                print("#   " + line)
+
+
+def main():
+    build = sys.argv[1]
+    opts = {o["name"]: o["value"] for o in json.loads(subprocess.check_output(
+        ["meson", "introspect", build, "--buildoptions"]))}
+    prefix = opts["prefix"]
+
+    def under_prefix(d):
+        return d if os.path.isabs(d) else os.path.join(prefix, d)
+
+    unitdir = opts.get("systemdunitdir") or os.path.join(prefix, "lib/systemd/system")
+    udevdir = opts.get("udevrulesdir") or os.path.join(prefix, "lib/udev/rules.d")
+    sbindir = under_prefix(opts["sbindir"])
+    bindir = under_prefix(opts["bindir"])
+    mandir = under_prefix(opts["mandir"])
+    datadir = under_prefix(opts["datadir"])
+    expected = [
+        os.path.join(sbindir, "v4l2cuse"),
+        os.path.join(bindir, "v4l2cuse-ctl"),
+        os.path.join(bindir, "v4l2cuse-run"),
+        os.path.join(unitdir, "v4l2cuse.service"),
+        os.path.join(udevdir, "70-v4l2cuse.rules"),
+        os.path.join(datadir, "doc/v4l2cuse/examples/v4l2cuse.conf"),
+        os.path.join(mandir, "man8/v4l2cuse.8"),
+        os.path.join(mandir, "man5/v4l2cuse.conf.5"),
+        os.path.join(mandir, "man1/v4l2cuse-ctl.1"),
+        os.path.join(mandir, "man1/v4l2cuse-run.1"),
+    ]
+
+    dest = tempfile.mkdtemp(prefix="v4l2cuse-install-")
+    try:
+        r = subprocess.run(["meson", "install", "-C", build, "--destdir", dest,
+                            "--no-rebuild", "--quiet"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        check(r.returncode == 0, "meson install --destdir succeeds", r.stdout)
+        installed = []
+        for root, _dirs, files in os.walk(dest):
+            for f in files:
+                installed.append("/" + os.path.relpath(os.path.join(root, f), dest))
+        print("# %d files installed under %s" % (len(installed), prefix))
+        for f in sorted(installed):
+            print("#   " + f)
+        for path in expected:
+            full = dest + path
+            ok = os.path.isfile(full)
+            if ok and ("/sbin/" in path or "/bin/" in path):
+                ok = os.access(full, os.X_OK)
+            check(ok, "installed: %s" % path)
+        allowed = (prefix.rstrip("/") + "/", unitdir.rstrip("/") + "/", udevdir.rstrip("/") + "/")
+        stray = [f for f in installed if not f.startswith(allowed)]
+        check(not stray, "nothing outside the prefix, unit and udev directories", "\n".join(stray))
+
+        unit_path = dest + os.path.join(unitdir, "v4l2cuse.service")
+        unit = open(unit_path).read() if os.path.isfile(unit_path) else ""
+        check(not re.search(r"@[a-z_]+@", unit), "the unit has no unsubstituted @placeholders@")
+        check("ExecStart=%s\n" % os.path.join(sbindir, "v4l2cuse") in unit,
+              "the unit starts the installed daemon")
+        check("Type=notify" in unit and "WatchdogSec=" in unit and "DevicePolicy=closed" in unit,
+              "the unit is Type=notify, has a watchdog and a closed device policy")
+        example = dest + os.path.join(datadir, "doc/v4l2cuse/examples/v4l2cuse.conf")
+        daemon = dest + os.path.join(sbindir, "v4l2cuse")
+        if os.path.isfile(example) and os.path.isfile(daemon):
+            r = subprocess.run([daemon, "--check-config", "--config", example],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            check(r.returncode == 0, "the installed example passes --check-config", r.stdout)
+    finally:
+        shutil.rmtree(dest, ignore_errors=True)
+    print("1..%d" % n)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
