@@ -48,9 +48,9 @@ fi
 idle()
 {
 	local b0 t0 b1 t1
-	read -r b0 t0 < <(awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
+	read -r b0 t0 <<<"$(awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)"
 	sleep "$secs"
-	read -r b1 t1 < <(awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
+	read -r b1 t1 <<<"$(awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)"
 	echo "idle busy_ms_per_s=$(((b1 - b0) * 1000 / $(getconf CLK_TCK) / secs))" | tee -a "$out"
 }
 check "idle baseline" idle

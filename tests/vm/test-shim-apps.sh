@@ -105,19 +105,25 @@ chromium_gum()
 {
 	local log=$R/chromium.log result i
 	mkdir -p /tmp/chromium-home
-	HOME=/tmp/chromium-home timeout 240 "$run" chromium --headless=new --no-sandbox \
-		--disable-gpu --use-fake-ui-for-media-stream --user-data-dir=/tmp/chromium-profile \
+	# setsid: the whole process tree is killed at the end.
+	HOME=/tmp/chromium-home setsid "$run" chromium --headless=new --no-sandbox \
+		--disable-gpu --in-process-gpu --renderer-process-limit=1 \
+		--use-fake-ui-for-media-stream --user-data-dir=/tmp/chromium-profile \
 		--enable-logging=stderr --v=0 --no-first-run --no-default-browser-check \
 		--disable-background-networking --disable-component-update --disable-sync \
 		--disable-default-apps --disable-extensions --mute-audio \
 		file:///tmp/gum.html >"$log" 2>&1 &
 	local pid=$!
-	for ((i = 0; i < 200; i++)); do
+	local t0=$SECONDS
+	while ((SECONDS - t0 < 400)); do
 		grep -q 'V4L2CUSE-RESULT' "$log" && break
 		kill -0 "$pid" 2>/dev/null || break
-		sleep 1
+		sleep 2
 	done
-	kill "$pid" 2>/dev/null || true
+	i=$((SECONDS - t0))
+	kill -TERM -- "-$pid" 2>/dev/null || true
+	sleep 2
+	kill -KILL -- "-$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
 	result=$(grep -o 'V4L2CUSE-RESULT {.*}' "$log" | head -1 | sed 's/^V4L2CUSE-RESULT //; s/\\"/"/g')
 	[[ -n $result ]] || { echo "no result after ${i}s"; tail -20 "$log"; return 1; }
