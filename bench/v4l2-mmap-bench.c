@@ -134,8 +134,11 @@ main(int argc, char **argv)
 	fmt.fmt.pix.pixelformat = V4L2_PIX_FMT_YUYV;
 	fmt.fmt.pix.field = V4L2_FIELD_NONE;
 	if (xioctl(fd, VIDIOC_S_FMT, &fmt) < 0) {
-		perror("S_FMT");
-		return 1;
+		/* v4l2loopback: the writer fixed the format; take it if it fits. */
+		if (errno != EBUSY || xioctl(fd, VIDIOC_G_FMT, &fmt) < 0) {
+			perror("S_FMT");
+			return 1;
+		}
 	}
 	if (fmt.fmt.pix.width != w || fmt.fmt.pix.height != h ||
 	    fmt.fmt.pix.pixelformat != V4L2_PIX_FMT_YUYV) {

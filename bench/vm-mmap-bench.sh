@@ -30,7 +30,8 @@ vm_wait_node /dev/cuse 10
 vivid=$(vm_find_video 'vivid-000-vid-cap') || bail_out "no vivid capture node"
 
 "$B/daemon/v4l2cuse" --device video42 >"$V4L2CUSE_RESULTS/daemon.log" 2>&1 &
-vm_on_exit kill $!
+daemon_pid=$!
+vm_on_exit kill $daemon_pid
 vm_wait_node /dev/video42 20 || bail_out "no /dev/video42"
 
 # v4l2loopback: the module DKMS built on the host for this kernel, if any.
@@ -54,15 +55,33 @@ idle()
 	echo "idle busy_ms_per_s=$(((b1 - b0) * 1000 / $(getconf CLK_TCK) / secs))" | tee -a "$out"
 }
 check "idle baseline" idle
+for d in /dev/video42 "$vivid"; do
+	check "rtt $d" bash -c "'$B/bench/v4l2-bench' rtt $d 300 | tee -a '$out'"
+done
+
+# Where v4l2cuse's time goes: the daemon's own CPU (utime+stime of its
+# process) per frame, next to the system-wide figure the tool reports.
+# attributed TAG CMD...: run CMD (it prints frames=N), add "daemon_ms_per_frame".
+attributed()
+{
+	local tag=$1 t0 t1 line frames
+	shift
+	t0=$(awk '{print $14 + $15}' /proc/$daemon_pid/stat)
+	line=$("$@")
+	t1=$(awk '{print $14 + $15}' /proc/$daemon_pid/stat)
+	frames=$(sed -n 's/.* frames=\([0-9]*\) .*/\1/p' <<<"$line")
+	echo "$line daemon_ms_per_frame=$(awk -v d=$((t1 - t0)) -v f="$frames" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { printf "%.2f", f ? d * 1000 / hz / f : 0 }')" | tee -a "$out"
+}
 
 for size in 640x480 1280x720; do
-	check "(a) v4l2cuse shim mmap $size" bash -c \
-		"'$run' '$B/bench/v4l2-mmap-bench' /dev/video42 $size 30 $secs | tee -a '$out'"
-	check "(b) v4l2cuse read $size" bash -c \
-		"'$B/bench/v4l2-bench' read /dev/video42 $size 30 $secs | tee -a '$out'"
-	check "(c) vivid mmap $size" bash -c \
+	check "(a) v4l2cuse shim mmap $size" attributed a \
+		"$run" "$B/bench/v4l2-mmap-bench" /dev/video42 $size 30 "$secs"
+	check "(b) v4l2cuse read $size" attributed b \
+		"$B/bench/v4l2-bench" read /dev/video42 $size 30 "$secs"
+	check "(c) vivid mmap $size" bash -o pipefail -c \
 		"'$B/bench/v4l2-mmap-bench' $vivid $size 30 $secs | tee -a '$out'"
-	check "(c) vivid read $size" bash -c \
+	check "(c) vivid read $size" bash -o pipefail -c \
 		"'$B/bench/v4l2-bench' read $vivid $size 30 $secs | tee -a '$out'"
 	if [[ -n $loop ]]; then
 		# The cheapest producer: zeros at 30 fps, no conversion.
@@ -70,7 +89,7 @@ for size in 640x480 1280x720; do
 			-r 30 -i /dev/zero -f v4l2 $loop >"$V4L2CUSE_RESULTS/ffmpeg-loop.log" 2>&1 &
 		feeder=$!
 		sleep 2
-		check "(d) v4l2loopback mmap $size (ffmpeg feeding)" bash -c \
+		check "(d) v4l2loopback mmap $size (ffmpeg feeding)" bash -o pipefail -c \
 			"'$B/bench/v4l2-mmap-bench' $loop $size 30 $secs | tee -a '$out'"
 		kill "$feeder" 2>/dev/null || true
 		wait "$feeder" 2>/dev/null || true
