@@ -88,7 +88,11 @@ for size in 640x480 1280x720; do
 		ffmpeg -hide_banner -loglevel error -re -f rawvideo -pix_fmt yuyv422 -s "$size" \
 			-r 30 -i /dev/zero -f v4l2 $loop >"$V4L2CUSE_RESULTS/ffmpeg-loop.log" 2>&1 &
 		feeder=$!
-		sleep 2
+		# The capture side has a format once the writer streams (ffmpeg starts slowly).
+		for _ in $(seq 60); do
+			v4l2-ctl -d $loop --get-fmt-video 2>/dev/null | grep -q "Width/Height *: ${size/x//}" && break
+			sleep 0.5
+		done
 		check "(d) v4l2loopback mmap $size (ffmpeg feeding)" bash -o pipefail -c \
 			"'$B/bench/v4l2-mmap-bench' $loop $size 30 $secs | tee -a '$out'"
 		kill "$feeder" 2>/dev/null || true

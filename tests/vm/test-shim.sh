@@ -132,8 +132,12 @@ daemon_memfds()
 "$run" v4l2-ctl -d $dev --stream-mmap --stream-count=100000 --stream-to=/dev/null \
 	>/dev/null 2>&1 &
 streamer=$!
-sleep 3
-during=$(shim_stats)
+# Wait until it has mapped its buffers (start-up is slow under TCG).
+for _ in $(seq 30); do
+	sleep 1
+	during=$(shim_stats)
+	[[ $during =~ ([0-9]+)\ mappings && ${BASH_REMATCH[1]} -ge 2 ]] && break
+done
 diag "while streaming: $during; daemon memfds: $(daemon_memfds)"
 if [[ $during =~ ^1\ connections\ \(1\ attached\),\ 0\ tokens,\ ([0-9]+)\ mappings && ${BASH_REMATCH[1]} -ge 2 ]]; then
 	ok "while streaming: one attached connection holding its mappings ($during)"
