@@ -25,7 +25,9 @@
  *                   NV21 YU12 YV12 422P RGB3 BGR3 BX24 XR24 RGBP GREY
  *   size=WxH        raw frame size
  *   sizes=WxH+...   sizes to offer (default: the file's, rounded down to
- *                   even, then 320x240 640x480 1280x720 1920x1080)
+ *                   even; with non-square pixels (Y4M A, GStreamer PAR)
+ *                   also the size with square ones, e.g. 720x576 A16:15 ->
+ *                   768x576; then 320x240 640x480 1280x720 1920x1080)
  *   formats=F+F...  formats to offer, in order (default: the file's own
  *                   format when it is one of ours, then the others of
  *                   format.c: YUYV UYVY YVYU NV12 NV21 YU12 YV12 RGB3 BGR3
@@ -516,8 +518,19 @@ fs_parse_offer_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char 
 			{ 320, 240 }, { 640, 480 }, { 1280, 720 }, { 1920, 1080 },
 		};
 
+		const struct v4l2_fract *a = &fs->info.aspect;
+
 		if (fs->info.width >= 2 && fs->info.height >= 2)
 			fs_add_size(fs, fs->info.width & ~1u, fs->info.height & ~1u);
+		/* Non-square pixels (Y4M A, GStreamer PAR): also the square-pixel size. */
+		if (a->numerator && a->denominator && a->numerator != a->denominator &&
+		    fs->info.height >= 2) {
+			uint64_t w = ((uint64_t)fs->info.width * a->numerator + a->denominator / 2) /
+				     a->denominator;
+
+			if (w >= 2 && w <= V4L2CUSE_MAX_WIDTH)
+				fs_add_size(fs, (uint32_t)w & ~1u, fs->info.height & ~1u);
+		}
 		for (size_t i = 0; i < G_N_ELEMENTS(std); i++)
 			fs_add_size(fs, std[i].width, std[i].height);
 	}

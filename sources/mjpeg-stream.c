@@ -198,7 +198,8 @@ mjs_next(struct file_reader *r, struct cv_image *ret)
 
 	for (;;) {
 		struct mjs_frame fr;
-		int s = mjs_scan(m->buf + m->pos, m->len - m->pos, m->eof, FILE_READER_MAX_JPEG, &fr);
+		const uint8_t *p = m->buf ? m->buf + m->pos : NULL;	/* nothing read yet */
+		int s = mjs_scan(p, m->len - m->pos, m->eof, FILE_READER_MAX_JPEG, &fr);
 
 		switch (s) {
 		case MJS_FOUND:

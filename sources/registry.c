@@ -18,6 +18,7 @@
 static const struct v4l2cuse_source_ops *const registry[] = {
 	&v4l2cuse_testpattern_ops,
 	&v4l2cuse_file_ops,
+	&v4l2cuse_uvc_ops,
 };
 
 const struct v4l2cuse_source_ops *

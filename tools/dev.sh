@@ -7,19 +7,20 @@
 #                                the test pattern; on a kernel without CUSE, run
 #                                a demo in the test VM and save one frame as
 #                                ./v4l2cuse-frame.png
-#   tools/dev.sh test            build, then run the unit and VM suites (CI)
+#   tools/dev.sh test            build, then run the unit and VM suites and a
+#                                short fuzz run of the parsers (CI)
 #
 # and their steps: deps (install missing packages), build, vm-prepare
-# (download the VM kernel, build its initramfs).
+# (download the VM kernel, build its initramfs), fuzz (the fuzz run alone).
 set -euo pipefail
 
 # Everything building, testing and the test VM need. One list: extend it here.
 DEV_PACKAGES=(
 	# build
 	gcc libc6-dev meson ninja-build pkg-config
-	libfuse3-dev libglib2.0-dev libv4l-dev libjpeg62-turbo-dev libsystemd-dev
-	libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev	# optional GStreamer feature
-	clang							# fuzzing
+	libfuse3-dev libglib2.0-dev libv4l-dev libjpeg62-turbo-dev libpng-dev libsystemd-dev
+	libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev	# file source: -Dgstreamer (CI: on)
+	clang							# fuzzing (build-fuzz)
 	python3
 	# clients the tests drive
 	v4l-utils ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
@@ -31,6 +32,7 @@ DEV_PACKAGES=(
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 build_dir=build		# inside the checkout: the VM sees the host root, but not its /tmp
+fuzz_dir=build-fuzz
 
 say()
 {
@@ -79,14 +81,25 @@ cmd_build()
 	if [[ -f $build_dir/meson-private/coredata.dat ]]; then
 		if ! opt=$(vm_tests_option); then
 			say "$build_dir is unusable (older meson?); setting it up again"
-			meson setup --wipe "$build_dir" -Dvm-tests=enabled
+			meson setup --wipe "$build_dir" -Dvm-tests=enabled -Dgstreamer=enabled
 		elif [[ $opt != enabled ]]; then
-			meson configure "$build_dir" -Dvm-tests=enabled
+			meson configure "$build_dir" -Dvm-tests=enabled -Dgstreamer=enabled
 		fi
 	else
-		meson setup "$build_dir" -Dvm-tests=enabled
+		meson setup "$build_dir" -Dvm-tests=enabled -Dgstreamer=enabled
 	fi
 	ninja -C "$build_dir"
+}
+
+# The libFuzzer harnesses (tests/fuzz/) need clang: their own build dir, and
+# only the two fuzzers are built. Each runs for 30 s (FUZZ_SECONDS).
+cmd_fuzz()
+{
+	cd "$root"
+	[[ -f $fuzz_dir/meson-private/coredata.dat ]] ||
+		CC=clang meson setup "$fuzz_dir" -Dfuzzing=enabled -Dgstreamer=disabled
+	ninja -C "$fuzz_dir" tests/fuzz/fuzz-y4m tests/fuzz/fuzz-mjpeg
+	meson test -C "$fuzz_dir" --no-rebuild --print-errorlogs --suite fuzz
 }
 
 cmd_vm_prepare()
@@ -102,6 +115,7 @@ cmd_test()
 	cmd_vm_prepare			# the download happens before any test starts
 	cd "$root"
 	meson test -C "$build_dir" --print-errorlogs --suite unit --suite vm || rc=$?
+	cmd_fuzz || rc=$?
 	say "total wall time $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s (status $rc)"
 	return "$rc"
 }
@@ -145,6 +159,7 @@ test) cmd_test ;;
 deps) cmd_deps ;;
 build) cmd_deps; cmd_build ;;
 vm-prepare) cmd_vm_prepare ;;
+fuzz) cmd_deps; cmd_fuzz ;;
 -h | --help | help) usage ;;
 *) usage >&2; exit 2 ;;
 esac

@@ -141,7 +141,7 @@ struct v4l2cuse_source_ops {
 /*
  * Registry: "pattern[:NAME][,opt=v...]", "file:PATH[,...]", "uvc:/dev/videoN".
  * NULL or "" means "pattern". An unknown name fails with -ENOENT and the
- * message "unknown source 'xyz' (known: pattern)". Every failure comes with
+ * message "unknown source 'xyz' (known: pattern, file, uvc)". Every failure comes with
  * a one-line message in *ret_error (when not NULL; g_free it).
  */
 int v4l2cuse_source_create(const char *spec, struct v4l2cuse_source **ret_src,

@@ -191,7 +191,7 @@ test_y4m_420(void)
 	g_assert_cmpuint(w, ==, 64);
 	g_assert_cmpuint(h, ==, 48);
 	g_assert_cmpint(src->ops->enum_framesize(src, f, 1, &w, &h), ==, 0);
-	g_assert_cmpuint(w, ==, 320);
+	g_assert_cmpuint(w, ==, 320);	/* A1:1: no extra square-pixel size */
 	g_assert_cmpint(src->ops->enum_frameinterval(src, f, 64, 48, 0, &iv), ==, 0);
 	g_assert_cmpuint(iv.numerator, ==, 1);
 	g_assert_cmpuint(iv.denominator, ==, 30);
@@ -261,6 +261,30 @@ test_y4m_spaces(void)
 		}
 		v4l2cuse_source_destroy(src);
 	}
+}
+
+/* A non-square pixel aspect adds the square-pixel size after the file's. */
+static void
+test_aspect(void)
+{
+	g_autofree char *path = tmp_path("pal.y4m");
+	g_autofree char *spec = g_strdup_printf("file:%s", path);
+	struct v4l2cuse_source *src;
+	uint32_t w, h;
+	FILE *f = fopen(path, "wb");
+
+	fputs("YUV4MPEG2 W720 H576 F25:1 A16:15 Cmono\nFRAME\n", f);
+	for (unsigned int i = 0; i < 720 * 576; i++)
+		fputc(100, f);
+	fclose(f);
+	src = make(spec);
+	g_assert_cmpint(src->ops->enum_framesize(src, V4L2_PIX_FMT_YUYV, 0, &w, &h), ==, 0);
+	g_assert_cmpuint(w, ==, 720);
+	g_assert_cmpuint(h, ==, 576);
+	g_assert_cmpint(src->ops->enum_framesize(src, V4L2_PIX_FMT_YUYV, 1, &w, &h), ==, 0);
+	g_assert_cmpuint(w, ==, 768);
+	g_assert_cmpuint(h, ==, 576);
+	v4l2cuse_source_destroy(src);
 }
 
 /* Output frame n shows file frame floor(n * T_out / T_file). */
@@ -783,6 +807,7 @@ main(int argc, char **argv)
 	g_assert_nonnull(tmpdir);
 	g_test_add_func("/file/y4m-420", test_y4m_420);
 	g_test_add_func("/file/y4m-spaces", test_y4m_spaces);
+	g_test_add_func("/file/aspect", test_aspect);
 	g_test_add_func("/file/pacing", test_pacing);
 	g_test_add_func("/file/y4m-corrupt", test_y4m_corrupt);
 	g_test_add_func("/file/raw", test_raw);

@@ -31,7 +31,8 @@ test_lookup(void)
 	g_assert_true(v4l2cuse_source_by_index(0) == &v4l2cuse_testpattern_ops);
 	g_assert_true(v4l2cuse_source_by_index(1) == &v4l2cuse_file_ops);
 	g_assert_true(v4l2cuse_source_lookup("file") == &v4l2cuse_file_ops);
-	g_assert_null(v4l2cuse_source_by_index(2));
+	g_assert_true(v4l2cuse_source_by_index(2) == &v4l2cuse_uvc_ops);
+	g_assert_null(v4l2cuse_source_by_index(3));
 	g_assert_cmpuint(v4l2cuse_testpattern_ops.abi, ==, V4L2CUSE_SOURCE_ABI);
 }
 
@@ -66,9 +67,9 @@ static void
 test_create_errors(void)
 {
 	static const struct { const char *spec; int err; const char *msg; } cases[] = {
-		{ "xyz", -ENOENT, "unknown source 'xyz' (known: pattern, file)" },
-		{ "xyz:1,a=b", -ENOENT, "unknown source 'xyz' (known: pattern, file)" },
-		{ ":smpte", -ENOENT, "unknown source '' (known: pattern, file)" },
+		{ "xyz", -ENOENT, "unknown source 'xyz' (known: pattern, file, uvc)" },
+		{ "xyz:1,a=b", -ENOENT, "unknown source 'xyz' (known: pattern, file, uvc)" },
+		{ ":smpte", -ENOENT, "unknown source '' (known: pattern, file, uvc)" },
 		{ "pattern,foo=1", -EINVAL, "pattern: unknown option 'foo' (known: sizes, fps, formats, "
 		  "hscroll, vscroll, box, border, overlay, label, quality, brightness, contrast, "
 		  "saturation, hue, hflip, vflip, fail_start, fail_produce_every, drop_every, "

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libFuzzer harness for the Y4M reader (sources/y4m.c): the whole reader
+ * over an in-memory file (fmemopen): header, FRAME lines, resync, rewind,
+ * and the conversion of what it delivers. Run: tests/fuzz/run-fuzz.sh.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "v4l2cuse/format.h"
+#include "convert.h"
+#include "file-reader.h"
+
+/* Sizes above this are valid but only make the run slow. */
+#define FUZZ_MAX_PIXELS	(256u * 256u)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static bool
+fuzz_too_big(const uint8_t *data, size_t size)
+{
+	const uint8_t *nl = memchr(data, '\n', MIN(size, (size_t)FILE_READER_MAX_LINE));
+	g_autofree char *line = g_strndup((const char *)data, nl ? (gsize)(nl - data) : MIN(size, 4096));
+	unsigned long w = 1, h = 1;
+	const char *p;
+
+	if ((p = strstr(line, " W")))
+		w = strtoul(p + 2, NULL, 10);
+	if ((p = strstr(line, " H")))
+		h = strtoul(p + 2, NULL, 10);
+	return w * h > FUZZ_MAX_PIXELS;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct cv *cv;
+	struct v4l2_pix_format out = { .pixelformat = V4L2_PIX_FMT_YUYV, .width = 32, .height = 16 };
+	struct file_reader *r = NULL;
+	char *error = NULL;
+	uint8_t *dst;
+	FILE *f;
+
+	if (size == 0 || fuzz_too_big(data, size))
+		return 0;
+	if (!cv)
+		cv = cv_new();
+	f = fmemopen((void *)data, size, "rb");
+	if (!f)
+		return 0;
+	if (y4m_reader_open(f, &r, &error) < 0) {
+		if (!error || strchr(error, '\n'))
+			abort();	/* every failure has one line of reason */
+		g_free(error);
+		return 0;
+	}
+	v4l2cuse_format_fill(&out);
+	dst = g_malloc(out.sizeimage);
+	for (unsigned int pass = 0; pass < 2; pass++) {
+		for (unsigned int i = 0; i < 16; i++) {
+			struct cv_image img;
+			uint32_t used;
+			int rr = r->ops->next(r, &img);
+
+			if (rr == -ENODATA || rr == -EIO)
+				break;
+			if (rr == -EBADMSG)
+				continue;
+			if (rr != 0)
+				abort();
+			/* What a reader hands out is whole: its size matches its format. */
+			if (img.size < cv_input_size(img.fourcc, img.width, img.height, 0) ||
+			    img.width != r->info.width || img.height != r->info.height)
+				abort();
+			if (cv_convert(cv, &img, &out, dst, out.sizeimage, &used) < 0)
+				abort();
+		}
+		if (r->ops->rewind(r) < 0)
+			break;
+	}
+	g_free(dst);
+	file_reader_free(r);
+	return 0;
+}
