@@ -375,13 +375,14 @@ scan_text(struct conf_scan *sc, const char *data, size_t len, char **ret_error)
 			}
 			l.group = g_strdup(s + 1);
 			g_array_append_val(sc->lines, l);
-			group = g_array_index(sc->lines, struct conf_line, sc->lines->len - 1).group;
+			group = l.group;	/* now owned by the array */
 			continue;
 		}
 		eq = strchr(s, '=');
 		if (!eq || eq == s) {
-			*ret_error = g_strdup_printf("%s:%u: '%s' is not a key=value line, a "
-						     "[group] header or a # comment", sc->name, n, s);
+			*ret_error = g_strdup_printf("%s:%u: '%s' is not a key=value line, "
+						     "a [group] header or a # comment",
+						     sc->name, n, s);
 			return -EINVAL;
 		}
 		if (!group) {
@@ -763,7 +764,8 @@ parse_device_group(struct conf_ctx *c, const char *id, char **ret_error)
 
 		if (!v || parse_device_key(c, d, keys[i], g_strstrip(v), ret_error) < 0) {
 			if (!v)
-				ctx_fail(c, keys[i], g_strdup("bad escape in the value"), ret_error);
+				ctx_fail(c, keys[i], g_strdup("bad escape in the value"),
+					 ret_error);
 			v4l2cuse_conf_device_free(d);
 			return -EINVAL;
 		}

@@ -128,7 +128,8 @@ cmd_add(struct v4l2cuse_control *c, char **argv, GString *out, char **ret_error)
 	int r;
 
 	if (!argv[1] || !v4l2cuse_conf_id_valid(argv[1])) {
-		*ret_error = g_strdup("usage: add ID [KEY=VALUE...] (ID: 1..31 of A-Z a-z 0-9 - _ .)");
+		*ret_error = g_strdup("usage: add ID [KEY=VALUE...] "
+				      "(ID: 1..31 of A-Z a-z 0-9 - _ .)");
 		return -EINVAL;
 	}
 	g_string_append_printf(text, "[device %s]\n", argv[1]);

@@ -67,7 +67,8 @@ main(int argc, char **argv)
 		return usage(stderr, EXIT_USAGE);
 	for (int k = i; k < argc; k++) {
 		if (strpbrk(argv[k], "\t\n")) {
-			fprintf(stderr, "v4l2cuse-ctl: arguments cannot contain tabs or newlines\n");
+			fprintf(stderr,
+				"v4l2cuse-ctl: arguments cannot contain tabs or newlines\n");
 			return EXIT_USAGE;
 		}
 		g_string_append_printf(req, "%s%s", k > i ? "\t" : "", argv[k]);
@@ -98,7 +99,8 @@ main(int argc, char **argv)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			fprintf(stderr, "v4l2cuse-ctl: sending to %s: %s\n", path, g_strerror(errno));
+			fprintf(stderr, "v4l2cuse-ctl: sending to %s: %s\n", path,
+				g_strerror(errno));
 			return 1;
 		}
 		done += (size_t)n;
@@ -126,6 +128,7 @@ main(int argc, char **argv)
 	if (g_str_has_prefix(last, "error "))
 		fprintf(stderr, "v4l2cuse-ctl: %s\n", last + 6);
 	else
-		fprintf(stderr, "v4l2cuse-ctl: the daemon closed the connection without an answer\n");
+		fprintf(stderr,
+			"v4l2cuse-ctl: the daemon closed the connection without an answer\n");
 	return 1;
 }

@@ -265,7 +265,8 @@ mdev_failed_idle(gpointer data)
 	md->failures++;
 	if (c->retry_interval_s && (!c->retry_limit || md->failures <= c->retry_limit)) {
 		md->state = MDEV_FAILED;
-		md->retry_at = g_get_monotonic_time() + (gint64)c->retry_interval_s * G_USEC_PER_SEC;
+		md->retry_at = g_get_monotonic_time() +
+			       (gint64)c->retry_interval_s * G_USEC_PER_SEC;
 		md->retry_source = g_timeout_add_seconds(c->retry_interval_s, mdev_retry_cb, md);
 		/* Once per distinct reason; the retries themselves are debug noise. */
 		if (g_strcmp0(md->error, md->reported))
