@@ -478,6 +478,8 @@ main(int argc, char **argv)
 		st.config_required = o.config != NULL;
 		if (load_config(&st, &conf, &err) < 0) {
 			g_printerr("v4l2cuse: %s\n", err);
+			g_free(st.config_path);
+			options_clear(&o);
 			return EXIT_USAGE;
 		}
 	}
