@@ -32,6 +32,7 @@ struct cv_fmt {
 	uint8_t vs;		/* chroma planes have height >> vs lines */
 	uint8_t align_w, align_h;
 	bool v4l;		/* libv4lconvert takes it as a source (and does it well) */
+	bool v4l_rgb_direct;	/* R'G'B' or grey: no Y'CbCr planes to scale */
 };
 
 static const struct cv_fmt cv_fmts[] = {
@@ -46,12 +47,12 @@ static const struct cv_fmt cv_fmts[] = {
 	{ V4L2_PIX_FMT_YVU420, 3, { 8, 4, 4 }, 1, 2, 2, true },
 	{ V4L2_PIX_FMT_YUV422P, 3, { 8, 4, 4 }, 0, 2, 1, false },
 	{ CV_FMT_YUV444P, 3, { 8, 8, 8 }, 0, 2, 2, false },
-	{ V4L2_PIX_FMT_RGB24, 1, { 24 }, 0, 1, 1, true },
-	{ V4L2_PIX_FMT_BGR24, 1, { 24 }, 0, 1, 1, true },
-	{ V4L2_PIX_FMT_XRGB32, 1, { 32 }, 0, 1, 1, true },
-	{ V4L2_PIX_FMT_XBGR32, 1, { 32 }, 0, 1, 1, true },
-	{ V4L2_PIX_FMT_RGB565, 1, { 16 }, 0, 1, 1, true },
-	{ V4L2_PIX_FMT_GREY, 1, { 8 }, 0, 1, 1, true },
+	{ V4L2_PIX_FMT_RGB24, 1, { 24 }, 0, 1, 1, true, true },
+	{ V4L2_PIX_FMT_BGR24, 1, { 24 }, 0, 1, 1, true, true },
+	{ V4L2_PIX_FMT_XRGB32, 1, { 32 }, 0, 1, 1, true, true },
+	{ V4L2_PIX_FMT_XBGR32, 1, { 32 }, 0, 1, 1, true, true },
+	{ V4L2_PIX_FMT_RGB565, 1, { 16 }, 0, 1, 1, true, true },
+	{ V4L2_PIX_FMT_GREY, 1, { 8 }, 0, 1, 1, true, true },
 	{ V4L2_PIX_FMT_MJPEG, 0, { 0 }, 0, 1, 1, false },
 	{ V4L2_PIX_FMT_JPEG, 0, { 0 }, 0, 1, 1, false },
 };
@@ -698,15 +699,25 @@ cv_to_yuv(struct cv *cv, const struct cv_image *in, bool need420, struct cv_pic 
 static void
 cv_pack_yuyv(const struct cv_pic *pic, uint8_t *dst, uint32_t fourcc);
 
+/* A Y'CbCr picture to tight RGB24/BGR24 (libv4lconvert, via a tight YU12/YUYV). */
+static int
+cv_yuv_to_rgb(struct cv *cv, const struct cv_pic *yuv, uint32_t rgb_fourcc, uint8_t *out,
+	      size_t out_len)
+{
+	uint32_t tmp_fourcc = yuv->vs ? V4L2_PIX_FMT_YUV420 : V4L2_PIX_FMT_YUYV;
+	size_t tmp_size = yuv->vs ? (size_t)yuv->w * yuv->h * 3 / 2 : (size_t)yuv->w * yuv->h * 2;
+	uint8_t *t = cv_buf(cv, CV_BUF_TMP, tmp_size);
+
+	cv_pack_yuyv(yuv, t, tmp_fourcc);
+	return cv_v4l(cv, tmp_fourcc, yuv->w, yuv->h, 0, t, tmp_size, rgb_fourcc, out, out_len);
+}
+
 static int
 cv_to_rgb(struct cv *cv, const struct cv_image *in, struct cv_pic *pic)
 {
 	const struct cv_fmt *f = cv_fmt(in->fourcc);
 	size_t off[3], stride[3];
 	size_t rgb_size = (size_t)in->width * in->height * 3;
-	uint32_t tmp_fourcc;
-	const uint8_t *tmp;
-	size_t tmp_size;
 	uint8_t *out;
 	int r;
 
@@ -725,20 +736,13 @@ cv_to_rgb(struct cv *cv, const struct cv_image *in, struct cv_pic *pic)
 		r = cv_v4l(cv, in->fourcc, in->width, in->height, in->bytesperline, in->data,
 			   in->size, V4L2_PIX_FMT_RGB24, out, rgb_size);
 	} else {
-		/* NV21, 422P, 4:4:4: repack for libv4lconvert (YU12 or YUYV). */
+		/* NV12/21, NV16/61, 422P, 4:4:4: repack for libv4lconvert. */
 		struct cv_pic yuv;
-		uint8_t *t;
 
 		r = cv_to_yuv(cv, in, false, &yuv);
 		if (r < 0)
 			return r;
-		tmp_fourcc = yuv.vs ? V4L2_PIX_FMT_YUV420 : V4L2_PIX_FMT_YUYV;
-		tmp_size = yuv.vs ? (size_t)yuv.w * yuv.h * 3 / 2 : (size_t)yuv.w * yuv.h * 2;
-		t = cv_buf(cv, CV_BUF_TMP, tmp_size);
-		cv_pack_yuyv(&yuv, t, tmp_fourcc);
-		tmp = t;
-		r = cv_v4l(cv, tmp_fourcc, yuv.w, yuv.h, 0, tmp, tmp_size, V4L2_PIX_FMT_RGB24,
-			   out, rgb_size);
+		r = cv_yuv_to_rgb(cv, &yuv, V4L2_PIX_FMT_RGB24, out, rgb_size);
 	}
 	if (r < 0)
 		return r;
@@ -751,13 +755,22 @@ cv_to_rgb(struct cv *cv, const struct cv_image *in, struct cv_pic *pic)
 
 /* --- scaling ------------------------------------------------------------ */
 
-/* Bilinear, sample centres aligned ((x + 0.5) * sw / dw - 0.5), 8-bit weights. */
+/*
+ * Bilinear, sample centres aligned ((x + 0.5) * sw / dw - 0.5), 8-bit
+ * weights, separable: each output line first blends its two source lines
+ * into a 16-bit line (vectorised by the compiler), then interpolates along
+ * it. That line has one extra pixel (a copy of the last), so the right
+ * neighbour can always be read.
+ */
 static void
 cv_scale_plane(struct cv *cv, const uint8_t *src, uint32_t sw, uint32_t sh, size_t sstride,
 	       uint8_t *dst, uint32_t dw, uint32_t dh, size_t dstride, unsigned int ch)
 {
-	uint32_t *xoff = (uint32_t *)cv_buf(cv, CV_BUF_XMAP, (size_t)dw * 5);
-	uint8_t *xw = (uint8_t *)(xoff + dw);
+	size_t srow = (size_t)sw * ch;
+	uint32_t *xoff = (uint32_t *)cv_buf(cv, CV_BUF_XMAP,
+					    (size_t)dw * 6 + (srow + ch) * 2 + 16);
+	uint16_t *xw = (uint16_t *)(xoff + dw);
+	uint16_t *line = xw + dw + (dw & 1);
 
 	for (uint32_t x = 0; x < dw; x++) {
 		int64_t fx = (int64_t)(2 * (uint64_t)x + 1) * sw * 128 / dw - 128;
@@ -765,7 +778,7 @@ cv_scale_plane(struct cv *cv, const uint8_t *src, uint32_t sw, uint32_t sh, size
 
 		fx = MAX(fx, 0);
 		x0 = (uint32_t)(fx >> 8);
-		xw[x] = (uint8_t)(fx & 255);
+		xw[x] = (uint16_t)(fx & 255);
 		if (x0 >= sw - 1) {
 			x0 = sw - 1;
 			xw[x] = 0;
@@ -774,7 +787,7 @@ cv_scale_plane(struct cv *cv, const uint8_t *src, uint32_t sw, uint32_t sh, size
 	}
 	for (uint32_t y = 0; y < dh; y++) {
 		int64_t fy = (int64_t)(2 * (uint64_t)y + 1) * sh * 128 / dh - 128;
-		uint32_t y0, wy;
+		uint32_t y0, wy, wy0;
 		const uint8_t *r0, *r1;
 		uint8_t *d = dst + dstride * y;
 
@@ -785,18 +798,28 @@ cv_scale_plane(struct cv *cv, const uint8_t *src, uint32_t sw, uint32_t sh, size
 			y0 = sh - 1;
 			wy = 0;
 		}
+		wy0 = 256 - wy;
 		r0 = src + sstride * y0;
 		r1 = wy ? r0 + sstride : r0;
-		for (uint32_t x = 0; x < dw; x++) {
-			const uint8_t *a = r0 + xoff[x], *b = r1 + xoff[x];
-			uint32_t w1 = xw[x], w0 = 256 - w1, step = w1 ? ch : 0;
+		for (size_t i = 0; i < srow; i++)
+			line[i] = (uint16_t)(r0[i] * wy0 + r1[i] * wy);
+		for (unsigned int c = 0; c < ch; c++)
+			line[srow + c] = line[srow - ch + c];
+		if (ch == 1) {
+			for (uint32_t x = 0; x < dw; x++) {
+				const uint16_t *a = line + xoff[x];
+				uint32_t w1 = xw[x];
 
-			for (unsigned int c = 0; c < ch; c++) {
-				uint32_t top = a[c] * w0 + a[c + step] * w1;
-				uint32_t bot = b[c] * w0 + b[c + step] * w1;
-
-				*d++ = (uint8_t)((top * (256 - wy) + bot * wy + 32768) >> 16);
+				d[x] = (uint8_t)((a[0] * (256 - w1) + a[1] * w1 + 32768) >> 16);
 			}
+			continue;
+		}
+		for (uint32_t x = 0; x < dw; x++) {
+			const uint16_t *a = line + xoff[x];
+			uint32_t w1 = xw[x], w0 = 256 - w1;
+
+			for (unsigned int c = 0; c < ch; c++)
+				*d++ = (uint8_t)((a[c] * w0 + a[c + ch] * w1 + 32768) >> 16);
 		}
 	}
 }
@@ -1083,6 +1106,32 @@ cv_convert(struct cv *cv, const struct cv_image *in, const struct v4l2_pix_forma
 		return r;
 	}
 
+	if (cv_is_rgb_target(f_out) && f->n_planes && !f->v4l_rgb_direct &&
+	    (in->width != w || in->height != h) && !(w & 1) && !(h & 1)) {
+		/*
+		 * Y'CbCr to RGB at another size: scale first (half the samples
+		 * of RGB), then convert at the output size.
+		 */
+		r = cv_to_yuv(cv, in, false, &pic);
+		if (r < 0)
+			return r;
+		cv_scale(cv, &pic, w, h, false, &scaled);
+		if (f_out == V4L2_PIX_FMT_RGB24 || f_out == V4L2_PIX_FMT_BGR24) {
+			r = cv_yuv_to_rgb(cv, &scaled, f_out, dst, out->sizeimage);
+			if (r == 0)
+				*ret_bytesused = out->sizeimage;
+			return r;
+		}
+		r = cv_yuv_to_rgb(cv, &scaled, V4L2_PIX_FMT_RGB24,
+				  cv_buf(cv, CV_BUF_DEC, (size_t)w * h * 3), (size_t)w * h * 3);
+		if (r < 0)
+			return r;
+		pic = (struct cv_pic){
+			.kind = CV_RGB, .w = w, .h = h,
+			.p = { cv->bufs[CV_BUF_DEC].p }, .stride = { (size_t)w * 3 },
+		};
+		return cv_pack(cv, &pic, out, dst, dst_len, ret_bytesused);
+	}
 	if (cv_is_rgb_target(f_out))
 		r = cv_to_rgb(cv, in, &pic);
 	else if (f_out == V4L2_PIX_FMT_GREY && in->fourcc == V4L2_PIX_FMT_GREY)

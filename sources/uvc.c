@@ -43,7 +43,8 @@
  *
  * Controls: the camera's user-class controls of types INTEGER, BOOLEAN,
  * MENU, INTEGER64 and BUTTON that are neither read-only nor volatile are
- * snapshot at create() (with their current values) and offered; sets go to
+ * snapshot at create() and offered, with the camera's current value as
+ * their default (the daemon starts from the default); sets go to
  * the camera (and are applied again after a reconnect); while the camera is
  * gone they are only remembered. Other classes (camera class: exposure,
  * focus, ...) are not forwarded yet: the daemon adds only the user class
@@ -522,6 +523,14 @@ uvc_snapshot_controls(struct uvc_source *u, int fd)
 			if (q.type == V4L2_CTRL_TYPE_BUTTON ||
 			    uvc_get_value(fd, &c->desc, &u->values[u->n_ctrls]) < 0)
 				u->values[u->n_ctrls] = q.default_value;
+			/*
+			 * The daemon starts every control at its default_value
+			 * and does not ask get_control() (daemon/ctrls.c): offer
+			 * the camera's current value as the default, so that the
+			 * daemon's value is the camera's (else setting the real
+			 * default would never reach a camera that is elsewhere).
+			 */
+			c->desc.default_value = u->values[u->n_ctrls];
 			u->n_ctrls++;
 		}
 		q = (struct v4l2_query_ext_ctrl){ .id = id | V4L2_CTRL_FLAG_NEXT_CTRL };

@@ -355,6 +355,19 @@ test_scale(void)
 			g_assert_cmpuint(b[2 * i + 1], ==, 60);
 			g_assert_cmpuint(b[2 * i + 3], ==, 190);
 		}
+
+		/* Y'CbCr to RGB at another size scales before converting: same colour. */
+		{
+			struct v4l2_pix_format same = pix_of(V4L2_PIX_FMT_XBGR32, w, h);
+			struct v4l2_pix_format other = pix_of(V4L2_PIX_FMT_XBGR32, 100, 60);
+			g_autofree uint8_t *c = convert_new(cv, V4L2_PIX_FMT_YUV420, w, h, yu,
+							    (size_t)w * h * 3 / 2, &same, NULL);
+			g_autofree uint8_t *d = convert_new(cv, V4L2_PIX_FMT_YUV420, w, h, yu,
+							    (size_t)w * h * 3 / 2, &other, NULL);
+
+			for (uint32_t i = 0; i < 100 * 60; i++)
+				g_assert_cmpmem(d + 4 * i, 4, c, 4);
+		}
 	}
 	cv_free(cv);
 }
