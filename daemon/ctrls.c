@@ -100,6 +100,8 @@ dev_ctrl_find(struct v4l2cuse_device *dev, uint32_t id)
 
 	if (id >= V4L2_CID_PRIVATE_BASE)
 		return ctrl_find_private(dev, id - V4L2_CID_PRIVATE_BASE);
+	if (!dev->n_ctrls)
+		return NULL;	/* bsearch() wants a non-NULL array */
 	return bsearch(&key, dev->ctrls, dev->n_ctrls, sizeof(key), ctrl_cmp);
 }
 
