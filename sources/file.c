@@ -548,6 +548,16 @@ fs_parse_offer_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char 
 
 /* --- ops ---------------------------------------------------------------- */
 
+/* "<prefix><*error>" in place of *error. */
+static void
+fs_prefix_error(char **error, const char *prefix)
+{
+	char *e = g_strconcat(prefix, *error ? *error : "error", NULL);
+
+	g_free(*error);
+	*error = e;
+}
+
 static void fs_stop(struct v4l2cuse_source *src);
 
 static void
@@ -597,8 +607,8 @@ static int
 fs_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 {
 	struct file_source *fs = g_new0(struct file_source, 1);
-	g_autofree char *error = NULL;
 	struct v4l2cuse_opts *o = NULL;
+	char *error = NULL;
 	int r;
 
 	fs->base.ops = &v4l2cuse_file_ops;
@@ -612,9 +622,7 @@ fs_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 		goto err;
 	r = file_reader_open(fs->path, &fs->ropts, &fs->rd, &error);
 	if (r < 0) {
-		g_autofree char *e = g_steal_pointer(&error);
-
-		error = g_strdup_printf("file: %s", e);
+		fs_prefix_error(&error, "file: ");
 		goto err;
 	}
 	fs->info = fs->rd->info;
@@ -629,9 +637,7 @@ fs_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 		goto err;
 	r = placeholder_new(fs->placeholder_path, &fs->ph, &error);
 	if (r < 0) {
-		g_autofree char *e = g_steal_pointer(&error);
-
-		error = g_strdup_printf("file: %s", e);
+		fs_prefix_error(&error, "file: ");
 		goto err;
 	}
 	g_debug("file: '%s': %s, %ux%u, %u/%u s per frame", fs->path, fs->info.kind,
@@ -642,7 +648,9 @@ fs_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 
 err:
 	if (ret_error)
-		*ret_error = g_steal_pointer(&error);
+		*ret_error = error;
+	else
+		g_free(error);
 	v4l2cuse_opts_free(o);
 	fs_destroy(&fs->base);
 	return r;

@@ -299,8 +299,8 @@ int
 gst_reader_open(const char *path, struct file_reader **ret, char **ret_error)
 {
 	struct gst_reader *g = g_new0(struct gst_reader, 1);
-	g_autoptr(GError) err = NULL;
-	g_autofree char *uri = NULL;
+	GError *err = NULL;
+	char *uri = NULL;
 	GstSample *sample;
 	GstVideoInfo info;
 	int r;
@@ -351,10 +351,13 @@ gst_reader_open(const char *path, struct file_reader **ret, char **ret_error)
 		r = -EIO;
 		goto err;
 	}
+	g_free(uri);
 	*ret = &g->base;
 	return 0;
 
 err:
+	g_clear_error(&err);
+	g_free(uri);
 	gr_destroy(&g->base);
 	return r;
 }

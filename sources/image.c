@@ -150,7 +150,7 @@ image_reader_open(FILE *f, struct file_reader **ret, char **ret_error)
 {
 	static const uint8_t png_sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
 	struct image_reader *im = g_new0(struct image_reader, 1);
-	g_autofree uint8_t *data = NULL;
+	uint8_t *data = NULL;
 	size_t len = 0;
 	bool png;
 	int r;
@@ -178,10 +178,12 @@ image_reader_open(FILE *f, struct file_reader **ret, char **ret_error)
 		.can_reopen = true,
 	};
 	g_strlcpy(im->base.info.kind, png ? "PNG" : "JPEG", sizeof(im->base.info.kind));
+	g_free(data);
 	*ret = &im->base;
 	return 0;
 
 err:
+	g_free(data);
 	image_destroy(&im->base);
 	return r;
 }

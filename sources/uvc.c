@@ -828,8 +828,8 @@ uvc_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 {
 	struct uvc_source *u = g_new0(struct uvc_source, 1);
 	struct epoll_event ev = { .events = EPOLLIN };
-	g_autofree char *error = NULL;
 	struct v4l2cuse_opts *o = NULL;
+	char *error = NULL;
 	uint32_t n;
 	int r;
 
@@ -854,9 +854,10 @@ uvc_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 	u->retry_ms = n;
 	r = placeholder_new(v4l2cuse_opts_get_str(o, "placeholder", NULL), &u->ph, &error);
 	if (r < 0) {
-		g_autofree char *e = g_steal_pointer(&error);
+		char *e = g_strconcat("uvc: ", error, NULL);
 
-		error = g_strdup_printf("uvc: %s", e);
+		g_free(error);
+		error = e;
 		goto err;
 	}
 
@@ -893,7 +894,9 @@ uvc_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 
 err:
 	if (ret_error)
-		*ret_error = g_steal_pointer(&error);
+		*ret_error = error;
+	else
+		g_free(error);
 	v4l2cuse_opts_free(o);
 	uvc_destroy(&u->base);
 	return r;
