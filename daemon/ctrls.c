@@ -33,6 +33,11 @@ dev_ctrls_init(struct v4l2cuse_device *dev)
 
 	for (unsigned int i = 0; (c = v4l2cuse_source_control(dev->src, i)); i++) {
 		struct dev_ctrl dc = { .desc = c, .id = c->id, .value = c->default_value };
+		int64_t v;
+
+		/* A camera's current value, not its default, is the truth. */
+		if (v4l2cuse_source_get_control(dev->src, c->id, &v) == 0)
+			dc.value = v;
 
 		if (c->minimum > c->maximum || V4L2_CTRL_ID2WHICH(c->id) == 0 ||
 		    (c->type == V4L2_CTRL_TYPE_MENU && !c->menu)) {

@@ -417,7 +417,8 @@ main(int argc, char **argv)
 		{ "device", 'd', 0, G_OPTION_ARG_STRING, &o.device,
 		  "One device from the command line: node name (default video42)", "videoN" },
 		{ "source", 's', 0, G_OPTION_ARG_STRING, &o.source,
-		  "Frame source (default pattern): pattern[:NAME][,opt=...]", "SPEC" },
+		  "Frame source (default pattern): pattern[:NAME][,opt=...], file:PATH[,opt=...], "
+		  "uvc:/dev/videoN[,opt=...]", "SPEC" },
 		{ "size", 0, 0, G_OPTION_ARG_STRING, &o.size,
 		  "Default frame size (default 640x480)", "WxH" },
 		{ "format", 0, 0, G_OPTION_ARG_STRING, &o.format,
