@@ -67,20 +67,15 @@
 #include "v4l2cuse/source.h"
 #include "convert.h"
 #include "file-reader.h"
+#include "modes.h"
 #include "placeholder.h"
 #include "ratelimit.h"
 
-#define FS_MAX_SIZES	16
-#define FS_MAX_FORMATS	16
 #define FS_MAX_STEPS	64		/* file frames read per produce() at most */
 #define FS_RETRY_US	G_USEC_PER_SEC
 
 static const char *const fs_keys[] = {
 	"loop", "fps", "format", "size", "sizes", "formats", "placeholder", NULL,
-};
-
-struct fs_size {
-	uint32_t width, height;
 };
 
 struct file_source {
@@ -95,12 +90,7 @@ struct file_source {
 	struct placeholder *ph;
 	struct cv *cv;
 
-	uint32_t formats[FS_MAX_FORMATS];
-	unsigned int n_formats;
-	struct fs_size sizes[FS_MAX_SIZES];
-	unsigned int n_sizes;
-	struct v4l2_fract intervals[4];
-	unsigned int n_intervals;
+	struct modes modes;
 
 	/* Streaming. */
 	bool started;
@@ -319,100 +309,6 @@ static const uint32_t fs_raw_formats[] = {
 	V4L2_PIX_FMT_XRGB32, V4L2_PIX_FMT_XBGR32, V4L2_PIX_FMT_RGB565, V4L2_PIX_FMT_GREY,
 };
 
-static uint32_t
-fs_fourcc_from(const char *s, const uint32_t *list, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (g_ascii_strncasecmp(s, (const char *)&list[i], 4) == 0 && strlen(s) == 4)
-			return list[i];
-	}
-	return 0;
-}
-
-static char *
-fs_fourcc_list(const uint32_t *list, size_t n)
-{
-	GString *s = g_string_new(NULL);
-
-	for (size_t i = 0; i < n; i++)
-		g_string_append_printf(s, "%s%.4s", i ? " " : "", (const char *)&list[i]);
-	return g_string_free(s, FALSE);
-}
-
-static char **
-fs_split_list(const char *v)
-{
-	g_autofree char *copy = g_strdup(v);
-
-	g_strdelimit(copy, ";", '+');
-	return g_strsplit(copy, "+", -1);
-}
-
-static bool
-fs_parse_size(const char *s, uint32_t *ret_w, uint32_t *ret_h)
-{
-	unsigned int w, h;
-	char tail;
-
-	if (sscanf(s, "%ux%u%c", &w, &h, &tail) != 2 || w < 1 || h < 1 ||
-	    w > V4L2CUSE_MAX_WIDTH || h > V4L2CUSE_MAX_HEIGHT)
-		return false;
-	*ret_w = w;
-	*ret_h = h;
-	return true;
-}
-
-/* "N" or "N/D" frames per second -> seconds per frame. */
-static bool
-fs_parse_fps(const char *s, struct v4l2_fract *ret)
-{
-	unsigned int num, den = 1;
-	char tail;
-	int n = sscanf(s, "%u/%u%c", &num, &den, &tail);
-
-	if (n == 1 && strchr(s, '/'))
-		return false;
-	if ((n != 1 && n != 2) || num == 0 || den == 0 || num > 1000000 || den > 1000000 ||
-	    num > 1000ull * den)
-		return false;
-	*ret = (struct v4l2_fract){ den, num };
-	return true;
-}
-
-static void
-fs_add_size(struct file_source *fs, uint32_t w, uint32_t h)
-{
-	for (unsigned int i = 0; i < fs->n_sizes; i++) {
-		if (fs->sizes[i].width == w && fs->sizes[i].height == h)
-			return;
-	}
-	if (fs->n_sizes < FS_MAX_SIZES)
-		fs->sizes[fs->n_sizes++] = (struct fs_size){ w, h };
-}
-
-static void
-fs_add_interval(struct file_source *fs, struct v4l2_fract iv)
-{
-	for (unsigned int i = 0; i < fs->n_intervals; i++) {
-		if ((uint64_t)fs->intervals[i].numerator * iv.denominator ==
-		    (uint64_t)iv.numerator * fs->intervals[i].denominator)
-			return;
-	}
-	if (fs->n_intervals < G_N_ELEMENTS(fs->intervals))
-		fs->intervals[fs->n_intervals++] = iv;
-}
-
-static void
-fs_add_format(struct file_source *fs, uint32_t f)
-{
-	for (unsigned int i = 0; i < fs->n_formats; i++) {
-		if (fs->formats[i] == f)
-			return;
-	}
-	if (fs->n_formats < FS_MAX_FORMATS)
-		fs->formats[fs->n_formats++] = f;
-}
-
 /* Options that matter before the file is opened. */
 static int
 fs_parse_open_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char **ret_error)
@@ -428,7 +324,7 @@ fs_parse_open_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char *
 	r = v4l2cuse_opts_get_bool(o, "loop", true, &fs->loop, ret_error);
 	if (r < 0)
 		return r;
-	if ((v = v4l2cuse_opts_get_str(o, "fps", NULL)) && !fs_parse_fps(v, &fs->ropts.fps_iv)) {
+	if ((v = v4l2cuse_opts_get_str(o, "fps", NULL)) && !modes_parse_rate(v, &fs->ropts.fps_iv)) {
 		*ret_error = v4l2cuse_opts_error(o, "option 'fps': '%s' is not a frame rate N or "
 						 "N/D (at most 1000 fps)", v);
 		return -EINVAL;
@@ -438,9 +334,9 @@ fs_parse_open_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char *
 		return -EINVAL;
 	}
 	if ((v = v4l2cuse_opts_get_str(o, "format", NULL))) {
-		fs->ropts.raw_fourcc = fs_fourcc_from(v, fs_raw_formats, G_N_ELEMENTS(fs_raw_formats));
+		fs->ropts.raw_fourcc = modes_fourcc_from(v, fs_raw_formats, G_N_ELEMENTS(fs_raw_formats));
 		if (!fs->ropts.raw_fourcc) {
-			g_autofree char *known = fs_fourcc_list(fs_raw_formats,
+			g_autofree char *known = modes_fourcc_list(fs_raw_formats,
 								G_N_ELEMENTS(fs_raw_formats));
 
 			*ret_error = v4l2cuse_opts_error(o, "option 'format': unknown raw format "
@@ -449,7 +345,7 @@ fs_parse_open_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char *
 		}
 	}
 	if ((v = v4l2cuse_opts_get_str(o, "size", NULL)) &&
-	    !fs_parse_size(v, &fs->ropts.raw_width, &fs->ropts.raw_height)) {
+	    !modes_parse_size(v, &fs->ropts.raw_width, &fs->ropts.raw_height)) {
 		*ret_error = v4l2cuse_opts_error(o, "option 'size': '%s' is not WxH in "
 						 "1x1..8192x8192", v);
 		return -EINVAL;
@@ -462,66 +358,34 @@ fs_parse_open_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char *
 static int
 fs_parse_offer_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char **ret_error)
 {
+	struct modes *m = &fs->modes;
 	const char *v;
+	int r;
 
 	if ((v = v4l2cuse_opts_get_str(o, "formats", NULL))) {
-		g_auto(GStrv) items = fs_split_list(v);
-
-		for (guint i = 0; items[i]; i++) {
-			uint32_t f;
-
-			if (!*items[i])
-				continue;
-			f = fs_fourcc_from(items[i], fs_all_formats, G_N_ELEMENTS(fs_all_formats));
-			if (!f) {
-				g_autofree char *known = fs_fourcc_list(fs_all_formats,
-									G_N_ELEMENTS(fs_all_formats));
-
-				*ret_error = v4l2cuse_opts_error(o, "option 'formats': unknown format "
-								 "'%s' (known: %s)", items[i], known);
-				return -EINVAL;
-			}
-			fs_add_format(fs, f);
-		}
+		r = modes_parse_formats(m, o, v, fs_all_formats, G_N_ELEMENTS(fs_all_formats),
+					ret_error);
+		if (r < 0)
+			return r;
 	} else {
 		/* The file's own format first: no conversion by default. */
 		for (size_t i = 0; i < G_N_ELEMENTS(fs_all_formats); i++) {
 			if (fs_all_formats[i] == fs->info.fourcc)
-				fs_add_format(fs, fs->info.fourcc);
+				modes_add_format(m, fs->info.fourcc);
 		}
 		for (size_t i = 0; i < G_N_ELEMENTS(fs_all_formats); i++)
-			fs_add_format(fs, fs_all_formats[i]);
-	}
-	if (!fs->n_formats) {
-		*ret_error = v4l2cuse_opts_error(o, "option 'formats': no format given");
-		return -EINVAL;
+			modes_add_format(m, fs_all_formats[i]);
 	}
 
 	if ((v = v4l2cuse_opts_get_str(o, "sizes", NULL))) {
-		g_auto(GStrv) items = fs_split_list(v);
-
-		for (guint i = 0; items[i]; i++) {
-			uint32_t w, h;
-
-			if (!*items[i])
-				continue;
-			if (!fs_parse_size(items[i], &w, &h) || (w & 1) || (h & 1)) {
-				*ret_error = v4l2cuse_opts_error(o, "option 'sizes': '%s' is not WxH "
-								 "with even W and H in 2..8192",
-								 items[i]);
-				return -EINVAL;
-			}
-			fs_add_size(fs, w, h);
-		}
+		r = modes_parse_sizes(m, o, v, ret_error);
+		if (r < 0)
+			return r;
 	} else {
-		static const struct fs_size std[] = {
-			{ 320, 240 }, { 640, 480 }, { 1280, 720 }, { 1920, 1080 },
-		};
-
 		const struct v4l2_fract *a = &fs->info.aspect;
 
 		if (fs->info.width >= 2 && fs->info.height >= 2)
-			fs_add_size(fs, fs->info.width & ~1u, fs->info.height & ~1u);
+			modes_add_size(m, fs->info.width & ~1u, fs->info.height & ~1u);
 		/* Non-square pixels (Y4M A, GStreamer PAR): also the square-pixel size. */
 		if (a->numerator && a->denominator && a->numerator != a->denominator &&
 		    fs->info.height >= 2) {
@@ -529,20 +393,18 @@ fs_parse_offer_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char 
 				     a->denominator;
 
 			if (w >= 2 && w <= V4L2CUSE_MAX_WIDTH)
-				fs_add_size(fs, (uint32_t)w & ~1u, fs->info.height & ~1u);
+				modes_add_size(m, (uint32_t)w & ~1u, fs->info.height & ~1u);
 		}
-		for (size_t i = 0; i < G_N_ELEMENTS(std); i++)
-			fs_add_size(fs, std[i].width, std[i].height);
-	}
-	if (!fs->n_sizes) {
-		*ret_error = v4l2cuse_opts_error(o, "option 'sizes': no size given");
-		return -EINVAL;
+		modes_add_size(m, 320, 240);
+		modes_add_size(m, 640, 480);
+		modes_add_size(m, 1280, 720);
+		modes_add_size(m, 1920, 1080);
 	}
 
-	fs_add_interval(fs, fs->file_iv);
-	fs_add_interval(fs, (struct v4l2_fract){ 1, 30 });
-	fs_add_interval(fs, (struct v4l2_fract){ 1, 25 });
-	fs_add_interval(fs, (struct v4l2_fract){ 1, 15 });
+	modes_add_interval(m, fs->file_iv);
+	modes_add_interval(m, (struct v4l2_fract){ 1, 30 });
+	modes_add_interval(m, (struct v4l2_fract){ 1, 25 });
+	modes_add_interval(m, (struct v4l2_fract){ 1, 15 });
 	return 0;
 }
 
@@ -656,61 +518,24 @@ err:
 	return r;
 }
 
-static bool
-fs_has_format(const struct file_source *fs, uint32_t fourcc)
-{
-	for (unsigned int i = 0; i < fs->n_formats; i++) {
-		if (fs->formats[i] == fourcc)
-			return true;
-	}
-	return false;
-}
-
-static bool
-fs_has_size(const struct file_source *fs, uint32_t w, uint32_t h)
-{
-	for (unsigned int i = 0; i < fs->n_sizes; i++) {
-		if (fs->sizes[i].width == w && fs->sizes[i].height == h)
-			return true;
-	}
-	return false;
-}
-
 static int
 fs_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc)
 {
-	struct file_source *fs = fs_from(src);
-
-	if (index >= fs->n_formats)
-		return -EINVAL;
-	*ret_fourcc = fs->formats[index];
-	return 0;
+	return modes_enum_format(&fs_from(src)->modes, index, ret_fourcc);
 }
 
 static int
 fs_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index,
 		  uint32_t *ret_width, uint32_t *ret_height)
 {
-	struct file_source *fs = fs_from(src);
-
-	if (!fs_has_format(fs, fourcc) || index >= fs->n_sizes)
-		return -EINVAL;
-	*ret_width = fs->sizes[index].width;
-	*ret_height = fs->sizes[index].height;
-	return 0;
+	return modes_enum_framesize(&fs_from(src)->modes, fourcc, index, ret_width, ret_height);
 }
 
 static int
 fs_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
 		      uint32_t height, unsigned int index, struct v4l2_fract *ret)
 {
-	struct file_source *fs = fs_from(src);
-
-	if (!fs_has_format(fs, fourcc) || !fs_has_size(fs, width, height) ||
-	    index >= fs->n_intervals)
-		return -EINVAL;
-	*ret = fs->intervals[index];
-	return 0;
+	return modes_enum_frameinterval(&fs_from(src)->modes, fourcc, width, height, index, ret);
 }
 
 static void
@@ -743,7 +568,7 @@ fs_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 
 	if (fs->started)
 		return -EBUSY;
-	if (!fs_has_format(fs, pix->pixelformat) || !fs_has_size(fs, pix->width, pix->height))
+	if (!modes_has(&fs->modes, pix->pixelformat, pix->width, pix->height))
 		return -EINVAL;
 	f.pixelformat = pix->pixelformat;
 	f.width = pix->width;
@@ -753,7 +578,7 @@ fs_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 		return r;
 	fs->pix = f;
 	fs->out_iv = interval && interval->numerator && interval->denominator ? *interval
-									     : fs->intervals[0];
+									     : fs->modes.intervals[0];
 	fs->n = 0;
 	fs_restart_pacing(fs);
 	if (fs->rd && !fs->failed)

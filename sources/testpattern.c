@@ -75,10 +75,9 @@
 #include "v4l2cuse/format.h"
 #include "v4l2cuse/source.h"
 #include "mjpeg.h"
+#include "modes.h"
 #include "tpg.h"
 
-#define TP_MAX_SIZES	16
-#define TP_MAX_RATES	16
 #define TP_LABEL_MAX	TPG_TEXT_COLS
 
 enum {
@@ -151,19 +150,10 @@ static const char *const tp_keys[] = {
 	"drop_every", "error_flag_every", "vanish_after", NULL,
 };
 
-struct tp_size {
-	uint32_t width, height;
-};
-
 struct tp_source {
 	struct v4l2cuse_source base;
 
-	uint32_t formats[G_N_ELEMENTS(tp_default_formats)];
-	unsigned int n_formats;
-	struct tp_size sizes[TP_MAX_SIZES];
-	unsigned int n_sizes;
-	struct v4l2_fract intervals[TP_MAX_RATES];
-	unsigned int n_intervals;
+	struct modes modes;
 
 	struct v4l2cuse_control ctrls[TP_N_CTRLS];
 	int64_t values[TP_N_CTRLS];
@@ -209,143 +199,6 @@ tp_fourcc_str(uint32_t f, char out[5])
 
 /* --- option parsing ----------------------------------------------------- */
 
-static char **
-tp_split_list(const char *v)
-{
-	g_autofree char *copy = g_strdup(v);
-
-	g_strdelimit(copy, ";", '+');
-	return g_strsplit(copy, "+", -1);
-}
-
-static int
-tp_parse_sizes(struct tp_source *tp, const struct v4l2cuse_opts *o, const char *v,
-	       char **ret_error)
-{
-	g_auto(GStrv) items = tp_split_list(v);
-
-	tp->n_sizes = 0;
-	for (guint i = 0; items[i]; i++) {
-		unsigned int w, h;
-		char tail;
-
-		if (!*items[i])
-			continue;
-		if (sscanf(items[i], "%ux%u%c", &w, &h, &tail) != 2 || w < 2 || h < 2 ||
-		    w > V4L2CUSE_MAX_WIDTH || h > V4L2CUSE_MAX_HEIGHT || (w & 1) || (h & 1)) {
-			*ret_error = v4l2cuse_opts_error(o, "option 'sizes': '%s' is not WxH with "
-							 "even W and H in 2..8192", items[i]);
-			return -EINVAL;
-		}
-		if (tp->n_sizes == TP_MAX_SIZES) {
-			*ret_error = v4l2cuse_opts_error(o, "option 'sizes': more than %u sizes",
-							 TP_MAX_SIZES);
-			return -EINVAL;
-		}
-		for (unsigned int j = 0; j < tp->n_sizes; j++) {
-			if (tp->sizes[j].width == w && tp->sizes[j].height == h) {
-				*ret_error = v4l2cuse_opts_error(o, "option 'sizes': %ux%u given "
-								 "twice", w, h);
-				return -EINVAL;
-			}
-		}
-		tp->sizes[tp->n_sizes++] = (struct tp_size){ w, h };
-	}
-	if (!tp->n_sizes) {
-		*ret_error = v4l2cuse_opts_error(o, "option 'sizes': no size given");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int
-tp_parse_fps(struct tp_source *tp, const struct v4l2cuse_opts *o, const char *v,
-	     char **ret_error)
-{
-	g_auto(GStrv) items = tp_split_list(v);
-
-	tp->n_intervals = 0;
-	for (guint i = 0; items[i]; i++) {
-		unsigned int num, den = 1;
-		char tail;
-		int n;
-
-		if (!*items[i])
-			continue;
-		n = sscanf(items[i], "%u/%u%c", &num, &den, &tail);
-		if (n == 1 && strchr(items[i], '/'))
-			n = 0;
-		if ((n != 1 && n != 2) || num == 0 || den == 0 || num > 1000 * den ||
-		    num > 1000000 || den > 1000000) {
-			*ret_error = v4l2cuse_opts_error(o, "option 'fps': '%s' is not a frame "
-							 "rate N or N/D (at most 1000 fps)",
-							 items[i]);
-			return -EINVAL;
-		}
-		if (tp->n_intervals == TP_MAX_RATES) {
-			*ret_error = v4l2cuse_opts_error(o, "option 'fps': more than %u rates",
-							 TP_MAX_RATES);
-			return -EINVAL;
-		}
-		/* interval = 1 / fps */
-		tp->intervals[tp->n_intervals++] = (struct v4l2_fract){ den, num };
-	}
-	if (!tp->n_intervals) {
-		*ret_error = v4l2cuse_opts_error(o, "option 'fps': no rate given");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int
-tp_parse_formats(struct tp_source *tp, const struct v4l2cuse_opts *o, const char *v,
-		 char **ret_error)
-{
-	g_auto(GStrv) items = tp_split_list(v);
-
-	tp->n_formats = 0;
-	for (guint i = 0; items[i]; i++) {
-		uint32_t f = 0;
-
-		if (!*items[i])
-			continue;
-		for (size_t j = 0; j < G_N_ELEMENTS(tp_default_formats); j++) {
-			char s[5];
-
-			tp_fourcc_str(tp_default_formats[j], s);
-			if (g_ascii_strcasecmp(s, items[i]) == 0)
-				f = tp_default_formats[j];
-		}
-		if (!f) {
-			GString *known = g_string_new(NULL);
-
-			for (size_t j = 0; j < G_N_ELEMENTS(tp_default_formats); j++) {
-				char s[5];
-
-				tp_fourcc_str(tp_default_formats[j], s);
-				g_string_append_printf(known, "%s%s", j ? " " : "", s);
-			}
-			*ret_error = v4l2cuse_opts_error(o, "option 'formats': unknown format "
-							 "'%s' (known: %s)", items[i], known->str);
-			g_string_free(known, TRUE);
-			return -EINVAL;
-		}
-		for (unsigned int j = 0; j < tp->n_formats; j++) {
-			if (tp->formats[j] == f) {
-				*ret_error = v4l2cuse_opts_error(o, "option 'formats': '%s' given "
-								 "twice", items[i]);
-				return -EINVAL;
-			}
-		}
-		tp->formats[tp->n_formats++] = f;
-	}
-	if (!tp->n_formats) {
-		*ret_error = v4l2cuse_opts_error(o, "option 'formats': no format given");
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int
 tp_parse_overlay(struct tp_source *tp, const struct v4l2cuse_opts *o, char **ret_error)
 {
@@ -362,7 +215,7 @@ tp_parse_overlay(struct tp_source *tp, const struct v4l2cuse_opts *o, char **ret
 		return 0;
 	}
 	tp->overlay = 0;
-	items = tp_split_list(v);
+	items = modes_split_list(v);
 	for (guint i = 0; items[i]; i++) {
 		size_t j;
 
@@ -409,26 +262,25 @@ tp_parse(struct tp_source *tp, const char *args, char **ret_error)
 		tp->params.pattern = r;
 	}
 
-	memcpy(tp->formats, tp_default_formats, sizeof(tp_default_formats));
-	tp->n_formats = G_N_ELEMENTS(tp_default_formats);
-	tp->sizes[0] = (struct tp_size){ 320, 240 };
-	tp->sizes[1] = (struct tp_size){ 640, 480 };
-	tp->sizes[2] = (struct tp_size){ 1280, 720 };
-	tp->sizes[3] = (struct tp_size){ 1920, 1080 };
-	tp->n_sizes = 4;
-	tp->intervals[0] = (struct v4l2_fract){ 1, 30 };
-	tp->intervals[1] = (struct v4l2_fract){ 1, 25 };
-	tp->intervals[2] = (struct v4l2_fract){ 1, 15 };
-	tp->n_intervals = 3;
+	for (size_t i = 0; i < G_N_ELEMENTS(tp_default_formats); i++)
+		modes_add_format(&tp->modes, tp_default_formats[i]);
+	modes_add_size(&tp->modes, 320, 240);
+	modes_add_size(&tp->modes, 640, 480);
+	modes_add_size(&tp->modes, 1280, 720);
+	modes_add_size(&tp->modes, 1920, 1080);
+	modes_add_interval(&tp->modes, (struct v4l2_fract){ 1, 30 });
+	modes_add_interval(&tp->modes, (struct v4l2_fract){ 1, 25 });
+	modes_add_interval(&tp->modes, (struct v4l2_fract){ 1, 15 });
 
 	if ((v = v4l2cuse_opts_get_str(o, "sizes", NULL)) &&
-	    (r = tp_parse_sizes(tp, o, v, ret_error)) < 0)
+	    (r = modes_parse_sizes(&tp->modes, o, v, ret_error)) < 0)
 		goto out;
 	if ((v = v4l2cuse_opts_get_str(o, "fps", NULL)) &&
-	    (r = tp_parse_fps(tp, o, v, ret_error)) < 0)
+	    (r = modes_parse_rates(&tp->modes, o, v, ret_error)) < 0)
 		goto out;
 	if ((v = v4l2cuse_opts_get_str(o, "formats", NULL)) &&
-	    (r = tp_parse_formats(tp, o, v, ret_error)) < 0)
+	    (r = modes_parse_formats(&tp->modes, o, v, tp_default_formats,
+				     G_N_ELEMENTS(tp_default_formats), ret_error)) < 0)
 		goto out;
 	if ((r = tp_parse_overlay(tp, o, ret_error)) < 0)
 		goto out;
@@ -548,61 +400,24 @@ tp_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 	return 0;
 }
 
-static bool
-tp_has_format(const struct tp_source *tp, uint32_t fourcc)
-{
-	for (unsigned int i = 0; i < tp->n_formats; i++) {
-		if (tp->formats[i] == fourcc)
-			return true;
-	}
-	return false;
-}
-
-static bool
-tp_has_size(const struct tp_source *tp, uint32_t w, uint32_t h)
-{
-	for (unsigned int i = 0; i < tp->n_sizes; i++) {
-		if (tp->sizes[i].width == w && tp->sizes[i].height == h)
-			return true;
-	}
-	return false;
-}
-
 static int
 tp_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc)
 {
-	struct tp_source *tp = tp_from(src);
-
-	if (index >= tp->n_formats)
-		return -EINVAL;
-	*ret_fourcc = tp->formats[index];
-	return 0;
+	return modes_enum_format(&tp_from(src)->modes, index, ret_fourcc);
 }
 
 static int
 tp_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index,
 		  uint32_t *ret_width, uint32_t *ret_height)
 {
-	struct tp_source *tp = tp_from(src);
-
-	if (!tp_has_format(tp, fourcc) || index >= tp->n_sizes)
-		return -EINVAL;
-	*ret_width = tp->sizes[index].width;
-	*ret_height = tp->sizes[index].height;
-	return 0;
+	return modes_enum_framesize(&tp_from(src)->modes, fourcc, index, ret_width, ret_height);
 }
 
 static int
 tp_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
 		      uint32_t height, unsigned int index, struct v4l2_fract *ret)
 {
-	struct tp_source *tp = tp_from(src);
-
-	if (!tp_has_format(tp, fourcc) || !tp_has_size(tp, width, height) ||
-	    index >= tp->n_intervals)
-		return -EINVAL;
-	*ret = tp->intervals[index];
-	return 0;
+	return modes_enum_frameinterval(&tp_from(src)->modes, fourcc, width, height, index, ret);
 }
 
 static void
@@ -632,7 +447,7 @@ tp_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 		tp->fail_start--;
 		return -EIO;
 	}
-	if (!tp_has_format(tp, pix->pixelformat) || !tp_has_size(tp, pix->width, pix->height))
+	if (!modes_has(&tp->modes, pix->pixelformat, pix->width, pix->height))
 		return -EINVAL;
 	f.pixelformat = pix->pixelformat;
 	f.width = pix->width;
@@ -660,7 +475,7 @@ tp_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	tpg_set_params(tp->tpg, &tp->params);
 	tp->pix = f;
 	tp->interval = interval && interval->numerator && interval->denominator ?
-		       *interval : tp->intervals[0];
+		       *interval : tp->modes.intervals[0];
 	tp->produced = 0;
 	tp->have_first_ts = false;
 	tp->started = true;

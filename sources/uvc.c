@@ -72,12 +72,12 @@
 #include "v4l2cuse/format.h"
 #include "v4l2cuse/source.h"
 #include "convert.h"
+#include "modes.h"
 #include "placeholder.h"
 #include "ratelimit.h"
 
 #define UVC_MAX_MODES		512
 #define UVC_MAX_INTERVALS	16
-#define UVC_MAX_FORMATS		16
 #define UVC_MAX_SIZES		32
 #define UVC_MAX_CTRLS		64
 #define UVC_MAX_MENU		64
@@ -151,8 +151,7 @@ struct uvc_source {
 	/* The snapshot. */
 	struct uvc_mode *modes;
 	unsigned int n_modes;
-	uint32_t formats[UVC_MAX_FORMATS];
-	unsigned int n_formats;
+	struct modes offered;		/* its formats only: sizes and rates are the modes' */
 	struct uvc_ctrl *ctrls;
 	unsigned int n_ctrls;
 
@@ -357,17 +356,6 @@ uvc_is_ours(uint32_t fourcc)
 	return false;
 }
 
-static void
-uvc_add_format(struct uvc_source *u, uint32_t f)
-{
-	for (unsigned int i = 0; i < u->n_formats; i++) {
-		if (u->formats[i] == f)
-			return;
-	}
-	if (u->n_formats < UVC_MAX_FORMATS)
-		u->formats[u->n_formats++] = f;
-}
-
 static int
 uvc_snapshot_formats(struct uvc_source *u, int fd, char **ret_error)
 {
@@ -404,43 +392,16 @@ uvc_parse_formats(struct uvc_source *u, const struct v4l2cuse_opts *o, char **re
 {
 	const char *v = v4l2cuse_opts_get_str(o, "formats", NULL);
 
-	if (v) {
-		g_autofree char *copy = g_strdup(v);
-		g_auto(GStrv) items = NULL;
-
-		g_strdelimit(copy, ";", '+');
-		items = g_strsplit(copy, "+", -1);
-		for (guint i = 0; items[i]; i++) {
-			uint32_t f = 0;
-
-			if (!*items[i])
-				continue;
-			for (size_t j = 0; j < G_N_ELEMENTS(uvc_all_formats); j++) {
-				if (strlen(items[i]) == 4 &&
-				    g_ascii_strncasecmp(items[i], (const char *)&uvc_all_formats[j],
-							4) == 0)
-					f = uvc_all_formats[j];
-			}
-			if (!f) {
-				*ret_error = v4l2cuse_opts_error(o, "option 'formats': unknown format "
-								 "'%s'", items[i]);
-				return -EINVAL;
-			}
-			uvc_add_format(u, f);
-		}
-		if (!u->n_formats) {
-			*ret_error = v4l2cuse_opts_error(o, "option 'formats': no format given");
-			return -EINVAL;
-		}
-		return 0;
-	}
+	if (v)
+		return modes_parse_formats(&u->offered, o, v, uvc_all_formats,
+					   G_N_ELEMENTS(uvc_all_formats), ret_error);
 	/* The camera's own formats first (its order), then the converted ones. */
 	for (unsigned int i = 0; i < u->n_modes; i++) {
 		if (uvc_is_ours(u->modes[i].fourcc))
-			uvc_add_format(u, u->modes[i].fourcc);
+			modes_add_format(&u->offered, u->modes[i].fourcc);
 	}
 	for (size_t i = 0; i < G_N_ELEMENTS(uvc_all_formats); i++)
-		uvc_add_format(u, uvc_all_formats[i]);
+		modes_add_format(&u->offered, uvc_all_formats[i]);
 	return 0;
 }
 
@@ -887,7 +848,7 @@ uvc_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 	epoll_ctl(u->epfd, EPOLL_CTL_ADD, u->evfd, &ev);
 
 	g_debug("uvc: '%s' (%s, %s): %u modes, %u formats offered, %u controls", u->path,
-		u->ident.card, u->ident.bus_info, u->n_modes, u->n_formats, u->n_ctrls);
+		u->ident.card, u->ident.bus_info, u->n_modes, u->offered.n_formats, u->n_ctrls);
 	v4l2cuse_opts_free(o);
 	*ret_src = &u->base;
 	return 0;
@@ -900,16 +861,6 @@ err:
 	v4l2cuse_opts_free(o);
 	uvc_destroy(&u->base);
 	return r;
-}
-
-static bool
-uvc_has_format(const struct uvc_source *u, uint32_t fourcc)
-{
-	for (unsigned int i = 0; i < u->n_formats; i++) {
-		if (u->formats[i] == fourcc)
-			return true;
-	}
-	return false;
 }
 
 /* The camera mode that feeds @fourcc at @w x @h, NULL if there is none. */
@@ -969,12 +920,7 @@ uvc_size_at(const struct uvc_source *u, uint32_t fourcc, unsigned int index, uin
 static int
 uvc_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc)
 {
-	struct uvc_source *u = uvc_from(src);
-
-	if (index >= u->n_formats)
-		return -EINVAL;
-	*ret_fourcc = u->formats[index];
-	return 0;
+	return modes_enum_format(&uvc_from(src)->offered, index, ret_fourcc);
 }
 
 static int
@@ -983,7 +929,7 @@ uvc_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int in
 {
 	struct uvc_source *u = uvc_from(src);
 
-	if (!uvc_has_format(u, fourcc) || !uvc_size_at(u, fourcc, index, ret_width, ret_height))
+	if (!modes_has_format(&u->offered, fourcc) || !uvc_size_at(u, fourcc, index, ret_width, ret_height))
 		return -EINVAL;
 	return 0;
 }
@@ -993,7 +939,7 @@ uvc_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t wi
 		       uint32_t height, unsigned int index, struct v4l2_fract *ret)
 {
 	struct uvc_source *u = uvc_from(src);
-	const struct uvc_mode *m = uvc_has_format(u, fourcc) ? uvc_feed(u, fourcc, width, height)
+	const struct uvc_mode *m = modes_has_format(&u->offered, fourcc) ? uvc_feed(u, fourcc, width, height)
 							     : NULL;
 
 	if (!m || index >= m->n_intervals)
@@ -1031,7 +977,7 @@ uvc_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 
 	if (u->started)
 		return -EBUSY;
-	m = uvc_has_format(u, pix->pixelformat) ? uvc_feed(u, pix->pixelformat, pix->width,
+	m = modes_has_format(&u->offered, pix->pixelformat) ? uvc_feed(u, pix->pixelformat, pix->width,
 							   pix->height) : NULL;
 	if (!m)
 		return -EINVAL;

@@ -83,8 +83,16 @@ test_create_errors(void)
 		{ "pattern,=1", -EINVAL, "pattern: option '=1' has no name" },
 		{ "pattern:nonsense", -EINVAL, NULL },
 		{ "pattern:23", -EINVAL, NULL },
-		{ "pattern,sizes=641x480", -EINVAL, NULL },
-		{ "pattern,sizes=640x480+640x480", -EINVAL, NULL },
+		{ "pattern,sizes=641x480", -EINVAL, "pattern: option 'sizes': '641x480' is not WxH "
+		  "with even W and H in 2..8192" },
+		{ "pattern,sizes=640x480+640x480", -EINVAL,
+		  "pattern: option 'sizes': '640x480' given twice" },
+		{ "pattern,sizes=+;", -EINVAL, "pattern: option 'sizes': nothing given" },
+		{ "pattern,sizes=2x2+4x4+6x6+8x8+10x10+12x12+14x14+16x16+18x18+20x20+22x22+24x24+"
+		  "26x26+28x28+30x30+32x32+34x34", -EINVAL,
+		  "pattern: option 'sizes': more than 16 items" },
+		{ "pattern,fps=30;30/1", -EINVAL, "pattern: option 'fps': '30/1' given twice" },
+		{ "pattern,fps=60/2+30", -EINVAL, "pattern: option 'fps': '30' given twice" },
 		{ "pattern,sizes=640", -EINVAL, NULL },
 		{ "pattern,sizes=", -EINVAL, NULL },
 		{ "pattern,sizes=8194x2", -EINVAL, NULL },
@@ -92,7 +100,8 @@ test_create_errors(void)
 		{ "pattern,fps=30/0", -EINVAL, NULL },
 		{ "pattern,fps=2000", -EINVAL, NULL },
 		{ "pattern,fps=abc", -EINVAL, NULL },
-		{ "pattern,formats=ABCD", -EINVAL, NULL },
+		{ "pattern,formats=ABCD", -EINVAL, "pattern: option 'formats': unknown format 'ABCD' "
+		  "(known: YUYV UYVY YVYU NV12 NV21 YU12 YV12 RGB3 BGR3 BX24 XR24 RGBP GREY MJPG)" },
 		{ "pattern,formats=YUYV+YUYV", -EINVAL, NULL },
 		{ "pattern,overlay=counter+bogus", -EINVAL, NULL },
 		{ "pattern,quality=101", -EINVAL, NULL },
