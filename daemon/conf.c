@@ -451,6 +451,8 @@ ctx_fail(struct conf_ctx *c, const char *key, char *msg, char **ret_error)
 {
 	g_autofree char *where = scan_where(c->sc, c->group, key);
 
+	/* Values may hold escaped control characters (\n): still one line. */
+	g_strdelimit(msg, "\n\r\t\v\f\x1b", '?');
 	*ret_error = g_strdup_printf("%s: %s", where, msg);
 	g_free(msg);
 	return -EINVAL;
