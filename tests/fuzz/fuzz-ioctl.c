@@ -112,6 +112,10 @@ static struct {
 	uint8_t mem[FUZZ_MEM];		/* the caller's memory */
 } h;
 
+/* Static, not per request: large ASan allocations would dominate the run time. */
+static struct iovec retry_in[CUSE_MAX_IOV], retry_out[CUSE_MAX_IOV];
+static uint8_t inbuf[CUSE_MAX_IOCTL];
+
 static bool trace;		/* FUZZ_IOCTL_TRACE=1: one line per ioctl round and read */
 
 static bool
@@ -152,8 +156,7 @@ struct hreq {
 	int slot;
 	int result;
 	size_t out_size;		/* bytes this round can take back */
-	struct iovec in[CUSE_MAX_IOV], out[CUSE_MAX_IOV];
-	size_t n_in, n_out;
+	size_t n_in, n_out;		/* retry: the iovecs asked for (in retry_iov) */
 	uint8_t *data;
 	size_t len;
 	v4l2cuse_req_interrupt_fn intr_fn;
@@ -181,7 +184,8 @@ hreq_answer(struct v4l2cuse_req *req, enum hreq_kind kind, int result, const voi
 		return;
 	}
 	r->result = result;
-	r->data = len ? g_memdup2(buf, len) : NULL;
+	/* Only ioctl replies are copied out; read() data is not looked at. */
+	r->data = len && kind == HREQ_IOCTL ? g_memdup2(buf, len) : NULL;
 	r->len = len;
 }
 
@@ -198,8 +202,8 @@ hr_retry(struct v4l2cuse_req *req, const struct iovec *in, size_t n_in,
 	/* The kernel refuses more than FUSE_IOCTL_MAX_IOV (ENOMEM to the caller). */
 	r->n_in = MIN(n_in, (size_t)CUSE_MAX_IOV + 1);
 	r->n_out = MIN(n_out, (size_t)CUSE_MAX_IOV + 1);
-	memcpy(r->in, in, MIN(n_in, (size_t)CUSE_MAX_IOV) * sizeof(*in));
-	memcpy(r->out, out, MIN(n_out, (size_t)CUSE_MAX_IOV) * sizeof(*out));
+	memcpy(retry_in, in, MIN(n_in, (size_t)CUSE_MAX_IOV) * sizeof(*in));
+	memcpy(retry_out, out, MIN(n_out, (size_t)CUSE_MAX_IOV) * sizeof(*out));
 }
 
 static void
@@ -406,14 +410,12 @@ op_ioctl(struct input *in, unsigned int cmd, bool known, bool streaming)
 	int s;
 	struct v4l2cuse_fh *fh = slot_fh(in, &s);
 	uint8_t mode = in_u8(in);
-	struct iovec iin[CUSE_MAX_IOV], iout[CUSE_MAX_IOV];
+	static struct iovec iin[CUSE_MAX_IOV], iout[CUSE_MAX_IOV];
 	size_t n_in = 0, n_out = 0;
-	g_autofree uint8_t *inbuf = NULL;
 
 	if (!fh)
 		return;
 	mem_patch(in);		/* the caller fills its argument */
-	inbuf = g_malloc(CUSE_MAX_IOCTL);
 	for (int round = 1;; round++) {
 		size_t in_size = 0, out_size = 0, off;
 		struct hreq *r;
@@ -459,8 +461,8 @@ op_ioctl(struct input *in, unsigned int cmd, bool known, bool streaming)
 			check(known, "unknown cmd %#x retried", cmd);
 			n_in = r->n_in;
 			n_out = r->n_out;
-			memcpy(iin, r->in, MIN(n_in, (size_t)CUSE_MAX_IOV) * sizeof(*iin));
-			memcpy(iout, r->out, MIN(n_out, (size_t)CUSE_MAX_IOV) * sizeof(*iout));
+			memcpy(iin, retry_in, MIN(n_in, (size_t)CUSE_MAX_IOV) * sizeof(*iin));
+			memcpy(iout, retry_out, MIN(n_out, (size_t)CUSE_MAX_IOV) * sizeof(*iout));
 			g_free(r);
 			continue;
 		}
