@@ -47,6 +47,13 @@ registry_known_names(void)
 	return g_string_free(s, FALSE);
 }
 
+/* Specs (and so names, values, paths in messages) may hold control characters. */
+static char *
+registry_one_line(char *msg)
+{
+	return g_strdelimit(msg, "\n\r\t\v\f\x1b", '?');
+}
+
 int
 v4l2cuse_source_create(const char *spec, struct v4l2cuse_source **ret_src,
 		       char **ret_error)
@@ -72,7 +79,8 @@ v4l2cuse_source_create(const char *spec, struct v4l2cuse_source **ret_src,
 		g_autofree char *known = registry_known_names();
 
 		if (ret_error)
-			*ret_error = g_strdup_printf("unknown source '%s' (known: %s)", name, known);
+			*ret_error = registry_one_line(
+				g_strdup_printf("unknown source '%s' (known: %s)", name, known));
 		return -ENOENT;
 	}
 	if (ops->abi != V4L2CUSE_SOURCE_ABI) {
@@ -85,8 +93,9 @@ v4l2cuse_source_create(const char *spec, struct v4l2cuse_source **ret_src,
 	r = ops->create(args, &src, &error);
 	if (r < 0) {
 		if (ret_error)
-			*ret_error = error ? g_steal_pointer(&error)
-					   : g_strdup_printf("%s: %s", name, g_strerror(-r));
+			*ret_error = registry_one_line(error ? g_steal_pointer(&error)
+							     : g_strdup_printf("%s: %s", name,
+									       g_strerror(-r)));
 		return r;
 	}
 	if (!src || src->ops != ops) {
