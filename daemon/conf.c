@@ -11,6 +11,7 @@
 #include <grp.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 
@@ -146,6 +147,53 @@ v4l2cuse_parse_group(const char *s, gid_t *ret, char **ret_error)
 	return 0;
 }
 
+int
+v4l2cuse_parse_memory(const char *s, uint64_t *ret, char **ret_error)
+{
+	static const char units[] = "KMGT";
+	const char *u;
+	guint64 v;
+	char *end;
+
+	if (g_ascii_strcasecmp(s, "unlimited") == 0) {
+		*ret = 0;
+		return 0;
+	}
+	errno = 0;
+	v = g_ascii_isdigit(*s) ? g_ascii_strtoull(s, &end, 10) : 0;
+	if (!g_ascii_isdigit(*s) || errno)
+		goto err;
+	if (*end && (u = strchr(units, g_ascii_toupper(*end))) && end[1] == '\0') {
+		unsigned int shift = 10 * (unsigned int)(u - units + 1);
+
+		if (v > (UINT64_MAX >> shift))
+			goto err;
+		v <<= shift;
+	} else if (*end) {
+		goto err;
+	}
+	if (v != 0 && v < V4L2CUSE_CONF_MIN_MEMORY)
+		goto err;
+	*ret = v;
+	return 0;
+err:
+	*ret_error = g_strdup_printf("'%s' is not a memory size (bytes with K, M, G or T, "
+				     "at least 64K, or 0 or unlimited)", s);
+	return -EINVAL;
+}
+
+uint64_t
+v4l2cuse_conf_default_total_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	uint64_t half;
+
+	if (pages <= 0 || page <= 0)
+		return V4L2CUSE_CONF_TOTAL_MEMORY;
+	half = (uint64_t)pages * (uint64_t)page / 2;
+	return MIN(half, V4L2CUSE_CONF_TOTAL_MEMORY);
+}
+
 bool
 v4l2cuse_conf_id_valid(const char *id)
 {
@@ -172,6 +220,8 @@ v4l2cuse_conf_new(void)
 	conf->retry_limit = 0;
 	conf->selftest_timeout_s = 10;
 	conf->mode = 0660;
+	conf->buffer_memory_limit = v4l2cuse_conf_default_total_memory();
+	conf->device_buffer_memory_limit = V4L2CUSE_CONF_DEVICE_MEMORY;
 	conf->devices = g_ptr_array_new_with_free_func(
 		(GDestroyNotify)v4l2cuse_conf_device_free);
 	return conf;
@@ -254,7 +304,8 @@ v4l2cuse_conf_device_equal_but_source(const struct v4l2cuse_conf_device *a,
 	       a->interval.numerator == b->interval.numerator &&
 	       a->interval.denominator == b->interval.denominator &&
 	       a->min_buffers == b->min_buffers && a->read_buffers == b->read_buffers &&
-	       a->gid == b->gid && a->mode == b->mode;
+	       a->gid == b->gid && a->mode == b->mode &&
+	       a->buffer_memory_limit == b->buffer_memory_limit;
 }
 
 bool
@@ -283,6 +334,7 @@ v4l2cuse_conf_device_config(const struct v4l2cuse_conf_device *d,
 		.placeholder = d->placeholder,
 		.min_buffers = d->min_buffers,
 		.read_buffers = d->read_buffers,
+		.buffer_memory_limit = d->buffer_memory_limit,
 	};
 }
 
@@ -526,10 +578,18 @@ parse_daemon_key(struct conf_ctx *c, const char *key, const char *v, char **ret_
 		if (v4l2cuse_parse_mode(v, &conf->mode, &msg) < 0)
 			return ctx_fail(c, key, msg, ret_error);
 		conf->has_mode = true;
+	} else if (strcmp(key, "buffer-memory-limit") == 0) {
+		if (v4l2cuse_parse_memory(v, &conf->buffer_memory_limit, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
+	} else if (strcmp(key, "device-buffer-memory-limit") == 0) {
+		if (v4l2cuse_parse_memory(v, &conf->device_buffer_memory_limit, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
 	} else {
 		return ctx_fail(c, key, g_strdup("unknown key (known: control-socket, "
 						 "control-group, retry-interval, retry-limit, "
-						 "selftest-timeout, group, mode)"), ret_error);
+						 "selftest-timeout, group, mode, "
+						 "buffer-memory-limit, "
+						 "device-buffer-memory-limit)"), ret_error);
 	}
 	return 0;
 }
@@ -621,7 +681,7 @@ parse_source_spec(struct conf_ctx *c, const char *key, const char *v, char **ret
 static const char *const device_keys[] = {
 	"node", "label", "source", "placeholder", "formats", "sizes", "frame-rates",
 	"format", "size", "frame-rate", "min-buffers", "read-buffers", "group", "mode",
-	"enabled", NULL
+	"enabled", "buffer-memory-limit", NULL
 };
 
 static int
@@ -684,6 +744,10 @@ parse_device_key(struct conf_ctx *c, struct v4l2cuse_conf_device *d, const char 
 		d->has_mode = true;
 	} else if (strcmp(key, "enabled") == 0) {
 		return ctx_get_bool(c, key, v, &d->enabled, ret_error);
+	} else if (strcmp(key, "buffer-memory-limit") == 0) {
+		if (v4l2cuse_parse_memory(v, &d->buffer_memory_limit, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
+		d->has_buffer_memory_limit = true;
 	} else {
 		g_autofree char *known = g_strjoinv(", ", (char **)device_keys);
 
@@ -846,6 +910,8 @@ v4l2cuse_conf_finish(struct v4l2cuse_conf *conf, char **ret_error)
 			d->gid = conf->group ? daemon_gid : video_gid;
 		if (!d->has_mode)
 			d->mode = conf->mode;
+		if (!d->has_buffer_memory_limit)
+			d->buffer_memory_limit = conf->device_buffer_memory_limit;
 		if (!d->node || !d->enabled)
 			continue;
 		for (unsigned int j = 0; j < i; j++) {

@@ -27,6 +27,15 @@
 #define V4L2CUSE_CONF_MAX_FILE		(1024 * 1024)
 #define V4L2CUSE_CONF_MAX_DROPINS	256
 
+/*
+ * Buffer memory limits (docs/service.md): per device, enough for
+ * VB_MAX_BUFFERS (32) buffers of 3840x2160 YUYV (16.6 MB each, 506 MiB in
+ * all); for the whole daemon 2 GiB, but at most half the machine's RAM.
+ */
+#define V4L2CUSE_CONF_DEVICE_MEMORY	((uint64_t)512 << 20)
+#define V4L2CUSE_CONF_TOTAL_MEMORY	((uint64_t)2 << 30)
+#define V4L2CUSE_CONF_MIN_MEMORY	((uint64_t)64 << 10)	/* smallest limit but 0 */
+
 struct v4l2cuse_conf_device {
 	char *id;		/* [device ID] */
 	char *where;		/* "PATH:LINE: [device ID]" for messages */
@@ -46,6 +55,8 @@ struct v4l2cuse_conf_device {
 	gid_t gid;		/* resolved; (gid_t)-1: leave the node's group alone */
 	mode_t mode;		/* mode= (default 0660) */
 	bool has_mode;
+	uint64_t buffer_memory_limit;	/* buffer-memory-limit= in bytes (0: unlimited) */
+	bool has_buffer_memory_limit;
 };
 
 struct v4l2cuse_conf {
@@ -59,6 +70,8 @@ struct v4l2cuse_conf {
 	char *group;		/* default group= of the devices */
 	mode_t mode;		/* default mode= of the devices */
 	bool has_mode;
+	uint64_t buffer_memory_limit;	/* all devices together (0: unlimited) */
+	uint64_t device_buffer_memory_limit;	/* default buffer-memory-limit= of the devices */
 
 	GPtrArray *devices;	/* struct v4l2cuse_conf_device *, in file order */
 };
@@ -117,4 +130,8 @@ int v4l2cuse_parse_fourcc(const char *s, uint32_t *ret, char **ret_error);
 int v4l2cuse_parse_rate(const char *s, struct v4l2_fract *ret, char **ret_error);
 int v4l2cuse_parse_mode(const char *s, mode_t *ret, char **ret_error);
 int v4l2cuse_parse_group(const char *s, gid_t *ret, char **ret_error);
+/* "512M", "2G", "65536", "64K" (binary units) or "0"/"unlimited" (0): bytes. */
+int v4l2cuse_parse_memory(const char *s, uint64_t *ret, char **ret_error);
+/* The default global limit: V4L2CUSE_CONF_TOTAL_MEMORY or half the RAM. */
+uint64_t v4l2cuse_conf_default_total_memory(void);
 bool v4l2cuse_conf_id_valid(const char *id);

@@ -49,6 +49,7 @@ struct v4l2cuse_device {
 	struct v4l2_pix_format fmt;	/* global across handles */
 	struct v4l2_fract interval;
 	struct vb_queue *q;
+	struct vb_budget *budget;	/* the device limit, chained to the global one */
 	GQueue fhs;
 	unsigned int n_fhs;
 	unsigned int prio_count[V4L2_PRIORITY_RECORD + 1];

@@ -785,6 +785,11 @@ v4l2cuse_device_new(const struct v4l2cuse_device_config *cfg, char **ret_error)
 		.priv = dev,
 		.name = dev->name,
 	};
+	char *limit_name = g_strdup_printf("%s buffer memory limit", dev->name);
+
+	dev->budget = vb_budget_new(limit_name, cfg->buffer_memory_limit, cfg->global_budget);
+	g_free(limit_name);
+	qc.budget = dev->budget;
 	dev->q = vb_queue_new(&qc);
 	if (!dev->q) {
 		*ret_error = g_strdup("cannot create the buffer queue");
@@ -808,6 +813,7 @@ v4l2cuse_device_free(struct v4l2cuse_device *dev)
 	while ((l = dev->fhs.head))
 		v4l2cuse_fh_release(l->data);
 	vb_queue_free(dev->q);
+	vb_budget_unref(dev->budget);
 	dev_timer_stop(dev);
 	dev_ctrls_free(dev);
 	v4l2cuse_source_destroy(dev->src);
@@ -863,7 +869,13 @@ v4l2cuse_device_placeholder_spec(struct v4l2cuse_device *dev)
 void
 v4l2cuse_device_get_stats(struct v4l2cuse_device *dev, struct v4l2cuse_device_stats *ret)
 {
+	struct vb_budget_stats mem;
+
+	vb_budget_get_stats(dev->budget, &mem);
 	*ret = (struct v4l2cuse_device_stats){
+		.buffer_memory = mem.used,
+		.buffer_memory_limit = mem.limit,
+		.buffer_memory_refused = mem.refused,
 		.opens = dev->n_fhs,
 		.streaming = dev->streaming,
 		.placeholder_active = dev->placeholder_showing,

@@ -19,6 +19,7 @@
 #include "req.h"
 
 struct vb_queue;
+struct vb_budget;
 struct v4l2cuse_source;
 struct v4l2cuse_device;
 struct v4l2cuse_fh;
@@ -39,6 +40,8 @@ struct v4l2cuse_device_config {
 	const char *placeholder;	/* source spec shown while the source fails */
 	unsigned int min_buffers;	/* REQBUFS minimum (0: 2) */
 	unsigned int read_buffers;	/* read() emulation buffers (0: 3) */
+	uint64_t buffer_memory_limit;	/* bytes of buffer memory (0: unlimited) */
+	struct vb_budget *global_budget;	/* all devices' budget (NULL: none); ref taken */
 };
 
 /* For v4l2cuse-ctl list (loop thread). */
@@ -51,6 +54,9 @@ struct v4l2cuse_device_stats {
 	uint64_t errors;		/* frames delivered with V4L2_BUF_FLAG_ERROR */
 	struct v4l2_pix_format fmt;
 	struct v4l2_fract interval;
+	uint64_t buffer_memory;		/* bytes of buffers allocated now */
+	uint64_t buffer_memory_limit;	/* 0: unlimited */
+	uint64_t buffer_memory_refused;	/* allocations the device limit refused */
 };
 
 /* Transport hooks for poll wake-ups (CUSE poll handles). */

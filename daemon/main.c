@@ -44,6 +44,8 @@ struct options {
 	char *label;
 	char *group;
 	char *mode;
+	char *buffer_memory;
+	char *device_buffer_memory;
 	char *config;
 	gboolean check_config;
 	gboolean verbose;
@@ -61,6 +63,9 @@ struct daemon_state {
 	bool reloading;
 	char *status;			/* last STATUS= sent */
 	guint status_idle;
+	/* --buffer-memory-limit, --device-buffer-memory-limit: override the config. */
+	bool has_total_memory, has_device_memory;
+	uint64_t total_memory, device_memory;
 };
 
 static void G_GNUC_PRINTF(1, 2)
@@ -211,6 +216,23 @@ default_conf(void)
 	return conf;
 }
 
+/* The memory limits from the command line win over [daemon] and the defaults. */
+static void
+apply_memory_options(const struct daemon_state *st, struct v4l2cuse_conf *conf)
+{
+	if (st->has_total_memory)
+		conf->buffer_memory_limit = st->total_memory;
+	if (!st->has_device_memory)
+		return;
+	conf->device_buffer_memory_limit = st->device_memory;
+	for (unsigned int i = 0; i < conf->devices->len; i++) {
+		struct v4l2cuse_conf_device *d = conf->devices->pdata[i];
+
+		if (!d->has_buffer_memory_limit)
+			d->buffer_memory_limit = st->device_memory;
+	}
+}
+
 static int
 load_config(struct daemon_state *st, struct v4l2cuse_conf **ret_conf, char **ret_error)
 {
@@ -226,6 +248,7 @@ load_config(struct daemon_state *st, struct v4l2cuse_conf **ret_conf, char **ret
 		v4l2cuse_conf_free(*ret_conf);
 		*ret_conf = default_conf();
 	}
+	apply_memory_options(st, *ret_conf);
 	return 0;
 }
 
@@ -354,6 +377,8 @@ options_clear(struct options *o)
 	g_free(o->label);
 	g_free(o->group);
 	g_free(o->mode);
+	g_free(o->buffer_memory);
+	g_free(o->device_buffer_memory);
 	g_free(o->config);
 }
 
@@ -430,6 +455,12 @@ main(int argc, char **argv)
 		  "Group of the node (default video)", "GROUP" },
 		{ "mode", 0, 0, G_OPTION_ARG_STRING, &o.mode,
 		  "Permissions of the node (default 0660)", "OCTAL" },
+		{ "buffer-memory-limit", 0, 0, G_OPTION_ARG_STRING, &o.buffer_memory,
+		  "Buffer memory of all devices together (default 2G or half the RAM; "
+		  "0: unlimited)", "SIZE" },
+		{ "device-buffer-memory-limit", 0, 0, G_OPTION_ARG_STRING,
+		  &o.device_buffer_memory,
+		  "Buffer memory per device (default 512M; 0: unlimited)", "SIZE" },
 		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose,
 		  "Debug messages (same as G_MESSAGES_DEBUG=all)", NULL },
 		{ "version", 0, 0, G_OPTION_ARG_NONE, &o.version, "Print the version", NULL },
@@ -472,8 +503,19 @@ main(int argc, char **argv)
 			    "(--device, --source, ...)");
 	if (o.fps == G_MININT)
 		o.fps = 30;
+	if (o.buffer_memory) {
+		if (v4l2cuse_parse_memory(o.buffer_memory, &st.total_memory, &err) < 0)
+			usage_error("--buffer-memory-limit: %s", err);
+		st.has_total_memory = true;
+	}
+	if (o.device_buffer_memory) {
+		if (v4l2cuse_parse_memory(o.device_buffer_memory, &st.device_memory, &err) < 0)
+			usage_error("--device-buffer-memory-limit: %s", err);
+		st.has_device_memory = true;
+	}
 	if (cli) {
 		conf = cli_conf(&o);
+		apply_memory_options(&st, conf);
 	} else {
 		st.config_path = g_strdup(o.config ? o.config : DEFAULT_CONFIG);
 		st.config_required = o.config != NULL;

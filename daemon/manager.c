@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <glib.h>
 
+#include "videobuf.h"
 #include "device.h"
 #include "cuse.h"
 #include "shim.h"
@@ -75,6 +76,7 @@ struct v4l2cuse_manager {
 	void *data;
 	bool stop_on_failure;
 	struct v4l2cuse_conf *conf;	/* daemon settings in force */
+	struct vb_budget *budget;	/* buffer-memory-limit of all devices together */
 	GPtrArray *devs;		/* struct mdev * */
 	struct v4l2cuse_selftest *selftest;
 	uint64_t next_tag;
@@ -204,6 +206,7 @@ mdev_build_device(struct mdev *md, char **ret_error)
 
 	v4l2cuse_conf_device_config(md->conf, &cfg);
 	cfg.name = md->node;
+	cfg.global_budget = md->m->budget;
 	md->dev = v4l2cuse_device_new(&cfg, &err);
 	if (!md->dev) {
 		*ret_error = g_strdup_printf("%s: %s", md->conf->where_source, err);
@@ -421,6 +424,8 @@ v4l2cuse_manager_new(const struct v4l2cuse_manager_events *ev, void *data,
 	m->data = data;
 	m->stop_on_failure = stop_on_failure;
 	m->conf = v4l2cuse_conf_new();
+	m->budget = vb_budget_new("global buffer memory limit", m->conf->buffer_memory_limit,
+				  NULL);
 	m->devs = g_ptr_array_new();
 	m->selftest = v4l2cuse_selftest_new(mgr_selftest_done, m);
 	return m;
@@ -438,6 +443,7 @@ v4l2cuse_manager_free(struct v4l2cuse_manager *m)
 	v4l2cuse_selftest_free(m->selftest);
 	g_ptr_array_unref(m->devs);
 	v4l2cuse_conf_free(m->conf);
+	vb_budget_unref(m->budget);
 	g_free(m);
 }
 
@@ -559,6 +565,7 @@ v4l2cuse_manager_apply(struct v4l2cuse_manager *m, struct v4l2cuse_conf *conf,
 		g_message("control-socket changes take effect at the next start");
 	v4l2cuse_conf_free(m->conf);
 	m->conf = conf;
+	vb_budget_set_limit(m->budget, conf->buffer_memory_limit);
 	for (unsigned int i = 0; i < removed->len; i++)
 		mgr_remove(m, removed->pdata[i]);
 	for (unsigned int i = 0; i < staged->len; i++) {
@@ -693,18 +700,39 @@ format_fmt(const struct v4l2cuse_device_stats *st, char *buf, size_t size)
 			 (const char *)&st->fmt.pixelformat, iv->denominator, iv->numerator);
 }
 
+/* "used/limit" with K/M/G units, the limit in the largest exact unit ("-": none). */
+static void
+format_mem(uint64_t used, uint64_t limit, char *buf, size_t size)
+{
+	static const char units[] = "KMGT";
+	unsigned int u = 0;
+
+	if (!limit) {
+		snprintf(buf, size, "%" G_GUINT64_FORMAT "K/-", (used + 1023) >> 10);
+		return;
+	}
+	while (u + 1 < sizeof(units) - 1 && limit % ((uint64_t)1 << (10 * (u + 2))) == 0)
+		u++;
+	if (limit % 1024)
+		snprintf(buf, size, "%" G_GUINT64_FORMAT "K/%" G_GUINT64_FORMAT,
+			 (used + 1023) >> 10, limit);
+	else
+		snprintf(buf, size, "%" G_GUINT64_FORMAT "K/%" G_GUINT64_FORMAT "%c",
+			 (used + 1023) >> 10, limit >> (10 * (u + 1)), units[u]);
+}
+
 void
 v4l2cuse_manager_list(struct v4l2cuse_manager *m, GString *out)
 {
 	gint64 now = g_get_monotonic_time();
 
-	g_string_append_printf(out, "%-12s %-8s %-11s %5s %-9s %10s %8s %7s %-22s %s\n", "ID",
-			       "NODE", "STATE", "OPENS", "STREAMING", "DELIVERED", "DROPPED",
-			       "ERRORS", "FORMAT", "SOURCE");
+	g_string_append_printf(out, "%-12s %-8s %-11s %5s %-9s %10s %8s %7s %-22s %-13s %s\n",
+			       "ID", "NODE", "STATE", "OPENS", "STREAMING", "DELIVERED", "DROPPED",
+			       "ERRORS", "FORMAT", "BUFMEM", "SOURCE");
 	for (unsigned int i = 0; i < m->devs->len; i++) {
 		struct mdev *md = m->devs->pdata[i];
 		struct v4l2cuse_device_stats st = { 0 };
-		char fmt[40] = "-";
+		char fmt[40] = "-", mem[48];
 		const char *state = mdev_state_names[md->state];
 
 		if (md->dev) {
@@ -713,11 +741,14 @@ v4l2cuse_manager_list(struct v4l2cuse_manager *m, GString *out)
 		}
 		if (md->state == MDEV_SERVING && st.placeholder_active)
 			state = "placeholder";
+		format_mem(st.buffer_memory, md->dev ? st.buffer_memory_limit
+						      : md->conf->buffer_memory_limit,
+			   mem, sizeof(mem));
 		g_string_append_printf(out, "%-12s %-8s %-11s %5u %-9s %10" G_GUINT64_FORMAT
-				       " %8" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT " %-22s %s\n",
+				       " %8" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT " %-22s %-13s %s\n",
 				       md->conf->id, md->node, state, st.opens,
 				       st.streaming ? "yes" : "no", st.delivered, st.dropped,
-				       st.errors, fmt,
+				       st.errors, fmt, mem,
 				       md->dev ? v4l2cuse_device_source_spec(md->dev)
 					       : md->conf->source);
 		if (md->error && md->state != MDEV_SERVING) {
@@ -737,6 +768,7 @@ v4l2cuse_manager_status(struct v4l2cuse_manager *m)
 {
 	GString *s = g_string_new(NULL);
 	unsigned int serving = 0, streaming = 0, opens = 0, failed = 0;
+	struct vb_budget_stats mem;
 
 	for (unsigned int i = 0; i < m->devs->len; i++) {
 		struct mdev *md = m->devs->pdata[i];
@@ -749,8 +781,10 @@ v4l2cuse_manager_status(struct v4l2cuse_manager *m)
 		opens += st.opens;
 		failed += md->state == MDEV_FAILED || md->state == MDEV_GAVE_UP;
 	}
-	g_string_append_printf(s, "%u/%u devices serving, %u streaming, %u open", serving,
-			       m->devs->len, streaming, opens);
+	vb_budget_get_stats(m->budget, &mem);
+	g_string_append_printf(s, "%u/%u devices serving, %u streaming, %u open, buffers %"
+			       G_GUINT64_FORMAT " KiB", serving, m->devs->len, streaming, opens,
+			       (mem.used + 1023) >> 10);
 	for (unsigned int i = 0; i < m->devs->len && failed; i++) {
 		struct mdev *md = m->devs->pdata[i];
 

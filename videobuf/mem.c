@@ -49,9 +49,14 @@ vb_mem_alloc(struct vb_queue *q, struct vb_buffer *b, size_t length)
 	if (r < 0)
 		return r;
 	snprintf(name, sizeof(name), "v4l2cuse:%s:%u", q->name, b->index);
+	/* An exhausted budget looks like an exhausted machine (vb2's ENOMEM). */
+	if (q->budget && vb_budget_charge(q->budget, aligned, name) < 0)
+		return -ENOMEM;
 	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		r = -errno;
+		goto err_credit;
+	}
 	if (ftruncate(fd, (off_t)aligned) < 0) {
 		r = -errno;
 		goto err_close_fd;
@@ -69,10 +74,14 @@ vb_mem_alloc(struct vb_queue *q, struct vb_buffer *b, size_t length)
 	b->mem = mem;
 	b->length = length;
 	b->mem_length = aligned;
+	b->charged = q->budget != NULL;
 	return 0;
 
 err_close_fd:
 	close(fd);
+err_credit:
+	if (q->budget)
+		vb_budget_credit(q->budget, aligned);
 	g_debug("%s: buffer %u: memfd of %zu bytes failed: %s", q->name, b->index,
 		aligned, g_strerror(-r));
 	return r;
@@ -89,6 +98,10 @@ vb_mem_free(struct vb_buffer *b)
 	if (b->memfd >= 0) {
 		close(b->memfd);
 		b->memfd = -1;
+	}
+	if (b->charged) {
+		vb_budget_credit(b->q->budget, b->mem_length);
+		b->charged = false;
 	}
 }
 

@@ -43,6 +43,7 @@ struct vb_buffer {
 	void *mem;
 	size_t length;			/* queue_setup's size: v4l2 length */
 	size_t mem_length;		/* page-aligned */
+	bool charged;			/* mem_length charged to q->budget */
 	uint32_t offset;		/* MMAP cookie (m.offset) */
 	bool inited;			/* buf_init succeeded (or no buf_init) */
 
@@ -70,6 +71,7 @@ struct vb_queue {
 	const struct vb_ops *ops;
 	char *name;
 	size_t page_size;
+	struct vb_budget *budget;	/* our reference, may be NULL */
 
 	struct vb_buffer *bufs[VB_MAX_BUFFERS];
 	unsigned int n_buffers;

@@ -583,6 +583,8 @@ vb_queue_new(const struct vb_queue_config *cfg)
 	q->ops = cfg->ops;
 	q->name = g_strdup(cfg->name ? cfg->name : "vb");
 	q->cfg.name = q->name;
+	q->budget = vb_budget_ref(cfg->budget);
+	q->cfg.budget = NULL;	/* q->budget holds the reference */
 	q->cfg.min_buffers = CLAMP_VAL(cfg->min_buffers, 1u, (unsigned int)VB_MAX_BUFFERS);
 	q->cfg.min_queued_buffers = MIN(cfg->min_queued_buffers, (unsigned int)VB_MAX_BUFFERS);
 	q->cfg.read_buffers = cfg->read_buffers ? cfg->read_buffers : 2;
@@ -610,6 +612,7 @@ vb_queue_free(struct vb_queue *q)
 	vb_queue_unlock(q);
 	pthread_cond_destroy(&q->idle);
 	pthread_mutex_destroy(&q->lock);
+	vb_budget_unref(q->budget);
 	g_free(q->name);
 	g_free(q);
 }

@@ -65,6 +65,39 @@ const char *vb_buf_state_name(enum vb_buf_state state);
 
 struct vb_queue;
 struct vb_buffer;
+struct vb_budget;
+
+/*
+ * Buffer memory budgets (budget.c). A budget has a limit in bytes (0:
+ * unlimited) and may be chained to a parent: a charge must fit this budget
+ * and every parent, and is taken from all of them or none. A queue with a
+ * budget (vb_queue_config.budget) charges each buffer's page-aligned
+ * memory (MMAP and read emulation buffers, USERPTR staging copies) before
+ * allocating it and credits it when the queue frees it; memory a client
+ * still maps after REQBUFS(0) (orphaned buffers) is no longer counted.
+ * When a charge fails, allocation falls short exactly as when memory runs
+ * out: fewer buffers, or -ENOMEM below the minimum. Thread-safe, refcounted.
+ */
+struct vb_budget_stats {
+	uint64_t limit;		/* 0: unlimited */
+	uint64_t used;		/* bytes charged now */
+	uint64_t peak;		/* highest used */
+	uint64_t refused;	/* charges that did not fit this budget */
+};
+
+/* @name is used in logs ("global buffer memory limit"); takes a ref on @parent. */
+struct vb_budget *vb_budget_new(const char *name, uint64_t limit, struct vb_budget *parent);
+struct vb_budget *vb_budget_ref(struct vb_budget *bg);		/* NULL-safe */
+void vb_budget_unref(struct vb_budget *bg);			/* NULL-safe */
+/*
+ * Charge @bytes to @bg and its parents: 0, or -ENOMEM (nothing charged)
+ * with one debug line naming @what (e.g. the queue) and the limit hit.
+ */
+int vb_budget_charge(struct vb_budget *bg, uint64_t bytes, const char *what);
+void vb_budget_credit(struct vb_budget *bg, uint64_t bytes);
+/* A lower limit refuses new charges only; charged memory stays. */
+void vb_budget_set_limit(struct vb_budget *bg, uint64_t limit);
+void vb_budget_get_stats(struct vb_budget *bg, struct vb_budget_stats *ret);
 
 /*
  * Driver ops. None is ever called with the queue mutex held. "Dispatcher"
@@ -164,6 +197,7 @@ struct vb_queue_config {
 	const struct vb_ops *ops;
 	void *priv;			/* driver data, vb_queue_priv() */
 	const char *name;		/* for logs and memfd names */
+	struct vb_budget *budget;	/* optional; the queue takes a reference */
 };
 
 #define VB_IO_MMAP	(1u << 0)
