@@ -171,6 +171,7 @@ raw_reader_open(FILE *f, uint32_t fourcc, uint32_t width, uint32_t height,
 		const struct v4l2_fract *fps_iv, struct file_reader **ret, char **ret_error)
 {
 	struct raw_reader *rr = g_new0(struct raw_reader, 1);
+	struct stat st;
 
 	rr->base.ops = &raw_ops;
 	rr->f = f;
@@ -178,6 +179,14 @@ raw_reader_open(FILE *f, uint32_t fourcc, uint32_t width, uint32_t height,
 	if (!rr->frame_size) {
 		*ret_error = g_strdup_printf("raw %.4s frames cannot be %ux%u",
 					     (const char *)&fourcc, width, height);
+		raw_destroy(&rr->base);
+		return -EINVAL;
+	}
+	/* A file shorter than one frame must not cost a frame-sized buffer first. */
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size < rr->frame_size) {
+		*ret_error = g_strdup_printf("shorter than one %ux%u %.4s frame (%zu bytes)",
+					     width, height, (const char *)&fourcc, rr->frame_size);
 		raw_destroy(&rr->base);
 		return -EINVAL;
 	}
