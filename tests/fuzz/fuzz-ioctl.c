@@ -635,6 +635,31 @@ op_switch(struct input *in)
 		v4l2cuse_device_set_source(h.dev, spec, &error);
 }
 
+/*
+ * The fds the default main context watches (its own wake-up fd included):
+ * after v4l2cuse_device_free() no timer or wake fd watch may be left.
+ */
+static int
+context_fds(void)
+{
+	GMainContext *ctx = g_main_context_default();
+	GPollFD fds[32];
+	gint prio, timeout;
+	int n;
+
+	g_main_context_acquire(ctx);
+	g_main_context_prepare(ctx, &prio);
+	n = g_main_context_query(ctx, G_MAXINT, &timeout, fds, G_N_ELEMENTS(fds));
+	for (int i = 0; i < MIN(n, (int)G_N_ELEMENTS(fds)); i++)
+		fds[i].revents = 0;
+	if (g_main_context_check(ctx, G_MAXINT, fds, MIN(n, (int)G_N_ELEMENTS(fds))))
+		g_main_context_dispatch(ctx);
+	g_main_context_release(ctx);
+	return n;
+}
+
+static int idle_fds;
+
 /* ---------------------------------------------------------------------- */
 
 static GLogWriterOutput
@@ -658,6 +683,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	g_log_set_writer_func(log_writer, NULL, NULL);
 	trace = g_strcmp0(g_getenv("FUZZ_IOCTL_TRACE"), "1") == 0;
+	idle_fds = context_fds();
 	return 0;
 }
 
@@ -697,6 +723,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 
+	if (trace)
+		fprintf(stderr, "end: %u parked, %u poll handles, %d fds watched (idle %d)\n",
+			g_queue_get_length(&h.parked), h.poll_handles, context_fds(), idle_fds);
 	/* The end: clients killed (interrupt, release) or the daemon shutting down. */
 	if (end & 1) {
 		while (!g_queue_is_empty(&h.parked))
@@ -712,5 +741,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	      h.poll_handles);
 	while (g_main_context_iteration(NULL, FALSE))
 		;
+	check(context_fds() == idle_fds, "%d fds watched after the device is gone, %d before",
+	      context_fds(), idle_fds);
 	return 0;
 }

@@ -127,8 +127,10 @@ seeds['events-priority'] = (op(0, 1) + op(OPEN, 0) + op(OPEN, 0) +
     ioctl(S_PRIORITY, u32(3)) + ioctl(S_FMT, fmt(64, 48, YUYV), slot=1) +
     ioctl(G_PRIORITY, slot=1) + op(RELEASE, 0) + ioctl(S_FMT, fmt(64, 48, YUYV), slot=1))
 
-seeds['raw-unknown'] = (op(0, 0) + op(OPEN, SHIM) + ioctl(0xc0105600) + ioctl(QUERYCAP, mode=0xe) +
-    ioctl(G_FMT, mode=1) + ioctl(REQBUFS, u32(1, 1, 2)) + op(ATTACH, 0))
+# unknown, 32-bit (compat) and NULL-argument ioctls end in round one
+seeds['raw-unknown'] = (op(0, 0) + op(OPEN, 0) + ioctl(0xc0105600, rounds=0) +
+    ioctl(QUERYCAP, mode=0xe, rounds=0) + ioctl(G_FMT, mode=1, rounds=0) +
+    ioctl(REQBUFS, u32(1, 1, 2), rounds=0) + op(ATTACH, 0) + ioctl(REQBUFS, u32(1, 1, 2)))
 
 os.makedirs(OUT, exist_ok=True)
 for name, data in seeds.items():
