@@ -54,6 +54,8 @@ test_valid(void)
 		"retry-interval = 2\n"
 		"retry-limit=3\n"
 		"group=root\n"
+		"buffer-memory-limit = 1G\n"
+		"device-buffer-memory-limit = 96M\n"
 		"\n"
 		"[device front]\n"
 		"node=/dev/video40\n"
@@ -64,6 +66,7 @@ test_valid(void)
 		"frame-rates=30+15/2\n"
 		"read-buffers=4\n"
 		"mode=0640\n"
+		"buffer-memory-limit=unlimited\n"
 		"\n"
 		"[device back]\n"
 		"source=pattern\n"
@@ -99,9 +102,11 @@ test_valid(void)
 	g_assert_cmpuint(f->interval.denominator, ==, 30);
 	g_assert_cmpuint(f->read_buffers, ==, 4);
 	g_assert_cmpuint(f->mode, ==, 0640);
+	g_assert_cmpuint(conf->buffer_memory_limit, ==, (uint64_t)1 << 30);
+	g_assert_cmpuint(f->buffer_memory_limit, ==, 0);	/* unlimited */
 	g_assert_cmpuint(f->gid, ==, 0);	/* [daemon] group=root */
 	g_assert_true(f->enabled);
-	g_assert_true(g_str_has_prefix(f->where, "test.conf:7: [device front]"));
+	g_assert_true(g_str_has_prefix(f->where, "test.conf:9: [device front]"));
 
 	b = v4l2cuse_conf_find(conf, "back");
 	g_assert_nonnull(b);
@@ -112,7 +117,8 @@ test_valid(void)
 	g_assert_cmpuint(b->interval.denominator, ==, 25);
 	g_assert_cmpstr(b->placeholder, ==, "pattern:black");
 	g_assert_cmpuint(b->mode, ==, 0660);
-	g_assert_true(g_str_has_prefix(b->where_source, "test.conf:18: [device back] source"));
+	g_assert_cmpuint(b->buffer_memory_limit, ==, (uint64_t)96 << 20);	/* [daemon] */
+	g_assert_true(g_str_has_prefix(b->where_source, "test.conf:21: [device back] source"));
 
 	g_assert_false(v4l2cuse_conf_device_equal(f, b));
 	{
@@ -124,6 +130,9 @@ test_valid(void)
 		g_assert_false(v4l2cuse_conf_device_equal(b, c));
 		g_assert_true(v4l2cuse_conf_device_equal_but_source(b, c));
 		c->width = 640;
+		g_assert_false(v4l2cuse_conf_device_equal_but_source(b, c));
+		c->width = b->width;
+		c->buffer_memory_limit = 1 << 20;
 		g_assert_false(v4l2cuse_conf_device_equal_but_source(b, c));
 		v4l2cuse_conf_device_free(c);
 	}
@@ -143,6 +152,11 @@ test_defaults(void)
 	g_assert_cmpuint(d->interval.denominator, ==, 30);
 	g_assert_cmpuint(conf->retry_interval_s, ==, 5);
 	g_assert_cmpuint(conf->selftest_timeout_s, ==, 10);
+	/* 512 MiB per device; 2 GiB for all, at most half the RAM. */
+	g_assert_cmpuint(d->buffer_memory_limit, ==, (uint64_t)512 << 20);
+	g_assert_cmpuint(conf->buffer_memory_limit, ==, v4l2cuse_conf_default_total_memory());
+	g_assert_cmpuint(conf->buffer_memory_limit, <=, (uint64_t)2 << 30);
+	g_assert_cmpuint(conf->buffer_memory_limit, >, 0);
 
 	/* No devices at all is a valid (idle) configuration. */
 	g_clear_pointer(&conf, v4l2cuse_conf_free);
@@ -191,6 +205,12 @@ static const struct {
 	{ "[daemon]\nretry-interval=-1\n",
 	  "test.conf:2: [daemon] retry-interval: '-1' is not a number in 0..3600" },
 	{ "[daemon]\nverbose=1\n", "test.conf:2: [daemon] verbose: unknown key" },
+	{ "[daemon]\nbuffer-memory-limit=12Q\n",
+	  "test.conf:2: [daemon] buffer-memory-limit: '12Q' is not a memory size" },
+	{ "[device a]\nbuffer-memory-limit=4K\n",
+	  "test.conf:2: [device a] buffer-memory-limit: '4K' is not a memory size" },
+	{ "[device a]\nbuffer-memory-limit=99999999999T\n",
+	  "test.conf:2: [device a] buffer-memory-limit: '99999999999T' is not a memory size" },
 	{ "node=video42\n", "test.conf:1: 'node=video42' comes before any [group] header" },
 	{ "[device a]\njunk\n", "test.conf:2: 'junk' is not a key=value line" },
 	{ "[device a\n", "test.conf:1: '[device a' is not a [group] header" },

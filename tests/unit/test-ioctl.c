@@ -11,9 +11,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string.h>
+#include <unistd.h>
 #include <glib.h>
 #include <linux/videodev2.h>
 
+#include "videobuf.h"
 #include "device.h"
 #include "fake-req.h"
 
@@ -545,6 +547,94 @@ test_many_opens(struct fixture *f, gconstpointer data)
 		v4l2cuse_fh_release(fhs[n]);
 }
 
+/* A 320x240 YUYV device with its own buffer memory limit under @global. */
+static struct v4l2cuse_device *
+budget_device(const char *name, uint64_t limit, struct vb_budget *global)
+{
+	struct v4l2cuse_device_config cfg = {
+		.name = name,
+		.source = "pattern",
+		.width = 320,
+		.height = 240,
+		.pixelformat = V4L2_PIX_FMT_YUYV,
+		.interval = { 1, 30 },
+		.buffer_memory_limit = limit,
+		.global_budget = global,
+	};
+	g_autofree char *err = NULL;
+	struct v4l2cuse_device *dev = v4l2cuse_device_new(&cfg, &err);
+
+	g_assert_null(err);
+	g_assert_nonnull(dev);
+	fake_install_poll_ops(dev);
+	return dev;
+}
+
+static void
+test_buffer_memory(void)
+{
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	const uint64_t buf = (153600 + page - 1) / page * page;	/* 320x240 YUYV */
+	struct vb_budget *global = vb_budget_new("global", 6 * buf, NULL);
+	struct v4l2cuse_device *d1 = budget_device("video40", 5 * buf + 100, global);
+	struct v4l2cuse_device *d2 = budget_device("video41", 0, global);
+	struct v4l2cuse_device_stats st;
+	struct v4l2cuse_fh *s1, *s2, *plain;
+	struct v4l2_requestbuffers rb = {
+		.count = 32, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = V4L2_MEMORY_MMAP,
+	};
+	char frame[1024];
+	int r = 0;
+
+	s1 = v4l2cuse_fh_open(d1, O_RDWR, 2, 0, &r);
+	s2 = v4l2cuse_fh_open(d2, O_RDWR, 2, 0, &r);
+	plain = v4l2cuse_fh_open(d2, O_RDWR | O_NONBLOCK, 3, 0, &r);
+	v4l2cuse_fh_set_streaming(s1, true);
+	v4l2cuse_fh_set_streaming(s2, true);
+
+	/* The device limit: 5 of 32. */
+	g_assert_cmpint(fake_ioctl(s1, VIDIOC_REQBUFS, &rb), ==, 0);
+	g_assert_cmpuint(rb.count, ==, 5);
+	v4l2cuse_device_get_stats(d1, &st);
+	g_assert_cmpuint(st.buffer_memory, ==, 5 * buf);
+	g_assert_cmpuint(st.buffer_memory_limit, ==, 5 * buf + 100);
+	g_assert_cmpuint(st.buffer_memory_refused, ==, 1);
+	/* The global limit leaves one buffer for video41: below the minimum. */
+	rb.count = 32;
+	g_assert_cmpint(fake_ioctl(s2, VIDIOC_REQBUFS, &rb), ==, -ENOMEM);
+	/* read() emulation is refused the same way. */
+	g_assert_cmpint(fake_read(plain, frame, sizeof(frame), O_NONBLOCK), ==, -ENOMEM);
+	/* CREATE_BUFS on video40: nothing more. */
+	{
+		struct v4l2_create_buffers cb = { .count = 1, .memory = V4L2_MEMORY_MMAP };
+
+		cb.format.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+		g_assert_cmpint(fake_ioctl(s1, VIDIOC_G_FMT, &cb.format), ==, 0);
+		g_assert_cmpint(fake_ioctl(s1, VIDIOC_CREATE_BUFS, &cb), ==, -ENOMEM);
+	}
+	/* Closing the owner frees its buffers: video41 gets its 6. */
+	v4l2cuse_fh_release(s1);
+	v4l2cuse_device_get_stats(d1, &st);
+	g_assert_cmpuint(st.buffer_memory, ==, 0);
+	rb.count = 32;
+	g_assert_cmpint(fake_ioctl(s2, VIDIOC_REQBUFS, &rb), ==, 0);
+	g_assert_cmpuint(rb.count, ==, 6);
+	rb.count = 0;
+	g_assert_cmpint(fake_ioctl(s2, VIDIOC_REQBUFS, &rb), ==, 0);
+	v4l2cuse_fh_release(s2);
+	v4l2cuse_fh_release(plain);
+	v4l2cuse_device_free(d1);
+	v4l2cuse_device_free(d2);
+	{
+		struct vb_budget_stats gs;
+
+		vb_budget_get_stats(global, &gs);
+		g_assert_cmpuint(gs.used, ==, 0);
+		g_assert_cmpuint(gs.peak, ==, 6 * buf);
+	}
+	vb_budget_unref(global);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -565,5 +655,6 @@ main(int argc, char **argv)
 	ADD("read", test_read);
 	ADD("dqbuf-parking", test_dqbuf_parking);
 	ADD("many-opens", test_many_opens);
+	g_test_add_func("/ioctl/buffer-memory", test_buffer_memory);
 	return g_test_run();
 }
