@@ -43,6 +43,7 @@
 #include "v4l2cuse/ctl-protocol.h"
 #include "v4l2cuse/shim-protocol.h"
 #include "device-private.h"
+#include "fuzz-common.h"
 
 #define FUZZ_BASE	0x10000ul	/* the caller memory's fake address */
 #define FUZZ_MEM	(64 * 1024)
@@ -52,15 +53,6 @@
 #define MAX_FH		8
 #define MAX_OPS		256
 
-#define check(cond, ...)							\
-	do {									\
-		if (!(cond)) {							\
-			fprintf(stderr, "fuzz-ioctl: %s:%d: ", __FILE__, __LINE__);	\
-			fprintf(stderr, __VA_ARGS__);				\
-			fputc('\n', stderr);					\
-			abort();						\
-		}								\
-	} while (0)
 
 /* ---------------------------------------------------------------------- */
 /* The input */
@@ -170,12 +162,12 @@ hreq_answer(struct v4l2cuse_req *req, enum hreq_kind kind, int result, const voi
 {
 	struct hreq *r = (struct hreq *)req;
 
-	check(r->answers == 0, "a second answer to one request (result %d)", result);
+	fuzz_check(r->answers == 0, "a second answer to one request (result %d)", result);
 	r->answers++;
-	check(r->kind == kind, "answer of kind %d to a request of kind %d", kind, r->kind);
-	check(result <= 0 && result >= -4095, "result %d is not 0 or -errno", result);
-	check(len <= r->out_size, "reply of %zu bytes, the round allows %zu (EIO)", len,
-	      r->out_size);
+	fuzz_check(r->kind == kind, "answer of kind %d to a request of kind %d", kind, r->kind);
+	fuzz_check(result <= 0 && result >= -4095, "result %d is not 0 or -errno", result);
+	fuzz_check(len <= r->out_size, "reply of %zu bytes, the round allows %zu (EIO)", len,
+		   r->out_size);
 	if (r->heap) {
 		g_queue_unlink(&h.parked, &r->link);
 		h.slots[r->slot].parked--;
@@ -195,8 +187,8 @@ hr_retry(struct v4l2cuse_req *req, const struct iovec *in, size_t n_in,
 {
 	struct hreq *r = (struct hreq *)req;
 
-	check(!r->heap && r->kind == HREQ_IOCTL, "retry of a parked or non-ioctl request");
-	check(r->answers == 0, "retry after an answer");
+	fuzz_check(!r->heap && r->kind == HREQ_IOCTL, "retry of a parked or non-ioctl request");
+	fuzz_check(r->answers == 0, "retry after an answer");
 	r->answers++;
 	r->retried = true;
 	/* The kernel refuses more than FUSE_IOCTL_MAX_IOV (ENOMEM to the caller). */
@@ -215,7 +207,7 @@ hr_reply_ioctl(struct v4l2cuse_req *req, int result, const void *buf, size_t len
 static void
 hr_reply_err(struct v4l2cuse_req *req, int result)
 {
-	check(result < 0, "reply_err(%d)", result);
+	fuzz_check(result < 0, "reply_err(%d)", result);
 	hreq_answer(req, ((struct hreq *)req)->kind, result, NULL, 0);
 }
 
@@ -228,13 +220,13 @@ hr_reply_data(struct v4l2cuse_req *req, const void *buf, size_t len)
 static void
 hr_reply_open(struct v4l2cuse_req *req, void *fh)
 {
-	check(false, "reply_open from the ioctl layer");
+	fuzz_check(false, "reply_open from the ioctl layer");
 }
 
 static void
 hr_reply_poll(struct v4l2cuse_req *req, unsigned int revents)
 {
-	check(!((struct hreq *)req)->heap, "a parked poll");
+	fuzz_check(!((struct hreq *)req)->heap, "a parked poll");
 	hreq_answer(req, HREQ_POLL, 0, NULL, 0);
 }
 
@@ -243,8 +235,8 @@ hr_park(struct v4l2cuse_req *req)
 {
 	struct hreq *r = (struct hreq *)req, *copy;
 
-	check(!r->heap && r->kind != HREQ_POLL, "park of a parked request or a poll");
-	check(r->answers == 0, "park after an answer");
+	fuzz_check(!r->heap && r->kind != HREQ_POLL, "park of a parked request or a poll");
+	fuzz_check(r->answers == 0, "park after an answer");
 	r->answers++;
 	r->parked = true;
 	copy = g_new0(struct hreq, 1);
@@ -265,7 +257,7 @@ hr_on_interrupt(struct v4l2cuse_req *req, v4l2cuse_req_interrupt_fn fn, void *da
 {
 	struct hreq *r = (struct hreq *)req;
 
-	check(r->heap, "on_interrupt on a request that is not parked");
+	fuzz_check(r->heap, "on_interrupt on a request that is not parked");
 	r->intr_fn = fn;
 	r->intr_data = data;
 	/* Already interrupted: runs now, after registration (req.h). */
@@ -289,7 +281,7 @@ static const struct v4l2cuse_req_ops hr_ops = {
 static void
 poll_consume(void *ph)
 {
-	check(ph && h.poll_handles > 0, "poll handle %p notified or destroyed twice", ph);
+	fuzz_check(ph && h.poll_handles > 0, "poll handle %p notified or destroyed twice", ph);
 	h.poll_handles--;
 	g_free(ph);
 }
@@ -369,7 +361,7 @@ op_open(struct input *in)
 			continue;
 		h.slots[s].fh = v4l2cuse_fh_open(h.dev, O_RDWR | (flags & 1 ? O_NONBLOCK : 0),
 						 getpid(), getuid(), &err);
-		check(h.slots[s].fh, "open failed: %d", err);
+		fuzz_check(h.slots[s].fh, "open failed: %d", err);
 		if (flags & 2)
 			v4l2cuse_fh_set_streaming(h.slots[s].fh, true);
 		return;
@@ -420,8 +412,8 @@ op_ioctl(struct input *in, unsigned int cmd, bool known, bool streaming)
 		size_t in_size = 0, out_size = 0, off;
 		struct hreq *r;
 
-		check(round <= MAX_ROUNDS, "cmd %#x: still retrying after %d rounds", cmd,
-		      MAX_ROUNDS);
+		fuzz_check(round <= MAX_ROUNDS, "cmd %#x: still retrying after %d rounds", cmd,
+			   MAX_ROUNDS);
 		if (n_in > CUSE_MAX_IOV || n_out > CUSE_MAX_IOV)
 			return;		/* the kernel: ENOMEM */
 		for (size_t i = 0; i < n_in; i++)
@@ -455,10 +447,10 @@ op_ioctl(struct input *in, unsigned int cmd, bool known, bool streaming)
 			.out_size = out_size,
 		};
 		v4l2cuse_fh_ioctl(fh, &r->base, &a);
-		check(r->answers == 1, "cmd %#x round %d: %u answers", cmd, round, r->answers);
+		fuzz_check(r->answers == 1, "cmd %#x round %d: %u answers", cmd, round, r->answers);
 		if (r->retried) {
-			check(!(a.flags & V4L2CUSE_IOCTL_COMPAT), "compat request retried");
-			check(known, "unknown cmd %#x retried", cmd);
+			fuzz_check(!(a.flags & V4L2CUSE_IOCTL_COMPAT), "compat request retried");
+			fuzz_check(known, "unknown cmd %#x retried", cmd);
 			n_in = r->n_in;
 			n_out = r->n_out;
 			memcpy(iin, retry_in, MIN(n_in, (size_t)CUSE_MAX_IOV) * sizeof(*iin));
@@ -471,13 +463,13 @@ op_ioctl(struct input *in, unsigned int cmd, bool known, bool streaming)
 				round, r->retried ? "retry" : r->parked ? "parked" : "result",
 				r->result, r->len);
 		if (r->parked) {
-			check(cmd == VIDIOC_DQBUF, "cmd %#x parked", cmd);
+			fuzz_check(cmd == VIDIOC_DQBUF, "cmd %#x parked", cmd);
 			g_free(r);
 			return;
 		}
 		if (!known || (a.flags & V4L2CUSE_IOCTL_COMPAT) ||
 		    (streaming && !fh->streaming_capable))
-			check(r->result == -ENOTTY, "cmd %#x: %d, not ENOTTY", cmd, r->result);
+			fuzz_check(r->result == -ENOTTY, "cmd %#x: %d, not ENOTTY", cmd, r->result);
 		ioctl_copy_out(iout, n_out, r->data, r->len);
 		g_free(r->data);
 		g_free(r);
@@ -529,9 +521,9 @@ op_read(struct input *in)
 		r->out_size = chunk;
 		r->intr_pending = flags & 4;
 		v4l2cuse_fh_read(fh, &r->base, chunk, (off_t)done, flags & 1 ? O_NONBLOCK : 0);
-		check(r->answers == 1, "read: %u answers", r->answers);
+		fuzz_check(r->answers == 1, "read: %u answers", r->answers);
 		if (r->parked) {
-			check(done == 0, "read parked after %zu bytes of the syscall", done);
+			fuzz_check(done == 0, "read parked after %zu bytes of the syscall", done);
 			g_free(r);
 			return;
 		}
@@ -572,7 +564,7 @@ op_poll(struct input *in)
 	r->kind = HREQ_POLL;
 	r->slot = s;
 	v4l2cuse_fh_poll(fh, &r->base, events, ph);
-	check(r->answers == 1, "poll: %u answers", r->answers);
+	fuzz_check(r->answers == 1, "poll: %u answers", r->answers);
 	g_free(r);
 }
 
@@ -581,9 +573,9 @@ interrupt(struct hreq *r)
 {
 	uint64_t before = h.answered;
 
-	check(r->intr_fn, "a parked request without an interrupt handler");
+	fuzz_check(r->intr_fn, "a parked request without an interrupt handler");
 	r->intr_fn(&r->base, r->intr_data);
-	check(h.answered == before + 1, "an interrupted request was not answered");
+	fuzz_check(h.answered == before + 1, "an interrupted request was not answered");
 }
 
 static void
@@ -662,26 +654,13 @@ static int idle_fds;
 
 /* ---------------------------------------------------------------------- */
 
-static GLogWriterOutput
-log_writer(GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer data)
-{
-	if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING)) {
-		for (gsize i = 0; i < n_fields; i++)
-			if (!strcmp(fields[i].key, "MESSAGE"))
-				fprintf(stderr, "fuzz-ioctl: warning: %s\n",
-					(const char *)fields[i].value);
-		abort();
-	}
-	return G_LOG_WRITER_HANDLED;	/* g_message() and g_debug(): quiet */
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	g_log_set_writer_func(log_writer, NULL, NULL);
+	fuzz_quiet_glib(G_LOG_LEVEL_WARNING);	/* "bug: ..." warnings abort */
 	trace = g_strcmp0(g_getenv("FUZZ_IOCTL_TRACE"), "1") == 0;
 	idle_fds = context_fds();
 	return 0;
@@ -705,7 +684,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&h, 0, sizeof(h));
 	g_queue_init(&h.parked);
 	h.dev = v4l2cuse_device_new(&cfg, &error);
-	check(h.dev, "device: %s", error);
+	fuzz_check(h.dev, "device: %s", error);
 	v4l2cuse_device_set_poll_ops(h.dev, &poll_ops);
 
 	for (unsigned int i = 0; i < MAX_OPS && in.n; i++) {
@@ -735,13 +714,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				v4l2cuse_fh_release(h.slots[s].fh);
 	}
 	v4l2cuse_device_free(h.dev);
-	check(g_queue_is_empty(&h.parked), "%u requests still parked after the device is gone",
-	      g_queue_get_length(&h.parked));
-	check(h.poll_handles == 0, "%u poll handles neither notified nor destroyed",
-	      h.poll_handles);
+	fuzz_check(g_queue_is_empty(&h.parked), "%u requests parked after the device is gone",
+		   g_queue_get_length(&h.parked));
+	fuzz_check(h.poll_handles == 0, "%u poll handles neither notified nor destroyed",
+		   h.poll_handles);
 	while (g_main_context_iteration(NULL, FALSE))
 		;
-	check(context_fds() == idle_fds, "%d fds watched after the device is gone, %d before",
-	      context_fds(), idle_fds);
+	fuzz_check(context_fds() == idle_fds, "%d fds watched after the device is gone, %d before",
+		   context_fds(), idle_fds);
 	return 0;
 }
