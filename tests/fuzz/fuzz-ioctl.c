@@ -339,6 +339,8 @@ static const char *const specs[] = {
 	"pattern" PATTERN_ARGS ",fail_start=1",
 	"pattern" PATTERN_ARGS ",fps=60+5",
 };
+/* The placeholder of specs[0x80 | i]: it can produce every format the specs offer. */
+#define PLACEHOLDER	"pattern:black" PATTERN_ARGS
 
 static struct v4l2cuse_fh *
 slot_fh(struct input *in, int *ret_slot)
@@ -677,7 +679,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.width = 160,
 		.height = 120,
 		.pixelformat = V4L2_PIX_FMT_YUYV,
-		.placeholder = (spec & 0x80) ? specs[2] : NULL,
+		.placeholder = (spec & 0x80) ? PLACEHOLDER : NULL,
 	};
 	g_autofree char *error = NULL;
 

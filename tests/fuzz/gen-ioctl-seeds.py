@@ -132,6 +132,31 @@ seeds['raw-unknown'] = (op(0, 0) + op(OPEN, 0) + ioctl(0xc0105600, rounds=0) +
     ioctl(QUERYCAP, mode=0xe, rounds=0) + ioctl(G_FMT, mode=1, rounds=0) +
     ioctl(REQBUFS, u32(1, 1, 2), rounds=0) + op(ATTACH, 0) + ioctl(REQBUFS, u32(1, 1, 2)))
 
+stream = (op(OPEN, SHIM) + ioctl(REQBUFS, u32(2, 1, 1)) + ioctl(QBUF, buf(0)) + ioctl(QBUF, buf(1)) +
+          ioctl(STREAMON, u32(1)))
+
+# REQBUFS(0) and STREAMOFF from another thread while DQBUF is blocked
+seeds['reqbufs-while-blocked'] = (op(0, 0) + stream + op(STEP, 0) + ioctl(DQBUF, buf(0)) +
+    ioctl(DQBUF, buf(0)) + ioctl(REQBUFS, u32(0, 1, 1)) + ioctl(STREAMOFF, u32(1)) +
+    ioctl(REQBUFS, u32(0, 1, 1)) + op(STEP, 3))
+
+# the source vanishes after 3 frames: the placeholder (0x80) takes over
+seeds['vanish-placeholder'] = (op(0x84, 0) + stream + op(STEP, 3) + op(STEP, 3) +
+    (ioctl(DQBUF, buf(0)) + ioctl(QBUF, buf(0)) + op(STEP, 3)) * 3 + ioctl(STREAMOFF, u32(1)) +
+    ioctl(REQBUFS, u32(0, 1, 1)) + ioctl(S_FMT, fmt(96, 64, YUYV)) + ioctl(REQBUFS, u32(2, 1, 1)) +
+    ioctl(QBUF, buf(0)) + ioctl(STREAMON, u32(1)) + op(STEP, 3) + ioctl(DQBUF, buf(0)))
+
+
+def userptr_buf(index, addr=0, length=0):
+    b = bytearray(buf(index, memory=2))
+    struct.pack_into('<QI', b, 64, addr, length)
+    return bytes(b)
+
+
+seeds['userptr'] = (op(0, 0) + op(OPEN, SHIM) + ioctl(REQBUFS, u32(2, 1, 2)) +
+    ioctl(QBUF, userptr_buf(0, BASE, 38400)) + ioctl(STREAMON, u32(1)) + op(STEP, 2) +
+    ioctl(DQBUF, userptr_buf(0)))
+
 os.makedirs(OUT, exist_ok=True)
 for name, data in seeds.items():
     with open(os.path.join(OUT, name), 'wb') as f:
