@@ -414,13 +414,36 @@ shim_hello_timeout_cb(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
+int
+v4l2cuse_shim_adopt(struct v4l2cuse_shim *s, int fd, const struct ucred *cred)
+{
+	struct shim_conn *c;
+
+	if (g_queue_get_length(&s->conns) >= V4L2CUSE_SHIM_MAX_CONNECTIONS ||
+	    s->n_pending >= V4L2CUSE_SHIM_MAX_PENDING) {
+		close(fd);
+		return -EBUSY;
+	}
+	c = g_new0(struct shim_conn, 1);
+	c->s = s;
+	c->fd = fd;
+	c->cred = *cred;
+	c->maps = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+	c->link.data = c;
+	g_queue_push_tail_link(&s->conns, &c->link);
+	c->watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, shim_conn_cb, c);
+	c->hello_timeout = g_timeout_add_seconds(V4L2CUSE_SHIM_HELLO_TIMEOUT_S,
+						 shim_hello_timeout_cb, c);
+	s->n_pending++;
+	return 0;
+}
+
 static gboolean
 shim_accept_cb(int fd, GIOCondition cond, gpointer data)
 {
 	struct v4l2cuse_shim *s = data;
 
 	for (int i = 0; i < 16; i++) {
-		struct shim_conn *c;
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
 		int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -431,23 +454,11 @@ shim_accept_cb(int fd, GIOCondition cond, gpointer data)
 					g_strerror(errno));
 			break;
 		}
-		if (g_queue_get_length(&s->conns) >= V4L2CUSE_SHIM_MAX_CONNECTIONS ||
-		    s->n_pending >= V4L2CUSE_SHIM_MAX_PENDING ||
-		    getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 			close(cfd);
 			continue;
 		}
-		c = g_new0(struct shim_conn, 1);
-		c->s = s;
-		c->fd = cfd;
-		c->cred = cred;
-		c->maps = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
-		c->link.data = c;
-		g_queue_push_tail_link(&s->conns, &c->link);
-		c->watch = g_unix_fd_add(cfd, G_IO_IN | G_IO_HUP | G_IO_ERR, shim_conn_cb, c);
-		c->hello_timeout = g_timeout_add_seconds(V4L2CUSE_SHIM_HELLO_TIMEOUT_S,
-							 shim_hello_timeout_cb, c);
-		s->n_pending++;
+		v4l2cuse_shim_adopt(s, cfd, &cred);
 	}
 	return G_SOURCE_CONTINUE;
 }

@@ -58,6 +58,15 @@ struct v4l2cuse_shim *v4l2cuse_shim_new(struct v4l2cuse_device *dev, const char 
 void v4l2cuse_shim_free(struct v4l2cuse_shim *s);
 const char *v4l2cuse_shim_path(struct v4l2cuse_shim *s);
 
+/*
+ * Serve the connected (non-blocking) socket @fd as a client whose
+ * SO_PEERCRED is @cred: what accepting a connection does after
+ * getsockopt(). Takes @fd, also on failure (-EBUSY at the connection
+ * limits). For the tests and the fuzzer, which need peers of other uids.
+ */
+struct ucred;
+int v4l2cuse_shim_adopt(struct v4l2cuse_shim *s, int fd, const struct ucred *cred);
+
 /* VIDIOC_V4L2CUSE_ATTACH for @fh: fills @a (token, path). 0 or -errno. */
 int v4l2cuse_shim_attach(struct v4l2cuse_shim *s, struct v4l2cuse_fh *fh,
 			 struct v4l2cuse_shim_attach *a);
