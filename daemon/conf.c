@@ -235,6 +235,7 @@ v4l2cuse_conf_free(struct v4l2cuse_conf *conf)
 	g_free(conf->control_socket);
 	g_free(conf->control_group);
 	g_free(conf->group);
+	g_strfreev(conf->sandbox_paths);
 	g_ptr_array_unref(conf->devices);
 	g_free(conf);
 }
@@ -544,11 +545,40 @@ ctx_get_bool(struct conf_ctx *c, const char *key, const char *v, bool *ret, char
 }
 
 static int
+parse_sandbox_key(struct conf_ctx *c, const char *key, const char *v, char **ret_error)
+{
+	struct v4l2cuse_conf *conf = c->conf;
+	g_auto(GStrv) paths = NULL;
+	char *msg = NULL;
+
+	if (strcmp(key, "sandbox") == 0) {
+		if (v4l2cuse_sandbox_parse_mode(v, &conf->sandbox, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
+		return 0;
+	}
+	if (strcmp(key, "sandbox-paths") != 0)
+		return ctx_fail(c, key, g_strdup("unknown key (known: sandbox, sandbox-paths)"),
+				ret_error);
+	if (split_list(v, 64, &paths, &msg) < 0)
+		return ctx_fail(c, key, msg, ret_error);
+	for (unsigned int i = 0; paths[i]; i++) {
+		if (!g_path_is_absolute(paths[i]))
+			return ctx_fail(c, key, g_strdup_printf("'%s' is not an absolute path",
+								paths[i]), ret_error);
+	}
+	g_strfreev(conf->sandbox_paths);
+	conf->sandbox_paths = g_steal_pointer(&paths);
+	return 0;
+}
+
+static int
 parse_daemon_key(struct conf_ctx *c, const char *key, const char *v, char **ret_error)
 {
 	struct v4l2cuse_conf *conf = c->conf;
 	char *msg = NULL;
 
+	if (g_str_has_prefix(key, "sandbox"))
+		return parse_sandbox_key(c, key, v, ret_error);
 	if (strcmp(key, "control-socket") == 0) {
 		if (!g_path_is_absolute(v) || strlen(v) >= 108)
 			return ctx_fail(c, key, g_strdup_printf("'%s' is not an absolute path "

@@ -21,6 +21,7 @@
 
 #include "device.h"
 #include "offer.h"
+#include "sandbox.h"
 
 #define V4L2CUSE_CONF_MAX_DEVICES	64
 #define V4L2CUSE_CONF_ID_MAX		31	/* bytes of a device id */
@@ -74,6 +75,10 @@ struct v4l2cuse_conf {
 	uint64_t device_buffer_memory_limit;	/* default buffer-memory-limit= of the devices */
 
 	GPtrArray *devices;	/* struct v4l2cuse_conf_device *, in file order */
+
+	/* [daemon] sandbox= and sandbox-paths= (daemon/sandbox.h) */
+	enum v4l2cuse_sandbox_mode sandbox;
+	GStrv sandbox_paths;	/* absolute paths; NULL: none */
 };
 
 struct v4l2cuse_conf *v4l2cuse_conf_new(void);

@@ -24,6 +24,7 @@
 #include "device-private.h"
 #include "shim.h"
 #include "offer.h"
+#include "sandbox.h"
 
 #define DEV_READ_BUFFERS 3
 
@@ -733,7 +734,9 @@ v4l2cuse_device_new(const struct v4l2cuse_device_config *cfg, char **ret_error)
 	g_queue_init(&dev->fhs);
 	g_queue_init(&dev->active);
 
-	r = v4l2cuse_source_create(cfg->source, &dev->src, ret_error);
+	r = v4l2cuse_sandbox_check_spec(cfg->source, ret_error);
+	if (r == 0)
+		r = v4l2cuse_source_create(cfg->source, &dev->src, ret_error);
 	if (r < 0) {
 		if (!*ret_error)
 			*ret_error = g_strdup_printf("source '%s': %s", cfg->source,
@@ -924,7 +927,9 @@ v4l2cuse_device_set_source(struct v4l2cuse_device *dev, const char *spec, char *
 	unsigned int n_old_ctrls;
 	int r;
 
-	r = v4l2cuse_source_create(spec, &src, ret_error);
+	r = v4l2cuse_sandbox_check_spec(spec, ret_error);
+	if (r == 0)
+		r = v4l2cuse_source_create(spec, &src, ret_error);
 	if (r < 0)
 		return r;
 	if (dev->offer && (r = v4l2cuse_offer_wrap(dev->offer, &src, ret_error)) < 0) {
@@ -981,7 +986,9 @@ v4l2cuse_device_set_placeholder(struct v4l2cuse_device *dev, const char *spec,
 	int r;
 
 	if (spec) {
-		r = v4l2cuse_source_create(spec, &ph, ret_error);
+		r = v4l2cuse_sandbox_check_spec(spec, ret_error);
+		if (r == 0)
+			r = v4l2cuse_source_create(spec, &ph, ret_error);
 		if (r < 0)
 			return r;
 	}

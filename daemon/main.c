@@ -30,6 +30,7 @@
 #include "conf.h"
 #include "manager.h"
 #include "control.h"
+#include "sandbox.h"
 
 #define EXIT_USAGE 2
 #define DEFAULT_CONFIG SYSCONFDIR "/v4l2cuse/v4l2cuse.conf"
@@ -47,6 +48,7 @@ struct options {
 	char *buffer_memory;
 	char *device_buffer_memory;
 	char *config;
+	char *sandbox;
 	gboolean check_config;
 	gboolean verbose;
 	gboolean version;
@@ -380,6 +382,45 @@ options_clear(struct options *o)
 	g_free(o->buffer_memory);
 	g_free(o->device_buffer_memory);
 	g_free(o->config);
+	g_free(o->sandbox);
+}
+
+/*
+ * The Landlock domain (daemon/sandbox.h) for @conf: its directory (conf.d,
+ * reloads), every file its sources and placeholders name, sandbox-paths=,
+ * and the socket directories. Before any thread exists.
+ */
+static int
+restrict_to(const struct daemon_state *st, const struct v4l2cuse_conf *conf,
+	    const char *mode_arg, bool create_dirs, char **ret_error)
+{
+	g_autoptr(GPtrArray) reads = g_ptr_array_new_with_free_func(g_free);
+	g_autofree char *ctl_path = v4l2cuse_control_default_path();
+	g_autofree char *ctl_dir = g_path_get_dirname(ctl_path);
+	g_autofree char *own_ctl_dir = conf->control_socket ?
+				       g_path_get_dirname(conf->control_socket) : NULL;
+	const char *sock_dirs[] = { ctl_dir, own_ctl_dir, NULL };
+	struct v4l2cuse_sandbox_config cfg = {
+		.mode = conf->sandbox,
+		.sock_dirs = sock_dirs,
+		.create_dirs = create_dirs,
+	};
+
+	if (mode_arg && v4l2cuse_sandbox_parse_mode(mode_arg, &cfg.mode, ret_error) < 0)
+		usage_error("--sandbox: %s", *ret_error);
+	if (st->config_path)
+		g_ptr_array_add(reads, g_path_get_dirname(st->config_path));
+	for (unsigned int i = 0; i < conf->devices->len; i++) {
+		const struct v4l2cuse_conf_device *d = conf->devices->pdata[i];
+
+		v4l2cuse_sandbox_spec_paths(d->source, reads);
+		v4l2cuse_sandbox_spec_paths(d->placeholder, reads);
+	}
+	for (unsigned int i = 0; conf->sandbox_paths && conf->sandbox_paths[i]; i++)
+		g_ptr_array_add(reads, g_strdup(conf->sandbox_paths[i]));
+	g_ptr_array_add(reads, NULL);
+	cfg.read_paths = (const char *const *)reads->pdata;
+	return v4l2cuse_sandbox_restrict(&cfg, ret_error);
 }
 
 /* Run the loop until SIGTERM/SIGINT (or a fatal error); takes @conf. */
@@ -407,6 +448,7 @@ serve(struct daemon_state *st, struct v4l2cuse_conf *conf, bool cli)
 		v4l2cuse_conf_free(conf);
 		st->exit_code = EXIT_USAGE;
 	} else {
+		g_message("sandbox: %s", v4l2cuse_sandbox_summary());
 		/* The one-device command line leaves the control socket to the service. */
 		if (!cli)
 			st->control = v4l2cuse_control_new(ctl_path, ctl_gid, st->m, reload, st,
@@ -439,6 +481,9 @@ main(int argc, char **argv)
 		  "FILE" },
 		{ "check-config", 0, 0, G_OPTION_ARG_NONE, &o.check_config,
 		  "Check the configuration (and build its devices) and exit", NULL },
+		{ "sandbox", 0, 0, G_OPTION_ARG_STRING, &o.sandbox,
+		  "File-system sandbox (Landlock): auto (default), required or off; "
+		  "overrides sandbox= of the configuration", "MODE" },
 		{ "device", 'd', 0, G_OPTION_ARG_STRING, &o.device,
 		  "One device from the command line: node name (default video42)", "videoN" },
 		{ "source", 's', 0, G_OPTION_ARG_STRING, &o.source,
@@ -513,6 +558,12 @@ main(int argc, char **argv)
 			usage_error("--device-buffer-memory-limit: %s", err);
 		st.has_device_memory = true;
 	}
+	/* Before the configuration: it is read as it will be on reload. */
+	if (v4l2cuse_sandbox_drop_caps(&err) < 0) {
+		g_printerr("v4l2cuse: %s\n", err);
+		options_clear(&o);
+		return EXIT_FAILURE;
+	}
 	if (cli) {
 		conf = cli_conf(&o);
 		apply_memory_options(&st, conf);
@@ -525,6 +576,14 @@ main(int argc, char **argv)
 			options_clear(&o);
 			return EXIT_USAGE;
 		}
+	}
+	/* Sources are built under the sandbox, as they will be on reload. */
+	if (restrict_to(&st, conf, o.sandbox, !o.check_config, &err) < 0) {
+		g_printerr("v4l2cuse: %s\n", err);
+		v4l2cuse_conf_free(conf);
+		g_free(st.config_path);
+		options_clear(&o);
+		return EXIT_FAILURE;
 	}
 	if (o.check_config) {
 		r = check_devices(conf, &err);

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/sandbox.c without a daemon: the mode parser, the paths of source
+ * specs, and (where the kernel has Landlock, in a subprocess) that the
+ * domain lets a named file be read and refuses its sibling, both in the
+ * kernel (EACCES) and in the pre-check's one-line message.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "sandbox.h"
+
+static void
+test_mode(void)
+{
+	enum v4l2cuse_sandbox_mode m = V4L2CUSE_SANDBOX_AUTO;
+	g_autofree char *err = NULL;
+
+	g_assert_cmpint(v4l2cuse_sandbox_parse_mode("required", &m, &err), ==, 0);
+	g_assert_cmpint(m, ==, V4L2CUSE_SANDBOX_REQUIRED);
+	g_assert_cmpint(v4l2cuse_sandbox_parse_mode("off", &m, &err), ==, 0);
+	g_assert_cmpint(m, ==, V4L2CUSE_SANDBOX_OFF);
+	g_assert_cmpint(v4l2cuse_sandbox_parse_mode("yes", &m, &err), ==, -EINVAL);
+	g_assert_cmpstr(err, ==, "'yes' is not a sandbox mode (auto, required or off)");
+}
+
+static void
+test_spec_paths(void)
+{
+	static const struct {
+		const char *spec;
+		const char *paths;	/* joined with '|' */
+	} cases[] = {
+		{ "pattern", "" },
+		{ "pattern:smpte,fps=5", "" },
+		{ NULL, "" },
+		{ "file:/a/b.y4m", "/a/b.y4m" },
+		{ "file:rel.png,loop=0,placeholder=/p/q.png", "rel.png|/p/q.png" },
+		{ "uvc:/dev/video0,placeholder=/img.jpg", "/img.jpg" },
+		{ "file", "" },
+		{ "file:", "" },
+		{ "files:/x", "" },
+		{ "pattern,placeholder=", "" },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GPtrArray) a = g_ptr_array_new_with_free_func(g_free);
+		g_autofree char *joined = NULL;
+
+		v4l2cuse_sandbox_spec_paths(cases[i].spec, a);
+		g_ptr_array_add(a, NULL);
+		joined = g_strjoinv("|", (char **)a->pdata);
+		g_assert_cmpstr(joined, ==, cases[i].paths);
+	}
+}
+
+/* Without a domain nothing is refused by the pre-check. */
+static void
+test_no_domain(void)
+{
+	g_autofree char *err = NULL;
+
+	g_assert_cmpint(v4l2cuse_sandbox_abi(), ==, 0);
+	g_assert_cmpint(v4l2cuse_sandbox_check_spec("file:/etc/passwd", &err), ==, 0);
+	g_assert_null(err);
+}
+
+static void
+test_domain(void)
+{
+	g_autofree char *named = NULL, *sibling = NULL, *spec = NULL, *err = NULL;
+	g_autoptr(GError) error = NULL;
+	const char *dir, *reads[2];
+	struct v4l2cuse_sandbox_config cfg = { .mode = V4L2CUSE_SANDBOX_AUTO };
+	int fd;
+
+	/* The parent makes and removes the files: the child may not remove. */
+	if (!g_test_subprocess()) {
+		g_autofree char *tmp = g_dir_make_tmp("v4l2cuse-sandbox-XXXXXX", &error);
+
+		g_assert_no_error(error);
+		named = g_build_filename(tmp, "named.y4m", NULL);
+		sibling = g_build_filename(tmp, "sibling.y4m", NULL);
+		g_assert_true(g_file_set_contents(named, "x", 1, NULL));
+		g_assert_true(g_file_set_contents(sibling, "x", 1, NULL));
+		g_setenv("V4L2CUSE_TEST_SANDBOX_DIR", tmp, TRUE);
+		g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+		g_unlink(named);
+		g_unlink(sibling);
+		g_rmdir(tmp);
+		g_test_trap_assert_passed();
+		return;
+	}
+	dir = g_getenv("V4L2CUSE_TEST_SANDBOX_DIR");
+	g_assert_nonnull(dir);
+	named = g_build_filename(dir, "named.y4m", NULL);
+	sibling = g_build_filename(dir, "sibling.y4m", NULL);
+	reads[0] = named;
+	reads[1] = NULL;
+	cfg.read_paths = reads;
+
+	g_assert_cmpint(v4l2cuse_sandbox_restrict(&cfg, &err), ==, 0);
+	if (v4l2cuse_sandbox_abi() == 0) {
+		g_test_skip("this kernel has no Landlock");
+		return;
+	}
+	fd = open(named, O_RDONLY | O_CLOEXEC);
+	g_assert_cmpint(fd, >=, 0);
+	close(fd);
+	fd = open(sibling, O_RDONLY | O_CLOEXEC);
+	g_assert_cmpint(fd, ==, -1);
+	g_assert_cmpint(errno, ==, EACCES);
+
+	spec = g_strdup_printf("file:%s,loop=1", named);
+	g_assert_cmpint(v4l2cuse_sandbox_check_spec(spec, &err), ==, 0);
+	g_free(spec);
+	spec = g_strdup_printf("pattern,placeholder=%s", sibling);
+	g_assert_cmpint(v4l2cuse_sandbox_check_spec(spec, &err), ==, -EACCES);
+	g_assert_nonnull(strstr(err, "is outside the sandbox (readable: "));
+	g_assert_nonnull(strstr(err, named));
+	g_assert_nonnull(strstr(err, "sandbox-paths="));
+	g_clear_pointer(&err, g_free);
+	/* /usr stays readable (GStreamer plugins); a missing file is the source's business. */
+	g_assert_cmpint(v4l2cuse_sandbox_check_spec("file:/usr/bin", &err), ==, 0);
+	g_assert_cmpint(v4l2cuse_sandbox_check_spec("file:/nonexistent/x.y4m", &err), ==, 0);
+	g_assert_null(err);
+}
+
+int
+main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/sandbox/mode", test_mode);
+	g_test_add_func("/sandbox/spec-paths", test_spec_paths);
+	g_test_add_func("/sandbox/no-domain", test_no_domain);
+	g_test_add_func("/sandbox/domain", test_domain);
+	return g_test_run();
+}
