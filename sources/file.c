@@ -172,6 +172,7 @@ raw_reader_open(FILE *f, uint32_t fourcc, uint32_t width, uint32_t height,
 {
 	struct raw_reader *rr = g_new0(struct raw_reader, 1);
 	struct stat st;
+	bool too_short;
 
 	rr->base.ops = &raw_ops;
 	rr->f = f;
@@ -183,14 +184,9 @@ raw_reader_open(FILE *f, uint32_t fourcc, uint32_t width, uint32_t height,
 		return -EINVAL;
 	}
 	/* A file shorter than one frame must not cost a frame-sized buffer first. */
-	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
-	    (uint64_t)st.st_size < rr->frame_size) {
-		*ret_error = g_strdup_printf("shorter than one %ux%u %.4s frame (%zu bytes)",
-					     width, height, (const char *)&fourcc, rr->frame_size);
-		raw_destroy(&rr->base);
-		return -EINVAL;
-	}
-	rr->buf = g_malloc(rr->frame_size);
+	too_short = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+		    (uint64_t)st.st_size < rr->frame_size;
+	rr->buf = too_short ? NULL : g_malloc(rr->frame_size);
 	rr->base.info = (struct file_reader_info){
 		.width = width, .height = height,
 		.interval = fps_iv && fps_iv->denominator ? *fps_iv : (struct v4l2_fract){ 1, 30 },
@@ -199,7 +195,8 @@ raw_reader_open(FILE *f, uint32_t fourcc, uint32_t width, uint32_t height,
 	};
 	g_snprintf(rr->base.info.kind, sizeof(rr->base.info.kind), "raw %.4s",
 		   (const char *)&fourcc);
-	if (raw_next(&rr->base, &(struct cv_image){ 0 }) < 0 || raw_rewind(&rr->base) < 0) {
+	if (too_short || raw_next(&rr->base, &(struct cv_image){ 0 }) < 0 ||
+	    raw_rewind(&rr->base) < 0) {
 		*ret_error = g_strdup_printf("shorter than one %ux%u %.4s frame (%zu bytes)",
 					     width, height, (const char *)&fourcc, rr->frame_size);
 		raw_destroy(&rr->base);
