@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Abuse tests (issue 8), with the clients of tests/vm/abuse-client.c, on one
+# daemon with four 160x120 YUYV pattern devices (video50..53), a device
+# buffer memory limit of 1M (config) and a global one of 2M (command line):
+#  1. one process opens 1000 handles of video50 (all succeed), then more:
+#     the device limit (1024) answers EMFILE, for it and for any other
+#     process, not for the other devices; the daemon's fd count and VmRSS
+#     before, while held and after; a fresh client streams after;
+#  2. REQBUFS(32) MMAP (v4l2cuse-run) on 4 handles of video50 and on video51
+#     and video52: the owner gets as many buffers as the device limit holds,
+#     the other handles EBUSY, the device after the global limit ENOMEM; the
+#     daemon's memfds never sum above the limit; read() emulation on video53
+#     gets ENOMEM too; freeing makes room again;
+#  3. a read() client and a streaming client that never read again: another
+#     device keeps streaming without sequence gaps, memory stays flat;
+#  4. read() and DQBUF parked under a SIGALRM every 1 ms (no SA_RESTART):
+#     every interrupted call returns EINTR, none fails otherwise, the
+#     daemon's fds and VmRSS stay flat, and the device streams after.
+# Figures go to abuse-figures.txt.
+set -euo pipefail
+. "$V4L2CUSE_SRC/tests/vm/lib.sh"
+
+daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
+ctl=$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl
+run=$V4L2CUSE_BUILD/preload/v4l2cuse-run
+client=$V4L2CUSE_BUILD/tests/vm/abuse-client
+R=$V4L2CUSE_RESULTS
+T=$(mktemp -d)
+F=$R/abuse-figures.txt
+: >"$F"
+# The interrupt runs last this long each (read, then DQBUF).
+intr_s=${V4L2CUSE_TEST_ABUSE_INTR_S:-10}
+
+[[ -x $client ]] || bail_out "$client is not built"
+vm_modprobe cuse
+vm_wait_node /dev/cuse 10
+
+fig()
+{
+	echo "$*" >>"$F"
+	diag "figure: $*"
+}
+
+# wait_line FILE REGEX TIMEOUT_S: until FILE has a line matching REGEX.
+wait_line()
+{
+	local end=$((SECONDS + $3))
+	while ((SECONDS < end)); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# Daemon figures: open fds, VmRSS in kB, bytes of its v4l2cuse memfds
+# (each /proc read bounded: a stuck one shows the daemon's thread states).
+dthreads()
+{
+	local t
+	for t in /proc/"$dpid"/task/*; do
+		echo "$(awk '{ print $3 }' "$t/stat" 2>/dev/null)/$(cat "$t/wchan" 2>/dev/null)"
+	done | sort | uniq -c | tr '\n' ' '
+}
+dfds() { timeout 30 find "/proc/$dpid/fd" -mindepth 1 -maxdepth 1 | wc -l; }
+drss() { timeout 30 awk '/^VmRSS:/ { print $2 }' "/proc/$dpid/status"; }
+dmemfd()
+{
+	local out
+	if ! out=$(timeout 30 find "/proc/$dpid/fd" -mindepth 1 -lname '/memfd:v4l2cuse:*' \
+		-exec stat -L -c %s {} + 2>&1); then
+		echo "# dmemfd: /proc/$dpid/fd timed out or failed: $out; threads: $(dthreads)" >&2
+	fi
+	awk '/^[0-9]+$/ { sum += $1 } END { print sum + 0 }' <<<"$out"
+}
+snap() { echo "fds=$(dfds) rss_kb=$(drss) memfd_bytes=$(dmemfd)"; }
+
+# flat DESC SNAP0 SNAP1: the same fd count and less than 4 MiB more RSS.
+flat()
+{
+	local r0 r1
+	r0=$(awk '{ sub("rss_kb=", "", $2); print $2 }' <<<"$2")
+	r1=$(awk '{ sub("rss_kb=", "", $2); print $2 }' <<<"$3")
+	if ((r1 - r0 < 4096)) && [[ ${2%% *} == "${3%% *}" ]]; then
+		ok "$1: the daemon's fds and RSS stay flat (${2%% *}, RSS ${r0} -> ${r1} kB)"
+	else
+		not_ok "$1: the daemon's fds and RSS stay flat" "$2" "$3"
+	fi
+}
+
+# start_client NAME CMD...: run CMD in the background, output in $T/NAME.out.
+start_client()
+{
+	local name=$1
+	shift
+	"$@" >"$T/$name.out" 2>&1 &
+	eval "pid_$name=$!"
+	vm_on_exit kill "$!"
+}
+
+# release NAME: SIGUSR1 to a holding client, wait for it.
+release()
+{
+	local pid
+	eval "pid=\$pid_$1"
+	kill -USR1 "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	sed "s/^/#   $1: /" "$T/$1.out"
+}
+
+frame=$((160 * 120 * 2))
+page=$(getconf PAGESIZE)
+per_buf=$(((frame + page - 1) / page * page))
+dev_limit=$((1 << 20))
+total_limit=$((2 << 20))
+per_dev=$((dev_limit / per_buf))
+cat >"$T/abuse.conf" <<-CONF
+[daemon]
+device-buffer-memory-limit = 1M
+control-socket = $T/ctl.sock
+CONF
+for n in 50 51 52 53; do
+	rate=10
+	((n == 53)) && rate=2
+	cat >>"$T/abuse.conf" <<-CONF
+	[device v$n]
+	node = video$n
+	source = pattern,sizes=160x120
+	format = YUYV
+	size = 160x120
+	frame-rate = $rate
+	CONF
+done
+"$daemon" --config "$T/abuse.conf" --buffer-memory-limit 2M >"$R/daemon.log" 2>&1 &
+dpid=$!
+vm_on_exit kill "$dpid"
+for n in 50 51 52 53; do
+	vm_wait_node /dev/video$n 60 || bail_out "/dev/video$n did not appear: $(tail -5 "$R/daemon.log")"
+done
+sleep 1
+export V4L2CUSE_CTL_SOCKET=$T/ctl.sock
+fig "daemon at start: $(snap)"
+
+# ---------------------------------------------------------------------------
+diag "t=${SECONDS}s: 1. 1000 handles"
+before=$(snap)
+t0=$SECONDS
+start_client opens "$client" opens /dev/video50 1000 1100
+if wait_line "$T/opens.out" '^HOLD' 600; then
+	ok "one process holds 1000+ handles of video50 ($((SECONDS - t0)) s)"
+else
+	not_ok "one process holds 1000+ handles of video50" "$(tail -3 "$T/opens.out")"
+fi
+held=$(snap)
+check "all 1000 opens succeeded" grep -q '^opened=1000 ' "$T/opens.out"
+check "the 1025th open fails with EMFILE (the device limit is 1024 handles)" \
+	grep -q '^limit-open=1025 errno=EMFILE' "$T/opens.out"
+check "every held handle answers QUERYCAP" grep -q '^querycap-all=ok' "$T/opens.out"
+check "another process gets EMFILE on video50 too" bash -c \
+	"! timeout 20 cat /dev/video50 >/dev/null 2>'$T/cat.err'; cat '$T/cat.err'; grep -q 'Too many open files' '$T/cat.err'"
+check "video51 of the same daemon still opens" timeout 20 bash -c 'exec 3</dev/video51'
+check "v4l2cuse-ctl list shows 1024 opens on video50" bash -c \
+	"'$ctl' list | awk '\$2 == \"video50\" && \$4 == 1024 { f = 1 } END { exit !f }'"
+release opens
+after=$(snap)
+fig "opens: $(grep -E '^(opened|limit-open|released)' "$T/opens.out" | tr '\n' ' ')"
+fig "opens daemon: before $before; holding 1024 $held; after close $after"
+fd0=${before%% *}
+fd2=${after%% *}
+if [[ $fd0 == "$fd2" ]]; then
+	ok "the daemon's fd count is the same after the 1024 closes ($fd0)"
+else
+	not_ok "the daemon's fd count is the same after the 1024 closes" "$before" "$after"
+fi
+out=$(timeout 120 "$run" "$client" count /dev/video50 3 2>&1) || true
+if [[ $out =~ frames=([0-9]+).*gaps=0 ]] && ((BASH_REMATCH[1] > 0)); then
+	ok "a fresh client streams video50 after the closes ($out)"
+else
+	not_ok "a fresh client streams video50 after the closes" "$out"
+fi
+
+# ---------------------------------------------------------------------------
+diag "t=${SECONDS}s: 2. REQBUFS(32) under the memory limits"
+fig "limits: device $dev_limit bytes, global $total_limit bytes; buffer $frame bytes, $per_buf in memory; $per_dev per device"
+start_client rb50 "$run" "$client" reqbufs /dev/video50 32 4
+wait_line "$T/rb50.out" '^(HOLD|error)' 120 || true
+check "video50: the owner gets $per_dev of 32 buffers (device limit)" \
+	grep -q "^handle=0 reqbufs=32 got=$per_dev\$" "$T/rb50.out"
+check "video50: the 3 other handles get EBUSY" \
+	bash -c "[[ \$(grep -c 'errno=EBUSY' '$T/rb50.out') -eq 3 ]]"
+start_client rb51 "$run" "$client" reqbufs /dev/video51 32 1
+wait_line "$T/rb51.out" '^(HOLD|error)' 120 || true
+left=$((total_limit - 2 * per_dev * per_buf))
+check "video51: $per_dev buffers (device limit; $left bytes of the global limit left)" \
+	grep -q "^handle=0 reqbufs=32 got=$per_dev\$" "$T/rb51.out"
+start_client rb52 "$run" "$client" reqbufs /dev/video52 32 1
+wait_line "$T/rb52.out" '^(HOLD|error)' 120 || true
+if ((left / per_buf < 2)); then
+	check "video52: ENOMEM (the global limit leaves room for $((left / per_buf)) buffer, min 2)" \
+		grep -q '^handle=0 reqbufs=32 errno=ENOMEM' "$T/rb52.out"
+else
+	check "video52: $((left / per_buf)) buffers (what the global limit leaves)" \
+		grep -q "^handle=0 reqbufs=32 got=$((left / per_buf))\$" "$T/rb52.out"
+fi
+out=$(timeout 60 "$client" noread /dev/video53 read 2>&1) || true
+check "video53: read() gets ENOMEM while the global limit is used up ($out)" \
+	grep -q 'error: read: ENOMEM' <<<"$out"
+mem=$(dmemfd)
+full=$(snap)
+if ((mem <= total_limit && mem == 2 * per_dev * per_buf)); then
+	ok "the daemon's memfds sum to $mem bytes <= $total_limit"
+else
+	not_ok "the daemon's memfds stay within the global limit" "$full"
+fi
+"$ctl" list >"$R/list-reqbufs.txt" 2>&1 || true
+check "v4l2cuse-ctl list shows video50's buffer memory against its limit" \
+	bash -c "awk '\$2 == \"video50\"' '$R/list-reqbufs.txt' | grep -q ' $((per_dev * per_buf / 1024))K/1M '"
+release rb50
+freed=$(dmemfd)
+check "REQBUFS freed with the handle: memfds down to $freed bytes" \
+	test "$freed" -eq $((per_dev * per_buf))
+release rb52
+start_client rb52b "$run" "$client" reqbufs /dev/video52 32 1
+wait_line "$T/rb52b.out" '^(HOLD|error)' 120 || true
+check "video52 after video50 let go: $per_dev buffers" \
+	grep -q "^handle=0 reqbufs=32 got=$per_dev\$" "$T/rb52b.out"
+release rb51
+release rb52b
+fig "reqbufs: with the limits used $full; all freed $(snap)"
+grep -h '^handle=' "$T"/rb5*.out | sed 's/^/reqbufs: /' >>"$F"
+check "the daemon logged nothing above debug level for the refused allocations" \
+	bash -c "! grep -E 'CRITICAL|WARNING|ERROR' '$R/daemon.log'"
+
+# ---------------------------------------------------------------------------
+diag "t=${SECONDS}s: 3. clients that never read"
+start_client nr50 "$client" noread /dev/video50 read
+start_client nr51 "$run" "$client" noread /dev/video51 stream
+wait_line "$T/nr50.out" '^(HOLD|error)' 120 || true
+wait_line "$T/nr51.out" '^(HOLD|error)' 120 || true
+check "a read() client took one frame and stops reading" grep -q '^HOLD' "$T/nr50.out"
+check "a streaming client took one frame and stops dequeuing" grep -q '^HOLD' "$T/nr51.out"
+s0=$(snap)
+out=$(timeout 200 "$run" "$client" count /dev/video52 20 2>&1) || true
+s1=$(snap)
+fig "never-reading clients: another device for 20 s: $out; daemon $s0 -> $s1"
+if [[ $out =~ frames=([0-9]+).*gaps=0\ missing=0 ]] && ((BASH_REMATCH[1] > 0)); then
+	ok "video52 streams without sequence gaps meanwhile ($out)"
+else
+	not_ok "video52 streams without sequence gaps meanwhile" "$out"
+fi
+flat "never-reading clients" "$s0" "$s1"
+"$ctl" list >"$R/list-noread.txt" 2>&1 || true
+release nr50
+release nr51
+
+# ---------------------------------------------------------------------------
+diag "t=${SECONDS}s: 4. interrupts in a loop"
+for how in read dqbuf; do
+	w=
+	[[ $how == dqbuf ]] && w=$run
+	s0=$(snap)
+	t0=$SECONDS
+	out=$(timeout $((intr_s * 10 + 120)) $w "$client" intr /dev/video53 "$intr_s" "$how" 1000 2>&1) ||
+		true
+	s1=$(snap)
+	fig "interrupts ($how, ${intr_s} s, $((SECONDS - t0)) s wall): $out; daemon $s0 -> $s1"
+	if [[ $out =~ calls=([0-9]+)\ eintr=([0-9]+)\ ok=([0-9]+)\ other=0 ]] &&
+		((BASH_REMATCH[2] >= 100)); then
+		ok "$how: ${BASH_REMATCH[2]} interrupted calls returned EINTR, ${BASH_REMATCH[3]} frames, no other error"
+	else
+		not_ok "$how: interrupted calls return EINTR and nothing else" "$out"
+	fi
+	flat "$how interrupts" "$s0" "$s1"
+done
+out=$(timeout 120 "$run" "$client" count /dev/video53 3 2>&1) || true
+if [[ $out =~ frames=([0-9]+).*gaps=0 ]] && ((BASH_REMATCH[1] > 0)); then
+	ok "video53 streams after the interrupts ($out)"
+else
+	not_ok "video53 streams after the interrupts" "$out"
+fi
+check "the daemon is still running" kill -0 "$dpid"
+fig "daemon at the end: $(snap), ${SECONDS} s"
+cp "$T"/*.out "$R/" 2>/dev/null || true
