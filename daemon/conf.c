@@ -619,7 +619,8 @@ parse_daemon_key(struct conf_ctx *c, const char *key, const char *v, char **ret_
 						 "control-group, retry-interval, retry-limit, "
 						 "selftest-timeout, group, mode, "
 						 "buffer-memory-limit, "
-						 "device-buffer-memory-limit)"), ret_error);
+						 "device-buffer-memory-limit, sandbox, "
+						 "sandbox-paths)"), ret_error);
 	}
 	return 0;
 }

@@ -254,11 +254,12 @@ v4l2cuse_sandbox_restrict(const struct v4l2cuse_sandbox_config *cfg, char **ret_
 	if (abi < 1) {
 		r = abi < 0 ? errno : EOPNOTSUPP;
 		if (cfg->mode == V4L2CUSE_SANDBOX_REQUIRED) {
-			*ret_error = g_strdup_printf("sandbox=required, but this kernel has no "
-						     "Landlock (%s)", g_strerror(r));
+			*ret_error = g_strdup_printf("sandbox=required, but Landlock is not "
+						     "available (%s)", g_strerror(r));
 			return -r;
 		}
-		sb.summary = g_strdup_printf("this kernel has no Landlock (%s): no file-system "
+		/* EPERM: a seccomp filter (an older unit), ENOSYS/EOPNOTSUPP: the kernel. */
+		sb.summary = g_strdup_printf("Landlock is not available (%s): no file-system "
 					     "restrictions (sandbox=required would refuse to "
 					     "start)", g_strerror(r));
 		return 0;

@@ -70,7 +70,7 @@ int v4l2cuse_sandbox_abi(void);
 /*
  * One line on the state, for the log once setup succeeded (so that a
  * configuration error stays the only line): "Landlock ABI 2, 14 rules: ...",
- * "this kernel has no Landlock (...): ...", "off (sandbox=off): ...".
+ * "Landlock is not available (...): ...", "off (sandbox=off): ...".
  */
 const char *v4l2cuse_sandbox_summary(void);
 

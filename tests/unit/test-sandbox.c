@@ -14,6 +14,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
+#include "conf.h"
 #include "sandbox.h"
 
 static void
@@ -58,6 +59,38 @@ test_spec_paths(void)
 		joined = g_strjoinv("|", (char **)a->pdata);
 		g_assert_cmpstr(joined, ==, cases[i].paths);
 	}
+}
+
+/* [daemon] sandbox= and sandbox-paths= (daemon/conf.c). */
+static void
+conf_expect(const char *text, const char *error)
+{
+	struct v4l2cuse_conf *conf = v4l2cuse_conf_new();
+	g_autofree char *err = NULL;
+	int r = v4l2cuse_conf_parse(conf, "t.conf", text, strlen(text), &err);
+
+	if (!error) {
+		g_assert_cmpint(r, ==, 0);
+		g_assert_cmpint(conf->sandbox, ==, V4L2CUSE_SANDBOX_OFF);
+		g_assert_cmpuint(g_strv_length(conf->sandbox_paths), ==, 2);
+		g_assert_cmpstr(conf->sandbox_paths[1], ==, "/b");
+	} else {
+		g_assert_cmpint(r, <, 0);
+		g_assert_cmpstr(err, ==, error);
+	}
+	v4l2cuse_conf_free(conf);
+}
+
+static void
+test_conf_keys(void)
+{
+	conf_expect("[daemon]\nsandbox = off\nsandbox-paths = /srv/cam, /b\n", NULL);
+	conf_expect("[daemon]\nsandbox = maybe\n", "t.conf:2: [daemon] sandbox: 'maybe' is not a "
+		    "sandbox mode (auto, required or off)");
+	conf_expect("[daemon]\nsandbox-paths = /a, rel\n",
+		    "t.conf:2: [daemon] sandbox-paths: 'rel' is not an absolute path");
+	conf_expect("[daemon]\nsandboxes = 1\n",
+		    "t.conf:2: [daemon] sandboxes: unknown key (known: sandbox, sandbox-paths)");
 }
 
 /* Without a domain nothing is refused by the pre-check. */
@@ -138,6 +171,7 @@ main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/sandbox/mode", test_mode);
 	g_test_add_func("/sandbox/spec-paths", test_spec_paths);
+	g_test_add_func("/sandbox/conf-keys", test_conf_keys);
 	g_test_add_func("/sandbox/no-domain", test_no_domain);
 	g_test_add_func("/sandbox/domain", test_domain);
 	return g_test_run();

@@ -105,33 +105,31 @@ check "the file source serves 3 frames by read() (/dev/video50)" grab video50 "$
 check "the pattern serves 3 frames by read() (/dev/video51)" grab video51 "$R/pat.raw"
 
 # --- 3. sources named at runtime ------------------------------------------
-out=$("$ctl" set-source pat "file:$T/outside/copy.y4m" 2>&1) && rc=0 || rc=$?
-diag "ctl set-source outside: status $rc: $out"
-if ((rc != 0)) && grep -q "'$T/outside/copy.y4m' is outside the sandbox (readable: .*$T/conf/" <<<"$out"; then
-	ok "set-source to a readable file the config does not name: refused, one clear line"
-else
-	not_ok "set-source to a file outside the sandbox is refused clearly" "status $rc: $out"
-fi
-out=$("$ctl" set-source pat "file:$T/media/sibling.y4m" 2>&1) && rc=0 || rc=$?
-if ((rc != 0)) && grep -q 'outside the sandbox' <<<"$out"; then
-	ok "a sibling of a named file is outside too (rules are per file)"
-else
-	not_ok "a sibling of a named file is outside" "status $rc: $out"
-fi
+# refused DESC PATTERN CMD...: CMD fails and its output matches PATTERN.
+refused()
+{
+	local desc=$1 pat=$2 out rc
+	shift 2
+	out=$("$@" 2>&1) && rc=0 || rc=$?
+	diag "$* -> status $rc: $out"
+	if ((rc != 0)) && grep -q -- "$pat" <<<"$out"; then
+		ok "$desc"
+	else
+		not_ok "$desc" "status $rc: $out"
+	fi
+}
+refused "set-source to a readable file the config does not name: refused, one clear line" \
+	"'$T/outside/copy.y4m' is outside the sandbox (readable: .*$T/conf/" \
+	"$ctl" set-source pat "file:$T/outside/copy.y4m"
+refused "a sibling of a named file is outside too (rules are per file)" 'outside the sandbox' \
+	"$ctl" set-source pat "file:$T/media/sibling.y4m"
 check "set-source to the file the config names works" "$ctl" set-source pat "file:$T/media/clip.y4m"
 check "set-source back to the pattern works" "$ctl" set-source pat pattern
-out=$("$ctl" add extra node=video52 "source=file:$T/outside/copy.y4m" size=320x240 2>&1) && rc=0 || rc=$?
-if ((rc != 0)) && grep -q 'outside the sandbox' <<<"$out" && [[ ! -e /dev/video52 ]]; then
-	ok "ctl add with a file outside: refused, no /dev/video52"
-else
-	not_ok "ctl add with a file outside is refused" "status $rc: $out"
-fi
-out=$("$ctl" set-placeholder pat "file:$T/outside/copy.y4m" 2>&1) && rc=0 || rc=$?
-if ((rc != 0)) && grep -q 'outside the sandbox' <<<"$out"; then
-	ok "set-placeholder with a file outside: refused"
-else
-	not_ok "set-placeholder with a file outside is refused" "status $rc: $out"
-fi
+refused "ctl add with a file outside: refused" 'outside the sandbox' \
+	"$ctl" add extra node=video52 "source=file:$T/outside/copy.y4m" size=320x240
+check "no /dev/video52 after the refused add" test ! -e /dev/video52
+refused "set-placeholder with a file outside: refused" 'outside the sandbox' \
+	"$ctl" set-placeholder pat "file:$T/outside/copy.y4m"
 
 # --- 4. SIGHUP: unchanged, then naming a file outside ---------------------
 kill -HUP "$pid"
@@ -162,13 +160,8 @@ pid=$!
 vm_on_exit kill "$pid"
 wait_for "the daemon without the pre-check is ready" 90 \
 	grep -q 'ready: 2 of 2 devices serving' "$R/daemon-nocheck.log"
-out=$("$ctl" set-source pat "file:$T/outside/copy.y4m" 2>&1) && rc=0 || rc=$?
-diag "without the pre-check: status $rc: $out"
-if ((rc != 0)) && grep -q "outside/copy.y4m': Permission denied" <<<"$out"; then
-	ok "Landlock: opening a root-owned 0644 file outside fails with EACCES"
-else
-	not_ok "Landlock refuses the open itself" "status $rc: $out"
-fi
+refused "Landlock: opening a root-owned 0644 file outside fails with EACCES" \
+	"outside/copy.y4m': Permission denied" "$ctl" set-source pat "file:$T/outside/copy.y4m"
 check "the named file still opens" "$ctl" set-source pat "file:$T/media/clip.y4m"
 kill "$pid"
 wait "$pid" || true
