@@ -157,6 +157,23 @@ vm_find_video()
 	return 1
 }
 
+# vm_load_vivid: load vivid with one device and only its video capture node,
+# and print that node (/dev/videoN) once it exists (20 s). Returns 1 on
+# failure.
+vm_load_vivid()
+{
+	local end=$((SECONDS + 20)) node
+	vm_modprobe vivid n_devs=1 node_types=0x1 || return 1
+	while ((SECONDS < end)); do
+		if node=$(vm_find_video 'vivid-000-vid-cap') && [[ -e $node ]]; then
+			echo "$node"
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
 # vm_require CMD...: a not_ok per missing program. In CI a missing tool is a
 # failure, never a skip. Returns 1 if any is missing.
 vm_require()

@@ -128,19 +128,6 @@ stop_supervisor()
 	wait "$sup_pid" 2>/dev/null || true
 }
 
-load_vivid()
-{
-	local i
-	vm_modprobe vivid n_devs=1 node_types=0x1
-	for ((i = 0; i < 200; i++)); do
-		if cam=$(vm_find_video 'vivid-000-vid-cap') && [[ -e $cam ]]; then
-			return 0
-		fi
-		sleep 0.1
-	done
-	return 1
-}
-
 # unload_vivid: unplug (unbind the platform device, its node goes, as a USB
 # camera's would), then rmmod once the daemon has let go of it.
 unload_vivid()
@@ -346,7 +333,7 @@ part_unplug()
 {
 
 	diag "t=${SECONDS}s: vivid unplug/replug, $cycles cycles"
-	load_vivid || bail_out "vivid did not come up"
+	cam=$(vm_load_vivid) || bail_out "vivid did not come up"
 	# No OSD text: a camera frame never has a flat bottom row by chance.
 	v4l2-ctl -d "$cam" --set-ctrl osd_text_mode=2 >/dev/null 2>&1 || true
 	"$daemon" --device video43 --source "uvc:$cam,retry_ms=200" --size 320x180 --format YUYV \
@@ -367,7 +354,7 @@ part_unplug()
 		unload_vivid || bad+=("cycle $c: vivid did not unload")
 		wait_kind card 5 "$from" 60 || bad+=("cycle $c: no placeholder frames")
 		from=$(wc -l <"$R/cycles-reader.log")
-		load_vivid || bad+=("cycle $c: vivid did not load")
+		cam=$(vm_load_vivid) || bad+=("cycle $c: vivid did not load")
 		v4l2-ctl -d "$cam" --set-ctrl osd_text_mode=2 >/dev/null 2>&1 || true
 		wait_kind camera 5 "$from" 90 || bad+=("cycle $c: no camera frames after the replug")
 		cards=$(grep -c ' card ' "$R/cycles-reader.log") || cards=0
@@ -387,7 +374,6 @@ part_unplug()
 		awk 'NR == 3 { fd = $2; rss = $3 } NR > 3 { if ($2 != fd || $3 - rss > 2048) bad = 1 }
 		     END { exit bad }' "$R/faults-cycles.txt"
 	check "daemon alive after the cycles" kill -0 "$uvc_pid"
-	diag "t=${SECONDS}s: done"
 }
 
 for part in $parts; do

@@ -44,15 +44,7 @@ start_daemon()
 
 load_vivid()
 {
-	local i
-	vm_modprobe vivid n_devs=1 node_types=0x1
-	for ((i = 0; i < 200; i++)); do
-		if cam=$(vm_find_video 'vivid-000-vid-cap') && [[ -e $cam ]]; then
-			return 0
-		fi
-		sleep 0.1
-	done
-	return 1
+	cam=$(vm_load_vivid)
 }
 
 # py_checks ARGS...: run the python script on stdin with ARGS; each "PASS text"
