@@ -108,36 +108,30 @@ on_alarm(int sig)
 	(void)sig;
 }
 
-/* ioctl with a time limit: -1 and errno (ETIME if it blocked too long). */
+/* Runs a blocking call with a time limit of CHURN_BLOCK_S: its result, and
+ * errno ETIME instead of EINTR if SIGALRM had to cut it short. */
+#define churn_timed(call)                                                      \
+	({                                                                     \
+		__typeof__(call) r_;                                           \
+		int e_;                                                        \
+		alarm(CHURN_BLOCK_S);                                          \
+		r_ = (call);                                                   \
+		e_ = errno;                                                    \
+		alarm(0);                                                      \
+		errno = r_ < 0 && e_ == EINTR ? ETIME : e_;                    \
+		r_;                                                            \
+	})
+
 static int
 churn_ioctl(int fd, unsigned long cmd, void *arg)
 {
-	int r, e;
-
-	alarm(CHURN_BLOCK_S);
-	r = ioctl(fd, cmd, arg);
-	e = errno;
-	alarm(0);
-	if (r < 0 && e == EINTR)
-		e = ETIME;
-	errno = e;
-	return r;
+	return churn_timed(ioctl(fd, cmd, arg));
 }
 
 static ssize_t
 churn_read(int fd, void *buf, size_t len)
 {
-	ssize_t n;
-	int e;
-
-	alarm(CHURN_BLOCK_S);
-	n = read(fd, buf, len);
-	e = errno;
-	alarm(0);
-	if (n < 0 && e == EINTR)
-		e = ETIME;
-	errno = e;
-	return n;
+	return churn_timed(read(fd, buf, len));
 }
 
 static unsigned int

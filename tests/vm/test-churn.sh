@@ -20,6 +20,10 @@ set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
 
 daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse-asan
+# V4L2CUSE_TEST_CHURN_PLAIN=1: the normal build instead (to tell the daemon's
+# own memory growth from ASan's allocator's; the sanitizer checks then pass
+# trivially).
+[[ ${V4L2CUSE_TEST_CHURN_PLAIN:-0} == 1 ]] && daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
 run=$V4L2CUSE_BUILD/preload/v4l2cuse-run
 client=$V4L2CUSE_BUILD/tests/vm/churn-client
 R=$V4L2CUSE_RESULTS
@@ -184,27 +188,49 @@ else
 fi
 
 # RssAnon is the heap (with ASan's shadow and its 4 MiB quarantine, filled
-# during the warm-up). Bound: the highest sample of the churn's second half
-# may exceed the highest of its first half by 2048 KiB: the spread of what is
-# in flight at a sample (per-stream encoder and conversion state, request
-# copies). A leak of 1 KiB per client iteration (~5 iterations/s in TCG)
-# would exceed it in a 15 minute run; LeakSanitizer at exit catches
-# any unreachable block however small. The second half's least-squares slope
-# is reported too.
-rss_bound=2048
-rss=$(awk -F, -v a="$t_churn" -v b="$t_end" 'NR > 1 && $2 == "churn" && $1 >= a && $1 <= b {
-		mid = (a + b) / 2
-		if ($1 < mid) { if ($5 > m1) m1 = $5 }
-		else { if ($5 > m2) m2 = $5; n++; sx += $1; sy += $5; sxx += $1 * $1; sxy += $1 * $5 }
-	}
-	END { slope = (n > 1 && n * sxx - sx * sx) ? (n * sxy - sx * sy) / (n * sxx - sx * sx) * 60 : 0
-		printf "%d %d %d %.1f\n", m1, m2, m2 - m1, slope }' "$csv")
-read -r m1 m2 growth slope <<<"$rss"
-diag "RssAnon max first half $m1 KiB, second half $m2 KiB, growth $growth KiB, second-half slope $slope KiB/min"
-if ((m1 > 0 && m2 > 0 && growth <= rss_bound)); then
-	ok "daemon heap flat: RssAnon second-half max - first-half max = $growth KiB <= $rss_bound KiB"
+# during the warm-up). Single samples jump by up to ~4 MiB with what is in
+# flight at that moment (encoder and conversion state, request copies;
+# measured), so the halves of the churn are compared by their medians: the
+# second half's may exceed the first's by rss_bound KiB. Under ASan the heap
+# also drifts up by itself: 407 KiB/min over a 600 s churn, while the plain
+# daemon under the same churn stayed flat (3080 -> 3040 KiB medians, -14
+# KiB/min over 300 s; V4L2CUSE_TEST_CHURN_PLAIN=1), so the drift is ASan's
+# bookkeeping, not ours, and the bound allows 512 KiB per minute between the
+# halves' midpoints on top of 2048 KiB. At ~6 client iterations/s a leak
+# of >= ~1.5 KiB per iteration still exceeds it in a 600 s run (>= ~8 KiB in
+# the 90 s CI run); LeakSanitizer at exit catches unreachable blocks of any
+# size.
+t_mid=$(((t_churn + t_end) / 2))
+rss_bound=$((2048 + 512 * (t_end - t_churn) / 2 / 60))
+# churn_col FROM TO: RssAnon of the churn samples with FROM <= t < TO, sorted.
+churn_col()
+{
+	awk -F, -v a="$1" -v b="$2" 'NR > 1 && $2 == "churn" && $1 >= a && $1 < b { print $5 }' \
+		"$csv" | sort -n
+}
+# stats: "median max" of sorted numbers on stdin.
+stats()
+{
+	awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0), (NR ? v[NR] : 0) }'
+}
+read -r med1 max1 <<<"$(churn_col "$t_churn" "$t_mid" | stats)"
+read -r med2 max2 <<<"$(churn_col "$t_mid" $((t_end + 1)) | stats)"
+# slope A B: least-squares slope of RssAnon in KiB/min over the churn samples in [A, B).
+slope()
+{
+	awk -F, -v a="$1" -v b="$2" 'NR > 1 && $2 == "churn" && $1 >= a && $1 < b {
+			n++; sx += $1; sy += $5; sxx += $1 * $1; sxy += $1 * $5 }
+		END { d = n * sxx - sx * sx; printf "%.0f\n", (n > 1 && d) ? (n * sxy - sx * sy) / d * 60 : 0 }' "$csv"
+}
+growth=$((med2 - med1))
+diag "RssAnon during the churn: first half median $med1 KiB (max $max1), second half median" \
+	"$med2 KiB (max $max2); slope $(slope "$t_churn" $((t_end + 1))) KiB/min over the churn," \
+	"$(slope "$t_mid" $((t_end + 1))) KiB/min over its second half"
+if ((med1 > 0 && med2 > 0 && growth <= rss_bound)); then
+	ok "daemon heap flat: RssAnon median second half - first half = $growth KiB <= $rss_bound KiB"
 else
-	not_ok "daemon heap flat (RssAnon growth <= $rss_bound KiB)" "$rss"
+	not_ok "daemon heap flat (RssAnon median growth <= $rss_bound KiB)" \
+		"medians $med1 -> $med2 KiB, growth $growth KiB"
 fi
 diag "samples: $(($(wc -l <"$csv") - 1)) in churn-samples.csv; fd range during the churn:" \
 	"$(awk -F, '$2 == "churn" { if (!n++ || $3 < lo) lo = $3; if ($3 > hi) hi = $3 } END { print lo "-" hi }' "$csv")"
@@ -218,9 +244,9 @@ st=0
 timeout 120 tail --pid="$daemon_pid" -f /dev/null || true
 wait "$daemon_pid" || st=$?
 if ((st == 0)); then
-	ok "the ASan daemon exits 0 on SIGTERM (LeakSanitizer ran)"
+	ok "${daemon##*/} exits 0 on SIGTERM (ASan build: after LeakSanitizer)"
 else
-	not_ok "the ASan daemon exits 0 on SIGTERM" "status $st" "$(tail -20 "$R/daemon.log")"
+	not_ok "${daemon##*/} exits 0 on SIGTERM" "status $st" "$(tail -20 "$R/daemon.log")"
 fi
 reports=$(grep -cE 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:|SUMMARY: (Address|Undefined|Leak)' \
 	"$R/daemon.log") || reports=0
