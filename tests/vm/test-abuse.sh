@@ -31,7 +31,7 @@ T=$(mktemp -d)
 F=$R/abuse-figures.txt
 : >"$F"
 # The interrupt runs last this long each (read, then DQBUF).
-intr_s=${V4L2CUSE_TEST_ABUSE_INTR_S:-10}
+intr_s=${V4L2CUSE_TEST_ABUSE_INTR_S:-25}
 
 [[ -x $client ]] || bail_out "$client is not built"
 vm_modprobe cuse
@@ -89,6 +89,8 @@ flat()
 	fi
 }
 
+quiet_kill() { kill "$@" 2>/dev/null || true; }
+
 # start_client NAME CMD...: run CMD in the background, output in $T/NAME.out.
 start_client()
 {
@@ -96,7 +98,7 @@ start_client()
 	shift
 	"$@" >"$T/$name.out" 2>&1 &
 	eval "pid_$name=$!"
-	vm_on_exit kill "$!"
+	vm_on_exit quiet_kill "$!"
 }
 
 # release NAME: SIGUSR1 to a holding client, wait for it.
@@ -132,9 +134,11 @@ for n in 50 51 52 53; do
 	frame-rate = $rate
 	CONF
 done
-"$daemon" --config "$T/abuse.conf" --buffer-memory-limit 2M >"$R/daemon.log" 2>&1 &
+# Debug messages of the queues: the refused allocations name their limit.
+G_MESSAGES_DEBUG=v4l2cuse-videobuf "$daemon" --config "$T/abuse.conf" --buffer-memory-limit 2M \
+	>"$R/daemon.log" 2>&1 &
 dpid=$!
-vm_on_exit kill "$dpid"
+vm_on_exit quiet_kill "$dpid"
 for n in 50 51 52 53; do
 	vm_wait_node /dev/video$n 60 || bail_out "/dev/video$n did not appear: $(tail -5 "$R/daemon.log")"
 done
@@ -231,6 +235,9 @@ fig "reqbufs: with the limits used $full; all freed $(snap)"
 grep -h '^handle=' "$T"/rb5*.out | sed 's/^/reqbufs: /' >>"$F"
 check "the daemon logged nothing above debug level for the refused allocations" \
 	bash -c "! grep -E 'CRITICAL|WARNING|ERROR' '$R/daemon.log'"
+check "each refusal is one debug line naming the device or the global limit" bash -c \
+	"grep -q 'would exceed the video50 buffer memory limit of $dev_limit bytes' '$R/daemon.log' &&
+	 grep -q 'would exceed the global buffer memory limit of $total_limit bytes' '$R/daemon.log'"
 
 # ---------------------------------------------------------------------------
 diag "t=${SECONDS}s: 3. clients that never read"
