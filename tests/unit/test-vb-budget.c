@@ -54,6 +54,21 @@ fake_new_budget(struct vb_budget *bg)
 	return fake_new_with(&cfg, buf_size());
 }
 
+/* CREATE_BUFS(@count) of buf_size() for owner A; *ret_count: buffers made. */
+static int
+create_bufs(struct fake_drv *d, unsigned int count, unsigned int *ret_count)
+{
+	struct v4l2_create_buffers cb = { .count = count, .memory = MMAP };
+	int r;
+
+	cb.format.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	cb.format.fmt.pix.sizeimage = (uint32_t)buf_size();
+	r = vb_queue_create_bufs(d->q, A, &cb);
+	if (r == 0)
+		*ret_count = cb.count;
+	return r;
+}
+
 static void
 test_budget_chain(void)
 {
@@ -112,27 +127,16 @@ test_reqbufs_partial(void)
 	g_assert_cmpint(fake_reqbufs(d, B, MMAP, 2, NULL), ==, -EBUSY);
 	g_assert_cmpuint(used(bg), ==, SIZE_PAGES(15));
 	/* CREATE_BUFS: nothing left. */
-	{
-		struct v4l2_create_buffers cb = { .count = 2, .memory = MMAP };
-
-		cb.format.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
-		cb.format.fmt.pix.sizeimage = (uint32_t)buf_size();
-		g_assert_cmpint(vb_queue_create_bufs(d->q, A, &cb), ==, -ENOMEM);
-	}
+	g_assert_cmpint(create_bufs(d, 2, &count), ==, -ENOMEM);
 	/* Freeing credits everything back. */
 	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 0, NULL), ==, 0);
 	g_assert_cmpuint(used(bg), ==, 0);
 	/* REQBUFS(2) then CREATE_BUFS(8): 3 more fit. */
 	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 2, &count), ==, 0);
-	{
-		struct v4l2_create_buffers cb = { .count = 8, .memory = MMAP };
-
-		cb.format.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
-		cb.format.fmt.pix.sizeimage = (uint32_t)buf_size();
-		g_assert_cmpint(vb_queue_create_bufs(d->q, A, &cb), ==, 0);
-		g_assert_cmpuint(cb.count, ==, 3);
-		g_assert_cmpuint(cb.index, ==, 2);
-	}
+	g_assert_cmpint(create_bufs(d, 8, &count), ==, 0);
+	g_assert_cmpuint(count, ==, 3);
+	g_assert_cmpint(vb_queue_buffer_state(d->q, 4), ==, VB_BUF_DEQUEUED);
+	g_assert_cmpint(vb_queue_buffer_state(d->q, 5), ==, -EINVAL);
 	g_assert_cmpuint(used(bg), ==, SIZE_PAGES(15));
 	/* The owner's release frees and credits too. */
 	vb_queue_release(d->q, A);
