@@ -289,11 +289,15 @@ run_park_kill(char **argv)
 	FILE *in;
 	pid_t pid;
 
-	if (pipe(pfd) < 0)
-		return perror("pipe"), 1;
+	if (pipe(pfd) < 0) {
+		perror("pipe");
+		return 1;
+	}
 	pid = fork();
-	if (pid < 0)
-		return perror("fork"), 1;
+	if (pid < 0) {
+		perror("fork");
+		return 1;
+	}
 	if (pid == 0) {
 		dup2(pfd[1], STDOUT_FILENO);
 		close(pfd[0]);
