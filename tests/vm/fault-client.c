@@ -26,7 +26,6 @@
  * was seen in D after the kill) and exits 0, or 1 when CMD never parks or
  * is not reaped within 10 s of the kill.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
