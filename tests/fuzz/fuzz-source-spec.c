@@ -8,8 +8,9 @@
  *
  * No real device or arbitrary file is opened: the harness works in a fresh
  * directory under $TMPDIR holding a few small files (a.y4m, b.mjpeg,
- * c.jpg, d.raw) and skips specs containing '/', so every path a spec names
- * (file:PATH, uvc:PATH, placeholder=PATH) is a name in that directory.
+ * c.jpg, d.raw), the current one during each input, and skips specs
+ * containing '/', so every path a spec names (file:PATH, uvc:PATH,
+ * placeholder=PATH) is a name in that directory.
  *
  * Checked besides ASan/UBSan/LSan: a failure is -errno with one line that
  * names the source or says "unknown source"; what fuzz-source.h checks.
@@ -17,6 +18,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,7 @@
 #define SPEC_MAX	4096
 
 static char *fuzz_dir;
+static int home_fd = -1;	/* the directory we were started in */
 
 static const char y4m[] = "YUV4MPEG2 W4 H2 F30:1 Ip A1:1 C420jpeg\nFRAME\nABCDEFGHijkl"
 			  "FRAME\nabcdefghIJKL";
@@ -42,10 +45,12 @@ fuzz_cleanup(void)
 {
 	static const char *const names[] = { "a.y4m", "b.mjpeg", "c.jpg", "d.raw" };
 
-	for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
-		g_unlink(names[i]);
-	if (chdir("/") == 0)
-		g_rmdir(fuzz_dir);
+	for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+		g_autofree char *p = g_build_filename(fuzz_dir, names[i], NULL);
+
+		g_unlink(p);
+	}
+	g_rmdir(fuzz_dir);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -59,7 +64,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	fuzz_quiet_glib(0);
 	fuzz_dir = g_dir_make_tmp("fuzz-source-spec-XXXXXX", NULL);
-	if (!fuzz_dir || chdir(fuzz_dir) < 0)
+	home_fd = open(".", O_PATH | O_CLOEXEC);
+	if (!fuzz_dir || home_fd < 0 || chdir(fuzz_dir) < 0)
 		abort();
 	memcpy(mjpeg, jpeg, sizeof(jpeg) - 1);
 	memcpy(mjpeg + sizeof(jpeg) - 1, jpeg, sizeof(jpeg) - 1);
@@ -71,6 +77,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	    !g_file_set_contents("d.raw", (const char *)raw, sizeof(raw), NULL))
 		abort();
 	atexit(fuzz_cleanup);
+	/* Back: libFuzzer opens the corpus paths it was given after this. */
+	if (fchdir(home_fd) < 0)
+		abort();
 	return 0;
 }
 
@@ -86,6 +95,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (strchr(spec, '/'))
 		return -1;		/* not added to the corpus */
+	if (chdir(fuzz_dir) < 0)
+		abort();
 	r = v4l2cuse_source_create(spec, &src, &error);
 	fuzz_check_result(r, error);
 	if (r < 0) {
@@ -94,13 +105,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			   (name_len && strncmp(error, spec, name_len) == 0 &&
 			    error[name_len] == ':'),
 			   "message without the source's name: %s (spec %s)", error, spec);
-		return 0;
+	} else {
+		fuzz_check(src && src->ops, "create() succeeded without a source");
+		/* Ask for the format the input's last 12 bytes say. */
+		memset(want, 0, sizeof(want));
+		memcpy(want, data + size - MIN(size, sizeof(want)), MIN(size, sizeof(want)));
+		fuzz_exercise_source(src, want[0], want[1] % 1024, want[2] % 1024);
+		v4l2cuse_source_destroy(src);
 	}
-	fuzz_check(src && src->ops, "create() succeeded without a source");
-	/* Ask for the format the input's last 12 bytes say. */
-	memset(want, 0, sizeof(want));
-	memcpy(want, data + size - MIN(size, sizeof(want)), MIN(size, sizeof(want)));
-	fuzz_exercise_source(src, want[0], want[1] % 1024, want[2] % 1024);
-	v4l2cuse_source_destroy(src);
+	if (fchdir(home_fd) < 0)
+		abort();
 	return 0;
 }
