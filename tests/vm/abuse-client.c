@@ -40,7 +40,7 @@
 #include <linux/videodev2.h>
 
 #define MAX_HANDLES 4096
-#define STREAM_BUFS 4
+#define STREAM_BUFS 8	/* 800 ms of slack at 10 fps under TCG */
 
 static int
 fail(const char *what, int err)

@@ -8,8 +8,9 @@
 #     the device limit (1024) answers EMFILE, for it and for any other
 #     process, not for the other devices; the daemon's fd count and VmRSS
 #     before, while held and after; a fresh client streams after;
-#  2. REQBUFS(32) MMAP (v4l2cuse-run) on 4 handles of video50 and on video51
-#     and video52: the owner gets as many buffers as the device limit holds,
+#  2. REQBUFS(32) MMAP without the shim: ENOTTY; through v4l2cuse-run on 4
+#     handles of video50 and on video51 and video52: the owner gets as many
+#     buffers as the device limit holds,
 #     the other handles EBUSY, the device after the global limit ENOMEM; the
 #     daemon's memfds never sum above the limit; read() emulation on video53
 #     gets ENOMEM too; freeing makes room again;
@@ -140,7 +141,8 @@ G_MESSAGES_DEBUG=v4l2cuse-videobuf "$daemon" --config "$T/abuse.conf" --buffer-m
 dpid=$!
 vm_on_exit quiet_kill "$dpid"
 for n in 50 51 52 53; do
-	vm_wait_node /dev/video$n 60 || bail_out "/dev/video$n did not appear: $(tail -5 "$R/daemon.log")"
+	vm_wait_node /dev/video$n 60 ||
+		bail_out "/dev/video$n did not appear: $(tail -5 "$R/daemon.log")"
 done
 sleep 1
 export V4L2CUSE_CTL_SOCKET=$T/ctl.sock
@@ -162,11 +164,28 @@ check "the 1025th open fails with EMFILE (the device limit is 1024 handles)" \
 	grep -q '^limit-open=1025 errno=EMFILE' "$T/opens.out"
 check "every held handle answers QUERYCAP" grep -q '^querycap-all=ok' "$T/opens.out"
 check "another process gets EMFILE on video50 too" bash -c \
-	"! timeout 20 cat /dev/video50 >/dev/null 2>'$T/cat.err'; cat '$T/cat.err'; grep -q 'Too many open files' '$T/cat.err'"
+	"! timeout 20 cat /dev/video50 >/dev/null 2>'$T/cat.err'; cat '$T/cat.err';
+	 grep -q 'Too many open files' '$T/cat.err'"
 check "video51 of the same daemon still opens" timeout 20 bash -c 'exec 3</dev/video51'
 check "v4l2cuse-ctl list shows 1024 opens on video50" bash -c \
 	"'$ctl' list | awk '\$2 == \"video50\" && \$4 == 1024 { f = 1 } END { exit !f }'"
 release opens
+# close() returns before the daemon has seen the RELEASE: wait for all 1024.
+t0=$SECONDS
+wait_check_opens()
+{
+	local end=$((SECONDS + 120))
+	while ((SECONDS < end)); do
+		"$ctl" list | awk '$2 == "video50" && $4 == 0 { f = 1 } END { exit !f }' && return 0
+		sleep 0.5
+	done
+	return 1
+}
+if wait_check_opens; then
+	ok "the daemon has released all 1024 handles ($((SECONDS - t0)) s after the last close)"
+else
+	not_ok "the daemon releases all 1024 handles" "$("$ctl" list 2>&1)"
+fi
 after=$(snap)
 fig "opens: $(grep -E '^(opened|limit-open|released)' "$T/opens.out" | tr '\n' ' ')"
 fig "opens daemon: before $before; holding 1024 $held; after close $after"
@@ -186,7 +205,14 @@ fi
 
 # ---------------------------------------------------------------------------
 diag "t=${SECONDS}s: 2. REQBUFS(32) under the memory limits"
-fig "limits: device $dev_limit bytes, global $total_limit bytes; buffer $frame bytes, $per_buf in memory; $per_dev per device"
+fig "limits: device $dev_limit bytes, global $total_limit bytes;" \
+	"buffer $frame bytes, $per_buf in memory; $per_dev per device"
+# Without the preload shim a handle has no streaming I/O (docs/shim.md).
+start_client plain "$client" reqbufs /dev/video50 32 1
+wait_line "$T/plain.out" '^(HOLD|error)' 120 || true
+check "video50 without v4l2cuse-run: REQBUFS is ENOTTY, nothing allocated" \
+	grep -q '^handle=0 reqbufs=32 errno=ENOTTY' "$T/plain.out"
+release plain
 start_client rb50 "$run" "$client" reqbufs /dev/video50 32 4
 wait_line "$T/rb50.out" '^(HOLD|error)' 120 || true
 check "video50: the owner gets $per_dev of 32 buffers (device limit)" \
@@ -219,7 +245,8 @@ else
 fi
 "$ctl" list >"$R/list-reqbufs.txt" 2>&1 || true
 check "v4l2cuse-ctl list shows video50's buffer memory against its limit" \
-	bash -c "awk '\$2 == \"video50\"' '$R/list-reqbufs.txt' | grep -q ' $((per_dev * per_buf / 1024))K/1M '"
+	bash -c "awk '\$2 == \"video50\"' '$R/list-reqbufs.txt' |
+		 grep -q ' $((per_dev * per_buf / 1024))K/1M '"
 release rb50
 freed=$(dmemfd)
 check "REQBUFS freed with the handle: memfds down to $freed bytes" \
@@ -274,7 +301,8 @@ for how in read dqbuf; do
 	fig "interrupts ($how, ${intr_s} s, $((SECONDS - t0)) s wall): $out; daemon $s0 -> $s1"
 	if [[ $out =~ calls=([0-9]+)\ eintr=([0-9]+)\ ok=([0-9]+)\ other=0 ]] &&
 		((BASH_REMATCH[2] >= 100)); then
-		ok "$how: ${BASH_REMATCH[2]} interrupted calls returned EINTR, ${BASH_REMATCH[3]} frames, no other error"
+		ok "$how: ${BASH_REMATCH[2]} interrupted calls returned EINTR," \
+			"${BASH_REMATCH[3]} frames, no other error"
 	else
 		not_ok "$how: interrupted calls return EINTR and nothing else" "$out"
 	fi
