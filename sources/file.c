@@ -301,12 +301,6 @@ file_reader_open(const char *path, const struct file_reader_opts *opts,
 
 /* --- options ------------------------------------------------------------ */
 
-static const uint32_t fs_all_formats[] = {
-	V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_UYVY, V4L2_PIX_FMT_YVYU, V4L2_PIX_FMT_NV12,
-	V4L2_PIX_FMT_NV21, V4L2_PIX_FMT_YUV420, V4L2_PIX_FMT_YVU420, V4L2_PIX_FMT_RGB24,
-	V4L2_PIX_FMT_BGR24, V4L2_PIX_FMT_XRGB32, V4L2_PIX_FMT_XBGR32, V4L2_PIX_FMT_RGB565,
-	V4L2_PIX_FMT_GREY, V4L2_PIX_FMT_MJPEG,
-};
 
 static const uint32_t fs_raw_formats[] = {
 	V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_UYVY, V4L2_PIX_FMT_YVYU, V4L2_PIX_FMT_NV16,
@@ -369,18 +363,19 @@ fs_parse_offer_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char 
 	int r;
 
 	if ((v = v4l2cuse_opts_get_str(o, "formats", NULL))) {
-		r = modes_parse_formats(m, o, v, fs_all_formats, G_N_ELEMENTS(fs_all_formats),
+		r = modes_parse_formats(m, o, v, modes_output_formats,
+					G_N_ELEMENTS(modes_output_formats),
 					ret_error);
 		if (r < 0)
 			return r;
 	} else {
 		/* The file's own format first: no conversion by default. */
-		for (size_t i = 0; i < G_N_ELEMENTS(fs_all_formats); i++) {
-			if (fs_all_formats[i] == fs->info.fourcc)
+		for (size_t i = 0; i < G_N_ELEMENTS(modes_output_formats); i++) {
+			if (modes_output_formats[i] == fs->info.fourcc)
 				modes_add_format(m, fs->info.fourcc);
 		}
-		for (size_t i = 0; i < G_N_ELEMENTS(fs_all_formats); i++)
-			modes_add_format(m, fs_all_formats[i]);
+		for (size_t i = 0; i < G_N_ELEMENTS(modes_output_formats); i++)
+			modes_add_format(m, modes_output_formats[i]);
 	}
 
 	if ((v = v4l2cuse_opts_get_str(o, "sizes", NULL))) {

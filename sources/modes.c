@@ -10,6 +10,13 @@
 #include "v4l2cuse/source.h"
 #include "modes.h"
 
+const uint32_t modes_output_formats[MODES_N_OUTPUT_FORMATS] = {
+	V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_UYVY, V4L2_PIX_FMT_YVYU, V4L2_PIX_FMT_NV12,
+	V4L2_PIX_FMT_NV21, V4L2_PIX_FMT_YUV420, V4L2_PIX_FMT_YVU420, V4L2_PIX_FMT_RGB24,
+	V4L2_PIX_FMT_BGR24, V4L2_PIX_FMT_XRGB32, V4L2_PIX_FMT_XBGR32, V4L2_PIX_FMT_RGB565,
+	V4L2_PIX_FMT_GREY, V4L2_PIX_FMT_MJPEG,
+};
+
 bool
 modes_has_format(const struct modes *m, uint32_t fourcc)
 {

@@ -21,6 +21,14 @@ struct v4l2cuse_opts;
 #define MODES_MAX_SIZES		16
 #define MODES_MAX_RATES		16
 
+/*
+ * Every format a source can deliver through sources/convert.c, in the
+ * order offered by default: the pattern's list, and the converted formats
+ * of the file and uvc sources.
+ */
+#define MODES_N_OUTPUT_FORMATS	14
+extern const uint32_t modes_output_formats[MODES_N_OUTPUT_FORMATS];
+
 struct modes_size {
 	uint32_t width, height;
 };

@@ -135,14 +135,6 @@ static const struct v4l2cuse_control tp_controls[TP_N_CTRLS] = {
 	},
 };
 
-static const uint32_t tp_default_formats[] = {
-	V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_UYVY, V4L2_PIX_FMT_YVYU,
-	V4L2_PIX_FMT_NV12, V4L2_PIX_FMT_NV21, V4L2_PIX_FMT_YUV420,
-	V4L2_PIX_FMT_YVU420, V4L2_PIX_FMT_RGB24, V4L2_PIX_FMT_BGR24,
-	V4L2_PIX_FMT_XRGB32, V4L2_PIX_FMT_XBGR32, V4L2_PIX_FMT_RGB565,
-	V4L2_PIX_FMT_GREY, V4L2_PIX_FMT_MJPEG,
-};
-
 static const char *const tp_keys[] = {
 	"sizes", "fps", "formats", "hscroll", "vscroll", "box", "border",
 	"overlay", "label", "quality", "brightness", "contrast", "saturation",
@@ -262,8 +254,8 @@ tp_parse(struct tp_source *tp, const char *args, char **ret_error)
 		tp->params.pattern = r;
 	}
 
-	for (size_t i = 0; i < G_N_ELEMENTS(tp_default_formats); i++)
-		modes_add_format(&tp->modes, tp_default_formats[i]);
+	for (size_t i = 0; i < G_N_ELEMENTS(modes_output_formats); i++)
+		modes_add_format(&tp->modes, modes_output_formats[i]);
 	modes_add_size(&tp->modes, 320, 240);
 	modes_add_size(&tp->modes, 640, 480);
 	modes_add_size(&tp->modes, 1280, 720);
@@ -279,8 +271,8 @@ tp_parse(struct tp_source *tp, const char *args, char **ret_error)
 	    (r = modes_parse_rates(&tp->modes, o, v, ret_error)) < 0)
 		goto out;
 	if ((v = v4l2cuse_opts_get_str(o, "formats", NULL)) &&
-	    (r = modes_parse_formats(&tp->modes, o, v, tp_default_formats,
-				     G_N_ELEMENTS(tp_default_formats), ret_error)) < 0)
+	    (r = modes_parse_formats(&tp->modes, o, v, modes_output_formats,
+				     G_N_ELEMENTS(modes_output_formats), ret_error)) < 0)
 		goto out;
 	if ((r = tp_parse_overlay(tp, o, ret_error)) < 0)
 		goto out;

@@ -87,13 +87,6 @@ static const char *const uvc_keys[] = {
 	"placeholder", "formats", "buffers", "retry_ms", NULL,
 };
 
-/* Every format of format.c, in its order. */
-static const uint32_t uvc_all_formats[] = {
-	V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_UYVY, V4L2_PIX_FMT_YVYU, V4L2_PIX_FMT_NV12,
-	V4L2_PIX_FMT_NV21, V4L2_PIX_FMT_YUV420, V4L2_PIX_FMT_YVU420, V4L2_PIX_FMT_RGB24,
-	V4L2_PIX_FMT_BGR24, V4L2_PIX_FMT_XRGB32, V4L2_PIX_FMT_XBGR32, V4L2_PIX_FMT_RGB565,
-	V4L2_PIX_FMT_GREY, V4L2_PIX_FMT_MJPEG,
-};
 
 /* Camera formats to feed a converted format from, best first. */
 static const uint32_t uvc_feed_order[] = {
@@ -349,8 +342,8 @@ uvc_enum_sizes(struct uvc_source *u, int fd, uint32_t fourcc)
 static bool
 uvc_is_ours(uint32_t fourcc)
 {
-	for (size_t i = 0; i < G_N_ELEMENTS(uvc_all_formats); i++) {
-		if (uvc_all_formats[i] == fourcc)
+	for (size_t i = 0; i < G_N_ELEMENTS(modes_output_formats); i++) {
+		if (modes_output_formats[i] == fourcc)
 			return true;
 	}
 	return false;
@@ -393,15 +386,15 @@ uvc_parse_formats(struct uvc_source *u, const struct v4l2cuse_opts *o, char **re
 	const char *v = v4l2cuse_opts_get_str(o, "formats", NULL);
 
 	if (v)
-		return modes_parse_formats(&u->offered, o, v, uvc_all_formats,
-					   G_N_ELEMENTS(uvc_all_formats), ret_error);
+		return modes_parse_formats(&u->offered, o, v, modes_output_formats,
+					   G_N_ELEMENTS(modes_output_formats), ret_error);
 	/* The camera's own formats first (its order), then the converted ones. */
 	for (unsigned int i = 0; i < u->n_modes; i++) {
 		if (uvc_is_ours(u->modes[i].fourcc))
 			modes_add_format(&u->offered, u->modes[i].fourcc);
 	}
-	for (size_t i = 0; i < G_N_ELEMENTS(uvc_all_formats); i++)
-		modes_add_format(&u->offered, uvc_all_formats[i]);
+	for (size_t i = 0; i < G_N_ELEMENTS(modes_output_formats); i++)
+		modes_add_format(&u->offered, modes_output_formats[i]);
 	return 0;
 }
 
