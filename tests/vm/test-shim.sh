@@ -67,7 +67,10 @@ check "without the shim, --stream-mmap gets ENOTTY from REQBUFS" bash -c \
 # --- security: another uid, tokens ------------------------------------------------
 
 # The attach ioctl as root, then the token tried by uid 65534 and again by root.
-cat >"$R/steal.py" <<'PY'
+# In the guest's /tmp: uid 65534 must read it, and the results dir may sit
+# under a 0700 directory of the host (a mktemp clone).
+steal=/tmp/steal.py
+cat >"$steal" <<'PY'
 import fcntl, os, socket, struct, sys
 MAGIC, VERSION = 0x4d494853, 1
 ATTACH = (3 << 30) | (176 << 16) | (ord('V') << 8) | (192 + 42)
@@ -95,20 +98,20 @@ elif sys.argv[1] == "hello":
     sys.exit(0 if st == 0 else 3)
 PY
 mkfifo /tmp/steal.fifo
-python3 "$R/steal.py" attach $dev /tmp/token </tmp/steal.fifo >"$R/steal-attach.log" 2>&1 &
+python3 "$steal" attach $dev /tmp/token </tmp/steal.fifo >"$R/steal-attach.log" 2>&1 &
 steal_pid=$!
 exec {hold}>/tmp/steal.fifo
 for _ in $(seq 50); do [[ -s /tmp/token ]] && break; sleep 0.1; done
 chmod 0644 /tmp/token
 check "uid 65534 cannot open $dev" bash -c "! setpriv --reuid=65534 --regid=65534 --clear-groups -- python3 -c 'import os; os.open(\"$dev\", os.O_RDWR)'"
 check "uid 65534 presenting root's token is refused" bash -c \
-	"setpriv --reuid=65534 --regid=65534 --clear-groups -- python3 '$R/steal.py' hello /tmp/token; [[ \$? == 3 ]]"
+	"setpriv --reuid=65534 --regid=65534 --clear-groups -- python3 '$steal' hello /tmp/token; [[ \$? == 3 ]]"
 check "the daemon logged the refusal (uid differs)" grep -q "refused a shim connection .*uid differs" "$R/daemon.log"
 check "the token is burnt: root cannot use it afterwards" bash -c \
-	"python3 '$R/steal.py' hello /tmp/token; [[ \$? == 3 ]]"
+	"python3 '$steal' hello /tmp/token; [[ \$? == 3 ]]"
 check "a made-up token is refused" bash -c \
 	"head -c 32 /dev/urandom >/tmp/token2 && printf %s $sock >>/tmp/token2 &&
-	 setpriv --reuid=65534 --regid=65534 --clear-groups -- python3 '$R/steal.py' hello /tmp/token2; [[ \$? == 3 ]]"
+	 setpriv --reuid=65534 --regid=65534 --clear-groups -- python3 '$steal' hello /tmp/token2; [[ \$? == 3 ]]"
 exec {hold}>&-
 wait "$steal_pid" || true
 
