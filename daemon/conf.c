@@ -313,7 +313,7 @@ bool
 v4l2cuse_conf_device_equal(const struct v4l2cuse_conf_device *a,
 			   const struct v4l2cuse_conf_device *b)
 {
-	return v4l2cuse_conf_device_equal_but_source(a, b) &&
+	return v4l2cuse_conf_device_equal_but_source(a, b) && a->share == b->share &&
 	       g_strcmp0(a->source, b->source) == 0 &&
 	       g_strcmp0(a->placeholder, b->placeholder) == 0;
 }
@@ -333,6 +333,7 @@ v4l2cuse_conf_device_config(const struct v4l2cuse_conf_device *d,
 		.id = d->id,
 		.offer = v4l2cuse_offer_is_empty(&d->offer) ? NULL : &d->offer,
 		.placeholder = d->placeholder,
+		.shared = d->share,
 		.min_buffers = d->min_buffers,
 		.read_buffers = d->read_buffers,
 		.buffer_memory_limit = d->buffer_memory_limit,
@@ -712,7 +713,7 @@ parse_source_spec(struct conf_ctx *c, const char *key, const char *v, char **ret
 static const char *const device_keys[] = {
 	"node", "label", "source", "placeholder", "formats", "sizes", "frame-rates",
 	"format", "size", "frame-rate", "min-buffers", "read-buffers", "group", "mode",
-	"enabled", "buffer-memory-limit", NULL
+	"enabled", "buffer-memory-limit", "share", NULL
 };
 
 static int
@@ -775,6 +776,8 @@ parse_device_key(struct conf_ctx *c, struct v4l2cuse_conf_device *d, const char 
 		d->has_mode = true;
 	} else if (strcmp(key, "enabled") == 0) {
 		return ctx_get_bool(c, key, v, &d->enabled, ret_error);
+	} else if (strcmp(key, "share") == 0) {
+		return ctx_get_bool(c, key, v, &d->share, ret_error);
 	} else if (strcmp(key, "buffer-memory-limit") == 0) {
 		if (v4l2cuse_parse_memory(v, &d->buffer_memory_limit, &msg) < 0)
 			return ctx_fail(c, key, msg, ret_error);

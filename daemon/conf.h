@@ -46,6 +46,7 @@ struct v4l2cuse_conf_device {
 	char *label;		/* QUERYCAP card; NULL: the default */
 	char *source;		/* source spec, "pattern" by default */
 	char *placeholder;	/* source spec shown while the source fails; NULL: none */
+	bool share;		/* share=: every consumer streams on its own queue */
 	struct v4l2cuse_offer offer;	/* formats=, sizes=, frame-rates= */
 	uint32_t width, height;	/* size= (0: the source's first) */
 	uint32_t pixelformat;	/* format= (0: the source's first) */
@@ -113,7 +114,7 @@ const struct v4l2cuse_conf_device *v4l2cuse_conf_find(const struct v4l2cuse_conf
 /* Same device settings (not counting where/where_source). */
 bool v4l2cuse_conf_device_equal(const struct v4l2cuse_conf_device *a,
 				const struct v4l2cuse_conf_device *b);
-/* Equal except maybe source= and placeholder= (those switch live). */
+/* Equal except maybe source=, placeholder= and share= (those switch live). */
 bool v4l2cuse_conf_device_equal_but_source(const struct v4l2cuse_conf_device *a,
 					   const struct v4l2cuse_conf_device *b);
 struct v4l2cuse_conf_device *v4l2cuse_conf_device_dup(const struct v4l2cuse_conf_device *d);

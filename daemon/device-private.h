@@ -1,11 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+/*
+ * What the parts of a device share: device.c (life cycle, format, the
+ * source and the placeholder), fh.c (file handles, parked requests,
+ * events, read() and poll()), producer.c (the queues' driver ops and the
+ * frame loop), ctrls.c (controls) and ioctl.c (the dispatcher). Nothing
+ * outside daemon/device*.c, fh.c, producer.c, ctrls.c and ioctl.c
+ * includes it: the rest of the daemon uses device.h.
+ */
+
+#include "videobuf.h"
 #include "device.h"
 
 struct v4l2cuse_shim;
-
 struct v4l2cuse_control;
+struct placeholder;
 
 /* A control as the device keeps it: the source's description plus its value. */
 struct dev_ctrl {
@@ -24,8 +34,24 @@ struct dev_parked {
 	struct v4l2_buffer buf;		/* DQBUF: the caller's argument */
 };
 
+/*
+ * One buffer queue and what the producer keeps of it. An exclusive device
+ * has one, used by every handle with vb2's ownership rules (the first
+ * handle to allocate owns it, the others get EBUSY); a shared device gives
+ * every handle its own, so each consumer streams or reads on its own.
+ */
+struct dev_queue {
+	struct v4l2cuse_device *dev;
+	struct v4l2cuse_fh *fh;		/* the handle of a shared device's queue, else NULL */
+	struct vb_queue *q;
+	GQueue active;			/* buffers handed over by buf_queue, oldest first */
+	GList link;			/* in dev->streams while started */
+	bool started;
+};
+
 struct v4l2cuse_fh {
 	struct v4l2cuse_device *dev;
+	struct dev_queue *dq;		/* dev->main, or its own on a shared device */
 	GList link;			/* in dev->fhs */
 	int open_flags;
 	pid_t pid;
@@ -48,15 +74,16 @@ struct v4l2cuse_device {
 	struct v4l2cuse_source *src;
 	struct v4l2_pix_format fmt;	/* global across handles */
 	struct v4l2_fract interval;
-	struct vb_queue *q;
+	bool shared;			/* every handle has its own queue */
+	struct dev_queue *main;		/* the one queue of an exclusive device */
+	struct vb_queue_config qc;	/* how queues are made (shared: one per handle) */
 	struct vb_budget *budget;	/* the device limit, chained to the global one */
 	GQueue fhs;
 	unsigned int n_fhs;
 	unsigned int prio_count[V4L2_PRIORITY_RECORD + 1];
 
-	/* The producer: buffers handed over by buf_queue, and a frame timer. */
-	GQueue active;			/* struct vb_buffer * */
-	bool streaming;
+	/* The producer (producer.c). */
+	GQueue streams;			/* struct dev_queue *, started */
 	int timer_fd;
 	guint timer_source;
 	guint wake_source;		/* watch on the source's wake fd (no timer then) */
@@ -65,15 +92,18 @@ struct v4l2cuse_device {
 	void *scratch;			/* drop target when no buffer is free */
 	uint32_t frames;		/* frames produced since start */
 
+	/* No signal: the placeholder source, or the built-in card. */
+	struct v4l2cuse_source *placeholder;	/* NULL: none configured */
+	char *placeholder_spec;
+	bool placeholder_started;
+	bool placeholder_unusable;	/* cannot produce dev->fmt: not tried again */
+	struct placeholder *card;	/* the built-in NO SIGNAL card, made on first use */
+	bool signal_lost;		/* the last frame was a placeholder frame */
+
 	/* Service bits (daemon/manager.c, v4l2cuse-ctl). */
 	char *id;			/* device id, for the info ioctl */
 	char *source_spec;		/* the spec dev->src was made from */
 	struct v4l2cuse_offer *offer;	/* NULL: the source offers all it has */
-	struct v4l2cuse_source *placeholder;	/* NULL: none */
-	char *placeholder_spec;
-	bool placeholder_started;
-	bool placeholder_unusable;	/* cannot produce dev->fmt: not tried again */
-	bool placeholder_showing;	/* the last frame came from it */
 	uint64_t delivered, dropped, errors;
 
 	struct dev_ctrl *ctrls;
@@ -84,16 +114,27 @@ struct v4l2cuse_device {
 };
 
 /* device.c */
+int dev_set_format(struct v4l2cuse_device *dev, struct v4l2_pix_format *pix, bool try_only);
+bool dev_others_busy(struct v4l2cuse_device *dev, struct v4l2cuse_fh *fh);
+
+/* fh.c */
 void dev_wake_fh(struct v4l2cuse_fh *fh);
 void dev_wake_all(struct v4l2cuse_device *dev);
 int dev_prio_check(struct v4l2cuse_fh *fh);
-void dev_set_interval(struct v4l2cuse_device *dev, struct v4l2_fract interval);
-int dev_set_format(struct v4l2cuse_device *dev, struct v4l2_pix_format *pix, bool try_only);
 void dev_queue_event(struct v4l2cuse_fh *fh, const struct v4l2_event *ev);
-void dev_park(struct dev_parked *p, struct v4l2cuse_fh *fh, struct v4l2cuse_req *req);
 void dev_dqbuf(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, const struct v4l2_buffer *arg);
 
-/* ctrls.c */
+/* producer.c */
+struct dev_queue *dev_queue_new(struct v4l2cuse_device *dev, struct v4l2cuse_fh *fh);
+void dev_queue_free(struct dev_queue *dq);
+void dev_set_interval(struct v4l2cuse_device *dev, struct v4l2_fract interval);
+/* After the source was switched while streaming: watch its wake fd. */
+void dev_producer_rearm(struct v4l2cuse_device *dev);
+void dev_producer_free(struct v4l2cuse_device *dev);
+void dev_placeholder_stop(struct v4l2cuse_device *dev);
+bool dev_streaming(struct v4l2cuse_device *dev);
+
+/* ctrls.c (the ioctl side is in ctrls.h) */
 int dev_ctrls_init(struct v4l2cuse_device *dev);
 void dev_ctrls_free(struct v4l2cuse_device *dev);
 struct dev_ctrl *dev_ctrl_find(struct v4l2cuse_device *dev, uint32_t id);

@@ -24,6 +24,7 @@ struct v4l2cuse_source;
 struct v4l2cuse_device;
 struct v4l2cuse_fh;
 struct v4l2cuse_offer;
+struct v4l2cuse_shim;
 
 #define V4L2CUSE_MAX_OPENS	1024	/* file handles per device */
 #define V4L2CUSE_MAX_EVENTS	64	/* pending events per file handle */
@@ -38,6 +39,7 @@ struct v4l2cuse_device_config {
 	const char *id;			/* device id (ctl, the info ioctl); NULL: name */
 	const struct v4l2cuse_offer *offer;	/* offered subset (NULL: the source's all) */
 	const char *placeholder;	/* source spec shown while the source fails */
+	bool shared;			/* every handle streams on its own queue */
 	unsigned int min_buffers;	/* REQBUFS minimum (0: 2) */
 	unsigned int read_buffers;	/* read() emulation buffers (0: 3) */
 	uint64_t buffer_memory_limit;	/* bytes of buffer memory (0: unlimited) */
@@ -47,8 +49,10 @@ struct v4l2cuse_device_config {
 /* For v4l2cuse-ctl list (loop thread). */
 struct v4l2cuse_device_stats {
 	unsigned int opens;		/* open file handles */
+	unsigned int consumers;		/* queues streaming or reading */
 	bool streaming;			/* a consumer streams or reads */
-	bool placeholder_active;	/* frames come from the placeholder */
+	bool shared;			/* share=true */
+	bool signal_lost;		/* frames come from the placeholder */
 	uint64_t delivered;		/* frames handed to consumers since creation */
 	uint64_t dropped;		/* frames skipped (no free buffer, source drop) */
 	uint64_t errors;		/* frames delivered with V4L2_BUF_FLAG_ERROR */
@@ -91,6 +95,12 @@ void v4l2cuse_device_get_stats(struct v4l2cuse_device *dev, struct v4l2cuse_devi
 int v4l2cuse_device_set_source(struct v4l2cuse_device *dev, const char *spec,
 			       char **ret_error);
 /*
+ * Switch between one queue for all handles (vb2's ownership rules) and one
+ * queue per handle (share=true). Only while no handle holds buffers or
+ * reads: -EBUSY with one line in *ret_error otherwise. Loop thread.
+ */
+int v4l2cuse_device_set_shared(struct v4l2cuse_device *dev, bool shared, char **ret_error);
+/*
  * The placeholder: frames from source @spec (NULL: none) replace the
  * frames the source fails to produce (errors, or gone for good), if it can
  * produce the current format. 0 or -errno with one line in *ret_error.
@@ -127,3 +137,14 @@ void v4l2cuse_fh_poll(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
 
 /* Mark a handle as attached to the preload shim (streaming I/O allowed). */
 void v4l2cuse_fh_set_streaming(struct v4l2cuse_fh *fh, bool on);
+
+/* For the shim's server: who opened @fh, and the queue it streams on. */
+struct v4l2cuse_device *v4l2cuse_fh_device(struct v4l2cuse_fh *fh);
+uid_t v4l2cuse_fh_uid(const struct v4l2cuse_fh *fh);
+pid_t v4l2cuse_fh_pid(const struct v4l2cuse_fh *fh);
+struct vb_queue *v4l2cuse_fh_queue(struct v4l2cuse_fh *fh);
+/*
+ * The preload shim's server of @dev (NULL: none): ATTACH is answered by it
+ * and a released handle's tokens are revoked through it.
+ */
+void v4l2cuse_device_set_shim(struct v4l2cuse_device *dev, struct v4l2cuse_shim *shim);

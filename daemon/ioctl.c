@@ -195,9 +195,15 @@ ioc_s_fmt(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	if (check_type(f->type) < 0)
 		return -EINVAL;
 	/* vivid: no format change while buffers exist (vb2_is_busy). */
-	if (vb_queue_is_busy(fh->dev->q))
+	if (vb_queue_is_busy(fh->dq->q))
 		return -EBUSY;
 	pix = f->fmt.pix;
+	/*
+	 * A shared device whose other consumers stream keeps its format: S_FMT
+	 * may adjust, so the answer is the format in force.
+	 */
+	if (dev_others_busy(fh->dev, fh))
+		pix = fh->dev->fmt;
 	r = dev_set_format(fh->dev, &pix, false);
 	if (r < 0)
 		return r;
@@ -324,7 +330,9 @@ ioc_s_parm(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 
 	if (check_type(p->type) < 0)
 		return -EINVAL;
-	dev_set_interval(dev, dev_nearest_interval(dev, p->parm.capture.timeperframe));
+	/* Others stream on a shared device: the rate stays (as S_FMT). */
+	if (!dev_others_busy(dev, fh))
+		dev_set_interval(dev, dev_nearest_interval(dev, p->parm.capture.timeperframe));
 	parm_fill(dev, p);
 	return 0;
 }
@@ -366,7 +374,7 @@ ioc_log_status(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 		  dev->name, dev->fmt.width, dev->fmt.height,
 		  (const char *)&dev->fmt.pixelformat, dev->interval.numerator,
 		  dev->interval.denominator, dev->n_fhs,
-		  dev->streaming ? "streaming" : "idle", dev->frames);
+		  dev_streaming(dev) ? "streaming" : "idle", dev->frames);
 	if (dev->shim) {
 		struct v4l2cuse_shim_stats st;
 
@@ -507,7 +515,7 @@ ioc_dqevent(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 static int
 ioc_reqbufs(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 {
-	return vb_queue_reqbufs(fh->dev->q, fh, arg);
+	return vb_queue_reqbufs(fh->dq->q, fh, arg);
 }
 
 static int
@@ -517,25 +525,25 @@ ioc_create_bufs(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 
 	if (check_type(cb->format.type) < 0)
 		return -EINVAL;
-	return vb_queue_create_bufs(fh->dev->q, fh, cb);
+	return vb_queue_create_bufs(fh->dq->q, fh, cb);
 }
 
 static int
 ioc_querybuf(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 {
-	return vb_queue_querybuf(fh->dev->q, arg);
+	return vb_queue_querybuf(fh->dq->q, arg);
 }
 
 static int
 ioc_prepare_buf(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 {
-	return vb_queue_prepare_buf(fh->dev->q, fh, arg);
+	return vb_queue_prepare_buf(fh->dq->q, fh, arg);
 }
 
 static int
 ioc_qbuf(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 {
-	return vb_queue_qbuf(fh->dev->q, fh, arg);
+	return vb_queue_qbuf(fh->dq->q, fh, arg);
 }
 
 static int
@@ -548,13 +556,13 @@ ioc_dqbuf(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 static int
 ioc_streamon(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 {
-	return vb_queue_streamon(fh->dev->q, fh, *(uint32_t *)arg);
+	return vb_queue_streamon(fh->dq->q, fh, *(uint32_t *)arg);
 }
 
 static int
 ioc_streamoff(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 {
-	return vb_queue_streamoff(fh->dev->q, fh, *(uint32_t *)arg);
+	return vb_queue_streamoff(fh->dq->q, fh, *(uint32_t *)arg);
 }
 
 /* --- the preload shim's attach handshake (daemon/shim.c, docs/shim.md) --- */

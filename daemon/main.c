@@ -43,6 +43,7 @@ struct options {
 	char *format;
 	int fps;
 	char *label;
+	gboolean share;
 	char *group;
 	char *mode;
 	char *buffer_memory;
@@ -343,6 +344,7 @@ cli_conf(const struct options *o)
 	d->enabled = true;
 	d->source = g_strdup(o->source ? o->source : "pattern");
 	d->label = g_strdup(o->label);
+	d->share = o->share;
 	d->width = 640;
 	d->height = 480;
 	if (o->size && v4l2cuse_parse_size(o->size, &d->width, &d->height, &err) < 0)
@@ -494,6 +496,8 @@ main(int argc, char **argv)
 		{ "format", 0, 0, G_OPTION_ARG_STRING, &o.format,
 		  "Default pixel format (default YUYV)", "FOURCC" },
 		{ "fps", 0, 0, G_OPTION_ARG_INT, &o.fps, "Default frame rate (default 30)", "N" },
+		{ "share", 0, 0, G_OPTION_ARG_NONE, &o.share,
+		  "Serve several consumers at once, each on its own buffer queue", NULL },
 		{ "label", 0, 0, G_OPTION_ARG_STRING, &o.label,
 		  "Device name shown to apps (QUERYCAP card)", "TEXT" },
 		{ "group", 0, 0, G_OPTION_ARG_STRING, &o.group,
@@ -542,7 +546,7 @@ main(int argc, char **argv)
 	g_log_set_writer_func(log_writer, NULL, NULL);
 
 	cli = o.device || o.source || o.size || o.format || o.fps != G_MININT || o.label ||
-	      o.group || o.mode;
+	      o.group || o.mode || o.share;
 	if (cli && o.config)
 		usage_error("--config cannot be combined with the one-device options "
 			    "(--device, --source, ...)");

@@ -575,10 +575,12 @@ v4l2cuse_manager_apply(struct v4l2cuse_manager *m, struct v4l2cuse_conf *conf,
 		if (old && old->dev && old->state == MDEV_SERVING &&
 		    v4l2cuse_conf_device_equal_but_source(md->conf, old->conf) &&
 		    g_strcmp0(md->node, old->node) == 0) {
-			/* Only source= or placeholder= changed: switch live. */
+			/* Only source=, placeholder= or share= changed: switch live. */
 			int r = 0;
 
-			if (g_strcmp0(md->conf->source, old->conf->source) != 0)
+			if (md->conf->share != old->conf->share)
+				r = v4l2cuse_device_set_shared(old->dev, md->conf->share, &err);
+			if (r == 0 && g_strcmp0(md->conf->source, old->conf->source) != 0)
 				r = v4l2cuse_device_set_source(old->dev, md->conf->source, &err);
 			if (r == 0 && g_strcmp0(md->conf->placeholder, old->conf->placeholder) != 0)
 				r = v4l2cuse_device_set_placeholder(old->dev, md->conf->placeholder,
@@ -726,29 +728,32 @@ v4l2cuse_manager_list(struct v4l2cuse_manager *m, GString *out)
 {
 	gint64 now = g_get_monotonic_time();
 
-	g_string_append_printf(out, "%-12s %-8s %-11s %5s %-9s %10s %8s %7s %-22s %-13s %s\n",
-			       "ID", "NODE", "STATE", "OPENS", "STREAMING", "DELIVERED", "DROPPED",
-			       "ERRORS", "FORMAT", "BUFMEM", "SOURCE");
+	g_string_append_printf(out, "%-12s %-8s %-11s %-6s %5s %-9s %9s %10s %8s %7s %-22s "
+			       "%-13s %s\n", "ID", "NODE", "STATE", "SIGNAL", "OPENS", "STREAMING",
+			       "CONSUMERS", "DELIVERED", "DROPPED", "ERRORS", "FORMAT", "BUFMEM",
+			       "SOURCE");
 	for (unsigned int i = 0; i < m->devs->len; i++) {
 		struct mdev *md = m->devs->pdata[i];
 		struct v4l2cuse_device_stats st = { 0 };
-		char fmt[40] = "-", mem[48];
+		char fmt[40] = "-", mem[48], consumers[16] = "-";
 		const char *state = mdev_state_names[md->state];
 
 		if (md->dev) {
 			v4l2cuse_device_get_stats(md->dev, &st);
 			format_fmt(&st, fmt, sizeof(fmt));
+			/* "N" on a shared device, "N/1" on an exclusive one. */
+			snprintf(consumers, sizeof(consumers), st.shared ? "%u" : "%u/1",
+				 st.consumers);
 		}
-		if (md->state == MDEV_SERVING && st.placeholder_active)
-			state = "placeholder";
 		format_mem(st.buffer_memory, md->dev ? st.buffer_memory_limit
 						      : md->conf->buffer_memory_limit,
 			   mem, sizeof(mem));
-		g_string_append_printf(out, "%-12s %-8s %-11s %5u %-9s %10" G_GUINT64_FORMAT
+		g_string_append_printf(out, "%-12s %-8s %-11s %-6s %5u %-9s %9s %10" G_GUINT64_FORMAT
 				       " %8" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT " %-22s %-13s %s\n",
-				       md->conf->id, md->node, state, st.opens,
-				       st.streaming ? "yes" : "no", st.delivered, st.dropped,
-				       st.errors, fmt, mem,
+				       md->conf->id, md->node, state,
+				       !md->dev ? "-" : st.signal_lost ? "lost" : "ok", st.opens,
+				       st.streaming ? "yes" : "no", consumers, st.delivered,
+				       st.dropped, st.errors, fmt, mem,
 				       md->dev ? v4l2cuse_device_source_spec(md->dev)
 					       : md->conf->source);
 		if (md->error && md->state != MDEV_SERVING) {

@@ -21,7 +21,7 @@
 
 #include "util/macros.h"
 #include "videobuf.h"
-#include "device-private.h"
+#include "device.h"
 #include "shim.h"
 
 struct shim_token {
@@ -46,12 +46,14 @@ struct shim_conn {
 	struct ucred cred;		/* at connect() time */
 	bool authenticated;
 	struct v4l2cuse_fh *fh;		/* bound at HELLO, NULL after its release */
+	struct vb_queue *q;		/* the handle's queue, NULL after its release */
 	GHashTable *maps;		/* uint64_t id -> struct shim_map */
 	uint64_t next_map_id;
 };
 
 struct v4l2cuse_shim {
 	struct v4l2cuse_device *dev;
+	char *name;			/* the device's, for logs */
 	char *path;
 	int listen_fd;
 	guint listen_watch;
@@ -110,7 +112,7 @@ v4l2cuse_shim_attach(struct v4l2cuse_shim *s, struct v4l2cuse_fh *fh,
 		return -EINVAL;
 	if (a->version != V4L2CUSE_SHIM_VERSION) {
 		g_message("%s: pid %d: preload shim protocol %u, the daemon speaks %u",
-			  s->dev->name, (int)fh->pid, a->version, V4L2CUSE_SHIM_VERSION);
+			  s->name, (int)v4l2cuse_fh_pid(fh), a->version, V4L2CUSE_SHIM_VERSION);
 		return -EPROTONOSUPPORT;
 	}
 	shim_drop_oldest_token(s, fh);
@@ -136,20 +138,32 @@ v4l2cuse_shim_attach(struct v4l2cuse_shim *s, struct v4l2cuse_fh *fh,
 /* ---------------------------------------------------------------------- */
 /* Connections */
 
+/* The mapping counts of @c's buffers go; the mappings themselves may live on. */
+static void
+shim_conn_drop_counts(struct shim_conn *c)
+{
+	GHashTableIter it;
+	struct shim_map *m;
+	unsigned int gen;
+
+	if (!c->q)
+		return;
+	gen = vb_queue_generation(c->q);
+	g_hash_table_iter_init(&it, c->maps);
+	while (g_hash_table_iter_next(&it, NULL, (gpointer *)&m)) {
+		if (m->generation == gen)
+			vb_queue_mapped(c->q, m->index, -1);
+	}
+	c->q = NULL;
+}
+
 static void
 shim_conn_free(struct shim_conn *c)
 {
 	struct v4l2cuse_shim *s = c->s;
-	struct vb_queue *q = s->dev->q;
-	unsigned int gen = vb_queue_generation(q);
-	GHashTableIter it;
-	struct shim_map *m;
 
 	/* The process is gone (or dropped the handle): its mappings are too. */
-	g_hash_table_iter_init(&it, c->maps);
-	while (g_hash_table_iter_next(&it, NULL, (gpointer *)&m))
-		if (m->generation == gen)
-			vb_queue_mapped(q, m->index, -1);
+	shim_conn_drop_counts(c);
 	g_hash_table_destroy(c->maps);
 	if (c->watch)
 		g_source_remove(c->watch);
@@ -225,26 +239,27 @@ shim_hello(struct shim_conn *c, const struct v4l2cuse_shim_request *req)
 	/* Single use: whoever presents it, it is gone. */
 	fh = t->fh;
 	g_hash_table_remove(s->tokens, req->hello.token);
-	if (c->cred.uid != fh->uid)
+	if (c->cred.uid != v4l2cuse_fh_uid(fh))
 		why = "uid differs from the opener's";
-	else if (!shim_thread_of(fh->pid, c->cred.pid))
+	else if (!shim_thread_of(v4l2cuse_fh_pid(fh), c->cred.pid))
 		why = "not the process that opened the handle";
 	if (why)
 		goto refuse;
 
 	c->authenticated = true;
 	c->fh = fh;
+	c->q = v4l2cuse_fh_queue(fh);
 	g_source_remove(c->hello_timeout);
 	c->hello_timeout = 0;
 	s->n_pending--;
 	v4l2cuse_fh_set_streaming(fh, true);
-	g_debug("%s: shim attached for pid %d (uid %u)", s->dev->name, (int)c->cred.pid,
+	g_debug("%s: shim attached for pid %d (uid %u)", s->name, (int)c->cred.pid,
 		(unsigned int)c->cred.uid);
 	return 0;
 
 refuse:
 	s->refused++;
-	g_message("%s: refused a shim connection from pid %d (uid %u): %s", s->dev->name,
+	g_message("%s: refused a shim connection from pid %d (uid %u): %s", s->name,
 		  (int)c->cred.pid, (unsigned int)c->cred.uid, why);
 	return -EACCES;
 }
@@ -253,15 +268,16 @@ refuse:
 static int
 shim_check_owner(struct shim_conn *c, bool owner_only)
 {
-	const struct v4l2cuse_fh *owner = vb_queue_owner(c->s->dev->q);
+	const struct v4l2cuse_fh *owner;
 
 	if (!c->fh)
 		return -EBADF;		/* the handle was closed */
+	owner = vb_queue_owner(c->q);
 	if (!owner)
 		return -EINVAL;		/* no buffers */
 	if (owner == c->fh)
 		return 0;
-	if (owner_only || owner->uid != c->fh->uid)
+	if (owner_only || v4l2cuse_fh_uid(owner) != v4l2cuse_fh_uid(c->fh))
 		return -EACCES;
 	return 0;
 }
@@ -270,7 +286,7 @@ static int
 shim_map(struct shim_conn *c, const struct v4l2cuse_shim_request *req,
 	 struct v4l2cuse_shim_reply *rep, int *ret_fd)
 {
-	struct vb_queue *q = c->s->dev->q;
+	struct vb_queue *q = c->q;
 	struct shim_map *m;
 	unsigned int index;
 	int r, fd;
@@ -302,13 +318,16 @@ shim_map(struct shim_conn *c, const struct v4l2cuse_shim_request *req,
 static int
 shim_unmap(struct shim_conn *c, const struct v4l2cuse_shim_request *req)
 {
-	struct vb_queue *q = c->s->dev->q;
+	struct vb_queue *q = c->q;
 	struct shim_map *m = g_hash_table_lookup(c->maps, &req->unmap.map_id);
 
 	if (!m)
 		return -EINVAL;
-	/* Orphaned buffers (freed since) have no count left to drop. */
-	if (m->generation == vb_queue_generation(q))
+	/*
+	 * Orphaned buffers (freed since) have no count left to drop, nor
+	 * has a released handle (shim_conn_drop_counts()).
+	 */
+	if (q && m->generation == vb_queue_generation(q))
 		vb_queue_mapped(q, m->index, -1);
 	g_hash_table_remove(c->maps, &req->unmap.map_id);
 	return 0;
@@ -318,7 +337,7 @@ static int
 shim_staging(struct shim_conn *c, const struct v4l2cuse_shim_request *req,
 	     struct v4l2cuse_shim_reply *rep, int *ret_fd)
 {
-	struct vb_queue *q = c->s->dev->q;
+	struct vb_queue *q = c->q;
 	struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 				 .index = req->staging.index };
 	struct stat st;
@@ -363,7 +382,7 @@ shim_conn_cb(int fd, GIOCondition cond, gpointer data)
 	if (n != (ssize_t)sizeof(req)) {
 		/* EOF, an error, or a malformed message: drop the client. */
 		if (n > 0)
-			g_debug("%s: shim client pid %d sent %zd bytes; closing", c->s->dev->name,
+			g_debug("%s: shim client pid %d sent %zd bytes; closing", c->s->name,
 				(int)c->cred.pid, n);
 		c->watch = 0;
 		shim_conn_free(c);
@@ -406,7 +425,7 @@ shim_hello_timeout_cb(gpointer data)
 {
 	struct shim_conn *c = data;
 
-	g_debug("%s: shim client pid %d sent no HELLO in time", c->s->dev->name,
+	g_debug("%s: shim client pid %d sent no HELLO in time", c->s->name,
 		(int)c->cred.pid);
 	c->hello_timeout = 0;
 	c->s->n_pending--;
@@ -450,7 +469,7 @@ shim_accept_cb(int fd, GIOCondition cond, gpointer data)
 
 		if (cfd < 0) {
 			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-				g_debug("%s: accept on the shim socket: %s", s->dev->name,
+				g_debug("%s: accept on the shim socket: %s", s->name,
 					g_strerror(errno));
 			break;
 		}
@@ -480,8 +499,22 @@ v4l2cuse_shim_fh_release(struct v4l2cuse_shim *s, struct v4l2cuse_fh *fh)
 	for (GList *l = s->conns.head; l; l = l->next) {
 		struct shim_conn *c = l->data;
 
-		if (c->fh == fh)
-			c->fh = NULL;
+		if (c->fh != fh)
+			continue;
+		shim_conn_drop_counts(c);
+		c->fh = NULL;
+	}
+}
+
+void
+v4l2cuse_shim_queues_changed(struct v4l2cuse_shim *s)
+{
+	for (GList *l = s->conns.head; l; l = l->next) {
+		struct shim_conn *c = l->data;
+
+		shim_conn_drop_counts(c);
+		if (c->fh)
+			c->q = v4l2cuse_fh_queue(c->fh);
 	}
 }
 
@@ -575,12 +608,13 @@ v4l2cuse_shim_new(struct v4l2cuse_device *dev, const char *path, char **ret_erro
 	}
 	s = g_new0(struct v4l2cuse_shim, 1);
 	s->dev = dev;
+	s->name = g_strdup(v4l2cuse_device_name(dev));
 	s->path = g_strdup(path);
 	s->listen_fd = fd;
 	g_queue_init(&s->conns);
 	s->tokens = g_hash_table_new_full(token_hash, token_equal, NULL, g_free);
 	s->listen_watch = g_unix_fd_add(fd, G_IO_IN, shim_accept_cb, s);
-	dev->shim = s;
+	v4l2cuse_device_set_shim(dev, s);
 	return s;
 }
 
@@ -598,8 +632,8 @@ v4l2cuse_shim_free(struct v4l2cuse_shim *s)
 	close(s->listen_fd);
 	unlink(s->path);
 	g_hash_table_destroy(s->tokens);
-	if (s->dev->shim == s)
-		s->dev->shim = NULL;
+	v4l2cuse_device_set_shim(s->dev, NULL);
+	g_free(s->name);
 	g_free(s->path);
 	g_free(s);
 }

@@ -72,4 +72,6 @@ int v4l2cuse_shim_attach(struct v4l2cuse_shim *s, struct v4l2cuse_fh *fh,
 			 struct v4l2cuse_shim_attach *a);
 /* @fh is released: revoke its tokens, unbind its connections. */
 void v4l2cuse_shim_fh_release(struct v4l2cuse_shim *s, struct v4l2cuse_fh *fh);
+/* The handles' queues were replaced (share= switched): forget the old ones. */
+void v4l2cuse_shim_queues_changed(struct v4l2cuse_shim *s);
 void v4l2cuse_shim_get_stats(struct v4l2cuse_shim *s, struct v4l2cuse_shim_stats *ret);

@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Shared devices (share=true) through the fake transport: every handle
+ * streams on its own queue, each produced frame reaches every consumer
+ * (the same bytes), a consumer without free buffers misses frames alone,
+ * one consumer's REQBUFS(0), interrupt or close leaves the others
+ * streaming, the format stays while others stream, and every consumer's
+ * buffers are charged to the device's memory limit.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <glib.h>
+#include <linux/videodev2.h>
+
+#include "videobuf.h"
+#include "device.h"
+#include "fake-req.h"
+
+#define W 160
+#define H 120
+#define SIZEIMAGE (W * H * 2)
+#define NBUF 4
+
+/* A consumer streaming MMAP buffers, mapped here as the shim would map them. */
+struct consumer {
+	struct v4l2cuse_fh *fh;
+	unsigned int n_bufs;
+	uint8_t *mem[VB_MAX_BUFFERS];
+	size_t len[VB_MAX_BUFFERS];
+	uint32_t last_seq;
+	unsigned int frames, gaps;
+};
+
+struct fixture {
+	struct v4l2cuse_device *dev;
+};
+
+static struct v4l2cuse_device *
+shared_device(uint64_t limit)
+{
+	struct v4l2cuse_device_config cfg = {
+		.name = "video42",
+		/* The counter makes every frame different, and copies comparable. */
+		.source = "pattern,overlay=counter,sizes=160x120+320x240,fps=60+30+5",
+		.width = W,
+		.height = H,
+		.pixelformat = V4L2_PIX_FMT_YUYV,
+		.interval = { 1, 60 },
+		.shared = true,
+		.buffer_memory_limit = limit,
+	};
+	g_autofree char *err = NULL;
+	struct v4l2cuse_device *dev = v4l2cuse_device_new(&cfg, &err);
+
+	g_assert_null(err);
+	g_assert_nonnull(dev);
+	fake_install_poll_ops(dev);
+	return dev;
+}
+
+static void
+fixture_setup(struct fixture *f, gconstpointer data)
+{
+	f->dev = shared_device(0);
+}
+
+static void
+fixture_teardown(struct fixture *f, gconstpointer data)
+{
+	v4l2cuse_device_free(f->dev);
+}
+
+static struct v4l2cuse_fh *
+open_fh_flags(struct v4l2cuse_device *dev, bool shim, int flags)
+{
+	int r = 0;
+	struct v4l2cuse_fh *fh = v4l2cuse_fh_open(dev, flags, 7, 0, &r);
+
+	g_assert_cmpint(r, ==, 0);
+	g_assert_nonnull(fh);
+	v4l2cuse_fh_set_streaming(fh, shim);
+	return fh;
+}
+
+static struct v4l2cuse_fh *
+open_fh(struct v4l2cuse_device *dev, bool shim)
+{
+	return open_fh_flags(dev, shim, O_RDWR | O_NONBLOCK);
+}
+
+static int
+qbuf(struct consumer *c, uint32_t index)
+{
+	struct v4l2_buffer b = { .index = index, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+				 .memory = V4L2_MEMORY_MMAP };
+
+	return fake_ioctl(c->fh, VIDIOC_QBUF, &b);
+}
+
+/* Open with @flags, REQBUFS(@n), map every buffer, queue them all, STREAMON. */
+static void
+consumer_start_flags(struct consumer *c, struct v4l2cuse_device *dev, unsigned int n,
+		     int flags)
+{
+	struct v4l2_requestbuffers rb = { .count = n, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					  .memory = V4L2_MEMORY_MMAP };
+	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+
+	memset(c, 0, sizeof(*c));
+	c->last_seq = UINT32_MAX;
+	c->fh = open_fh_flags(dev, true, flags);
+	g_assert_cmpint(fake_ioctl(c->fh, VIDIOC_REQBUFS, &rb), ==, 0);
+	g_assert_cmpuint(rb.count, ==, n);
+	c->n_bufs = rb.count;
+	for (uint32_t i = 0; i < c->n_bufs; i++) {
+		struct v4l2_buffer b = { .index = i, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					 .memory = V4L2_MEMORY_MMAP };
+		unsigned int index;
+		int fd;
+
+		g_assert_cmpint(fake_ioctl(c->fh, VIDIOC_QUERYBUF, &b), ==, 0);
+		g_assert_cmpint(vb_queue_mmap_fd(v4l2cuse_fh_queue(c->fh), b.m.offset, b.length,
+						 &fd, &index), ==, 0);
+		g_assert_cmpuint(index, ==, i);
+		c->mem[i] = mmap(NULL, b.length, PROT_READ, MAP_SHARED, fd, 0);
+		g_assert_true(c->mem[i] != MAP_FAILED);
+		c->len[i] = b.length;
+		close(fd);
+		g_assert_cmpint(qbuf(c, i), ==, 0);
+	}
+	g_assert_cmpint(fake_ioctl(c->fh, VIDIOC_STREAMON, &type), ==, 0);
+}
+
+static void
+consumer_start(struct consumer *c, struct v4l2cuse_device *dev, unsigned int n)
+{
+	consumer_start_flags(c, dev, n, O_RDWR | O_NONBLOCK);
+}
+
+static void
+consumer_unmap(struct consumer *c)
+{
+	for (unsigned int i = 0; i < c->n_bufs; i++)
+		munmap(c->mem[i], c->len[i]);
+	c->n_bufs = 0;
+}
+
+static void
+consumer_close(struct consumer *c)
+{
+	consumer_unmap(c);
+	v4l2cuse_fh_release(c->fh);
+	c->fh = NULL;
+}
+
+/*
+ * One non-blocking DQBUF: 0 and the buffer, or -EAGAIN. Checks the frame
+ * is whole (bytesused) and counts sequence gaps.
+ */
+static int
+consumer_dqbuf(struct consumer *c, struct v4l2_buffer *ret)
+{
+	struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+				 .memory = V4L2_MEMORY_MMAP };
+	int r = fake_ioctl(c->fh, VIDIOC_DQBUF, &b);
+
+	if (r < 0)
+		return r;
+	g_assert_cmpint(r, ==, 0);
+	g_assert_cmpuint(b.bytesused, ==, SIZEIMAGE);
+	g_assert_false(b.flags & V4L2_BUF_FLAG_ERROR);
+	if (c->last_seq != UINT32_MAX && b.sequence != c->last_seq + 1)
+		c->gaps++;
+	if (c->last_seq == UINT32_MAX)
+		g_assert_cmpuint(b.sequence, ==, 0);	/* its own numbering */
+	c->last_seq = b.sequence;
+	c->frames++;
+	*ret = b;
+	return 0;
+}
+
+/* Run the loop until the producer made one more frame (the timer fired). */
+static void
+tick(void)
+{
+	unsigned int before = fake_poll_notifications();
+	gint64 end = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+
+	while (fake_poll_notifications() == before && g_get_monotonic_time() < end)
+		g_main_context_iteration(NULL, TRUE);
+	g_assert_cmpuint(fake_poll_notifications(), !=, before);
+}
+
+/* poll() arms a notification for @fh: the next frame wakes it. */
+static void
+arm(struct v4l2cuse_fh *fh)
+{
+	fake_poll(fh, POLLIN);
+}
+
+static void
+test_every_consumer_gets_every_frame(struct fixture *f, gconstpointer data)
+{
+	struct consumer a, b;
+	struct v4l2cuse_device_stats st;
+	unsigned int same = 0;
+
+	consumer_start(&a, f->dev, NBUF);
+	consumer_start(&b, f->dev, NBUF);
+	v4l2cuse_device_get_stats(f->dev, &st);
+	g_assert_cmpuint(st.consumers, ==, 2);
+	g_assert_true(st.shared);
+	for (int i = 0; i < 40; i++) {
+		struct v4l2_buffer ba, bb;
+		int ra, rb;
+
+		arm(a.fh);
+		tick();
+		ra = consumer_dqbuf(&a, &ba);
+		rb = consumer_dqbuf(&b, &bb);
+		/* One frame per tick, to both (each requeues at once). */
+		g_assert_cmpint(ra, ==, 0);
+		g_assert_cmpint(rb, ==, 0);
+		g_assert_cmpint(consumer_dqbuf(&a, &ba) == -EAGAIN, ==, true);
+		if (memcmp(a.mem[ba.index], b.mem[bb.index], SIZEIMAGE) == 0)
+			same++;
+		g_assert_cmpint(qbuf(&a, ba.index), ==, 0);
+		g_assert_cmpint(qbuf(&b, bb.index), ==, 0);
+	}
+	/* The same frame, byte for byte, and no consumer missed one. */
+	g_assert_cmpuint(same, ==, 40);
+	g_assert_cmpuint(a.frames, ==, 40);
+	g_assert_cmpuint(b.frames, ==, 40);
+	g_assert_cmpuint(a.gaps + b.gaps, ==, 0);
+	consumer_close(&a);
+	consumer_close(&b);
+	v4l2cuse_device_get_stats(f->dev, &st);
+	g_assert_cmpuint(st.consumers, ==, 0);
+	g_assert_false(st.streaming);
+	g_assert_cmpuint(st.buffer_memory, ==, 0);
+}
+
+static void
+test_slow_consumer(struct fixture *f, gconstpointer data)
+{
+	struct consumer fast, slow;
+	struct v4l2_buffer b;
+	unsigned int slow_frames = 0;
+
+	consumer_start(&fast, f->dev, NBUF);
+	consumer_start(&slow, f->dev, 2);
+	for (int i = 0; i < 20; i++) {
+		arm(fast.fh);
+		tick();
+		g_assert_cmpint(consumer_dqbuf(&fast, &b), ==, 0);
+		g_assert_cmpint(qbuf(&fast, b.index), ==, 0);
+	}
+	/* The fast one never waited for the slow one. */
+	g_assert_cmpuint(fast.frames, ==, 20);
+	g_assert_cmpuint(fast.gaps, ==, 0);
+	/* The slow one has its two oldest frames, then a gap of its own. */
+	while (consumer_dqbuf(&slow, &b) == 0) {
+		slow_frames++;
+		g_assert_cmpuint(b.sequence, ==, slow_frames == 1 ? 0 : 1);
+	}
+	g_assert_cmpuint(slow_frames, ==, 2);
+	g_assert_cmpint(qbuf(&slow, 0), ==, 0);
+	g_assert_cmpint(qbuf(&slow, 1), ==, 0);
+	arm(slow.fh);
+	tick();
+	g_assert_cmpint(consumer_dqbuf(&slow, &b), ==, 0);
+	g_assert_cmpuint(b.sequence, >, 2);	/* the frames it missed: a gap */
+	g_assert_cmpuint(slow.gaps, ==, 1);
+	consumer_close(&slow);
+	consumer_close(&fast);
+}
+
+static void
+test_one_leaves(struct fixture *f, gconstpointer data)
+{
+	struct consumer a, b, c;
+	struct v4l2_requestbuffers rb0 = { .count = 0, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					   .memory = V4L2_MEMORY_MMAP };
+	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	struct v4l2_buffer buf = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+				   .memory = V4L2_MEMORY_MMAP };
+	struct fake_parked *parked;
+
+	consumer_start(&a, f->dev, NBUF);
+	consumer_start(&b, f->dev, NBUF);
+	consumer_start(&c, f->dev, NBUF);
+
+	/* a: STREAMOFF + REQBUFS(0) while the others stream. */
+	arm(b.fh);
+	tick();
+	g_assert_cmpint(fake_ioctl(a.fh, VIDIOC_STREAMOFF, &type), ==, 0);
+	consumer_unmap(&a);
+	g_assert_cmpint(fake_ioctl(a.fh, VIDIOC_REQBUFS, &rb0), ==, 0);
+
+	/*
+	 * b: a blocking DQBUF parked, interrupted (the kernel's answer to a
+	 * SIGKILL), then the handle released, as when the process dies.
+	 */
+	consumer_close(&b);
+	consumer_start_flags(&b, f->dev, NBUF, O_RDWR);
+	g_assert_cmpint(fake_ioctl(b.fh, VIDIOC_DQBUF, &buf), ==, FAKE_PARKED);
+	parked = fake_last_parked();
+	fake_interrupt_last();
+	g_assert_true(parked->answered);
+	g_assert_cmpint(parked->result, ==, -EINTR);
+	consumer_close(&b);
+
+	/* c streamed on through all of it, without a gap. */
+	for (int i = 0; i < 10; i++) {
+		arm(c.fh);
+		tick();
+		while (consumer_dqbuf(&c, &buf) == 0)
+			g_assert_cmpint(qbuf(&c, buf.index), ==, 0);
+	}
+	g_assert_cmpuint(c.frames, >=, 10);
+	g_assert_cmpuint(c.gaps, ==, 0);
+	v4l2cuse_fh_release(a.fh);
+	consumer_close(&c);
+}
+
+static void
+test_format_stays(struct fixture *f, gconstpointer data)
+{
+	struct consumer a;
+	struct v4l2cuse_fh *b = open_fh(f->dev, true);
+	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	struct v4l2_streamparm parm = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+
+	/* Nobody streams: S_FMT changes the device's format. */
+	fmt.fmt.pix = (struct v4l2_pix_format){ .width = 320, .height = 240,
+						.pixelformat = V4L2_PIX_FMT_YUYV };
+	g_assert_cmpint(fake_ioctl(b, VIDIOC_S_FMT, &fmt), ==, 0);
+	g_assert_cmpuint(fmt.fmt.pix.width, ==, 320);
+	fmt.fmt.pix = (struct v4l2_pix_format){ .width = W, .height = H,
+						.pixelformat = V4L2_PIX_FMT_YUYV };
+	g_assert_cmpint(fake_ioctl(b, VIDIOC_S_FMT, &fmt), ==, 0);
+
+	consumer_start(&a, f->dev, NBUF);
+	/* a streams: b's S_FMT is answered with the format in force. */
+	fmt.fmt.pix = (struct v4l2_pix_format){ .width = 320, .height = 240,
+						.pixelformat = V4L2_PIX_FMT_RGB24 };
+	g_assert_cmpint(fake_ioctl(b, VIDIOC_S_FMT, &fmt), ==, 0);
+	g_assert_cmpuint(fmt.fmt.pix.width, ==, W);
+	g_assert_cmpuint(fmt.fmt.pix.height, ==, H);
+	g_assert_cmpuint(fmt.fmt.pix.pixelformat, ==, V4L2_PIX_FMT_YUYV);
+	/* TRY_FMT still tries. */
+	fmt.fmt.pix = (struct v4l2_pix_format){ .width = 320, .height = 240,
+						.pixelformat = V4L2_PIX_FMT_RGB24 };
+	g_assert_cmpint(fake_ioctl(b, VIDIOC_TRY_FMT, &fmt), ==, 0);
+	g_assert_cmpuint(fmt.fmt.pix.width, ==, 320);
+	/* S_PARM keeps the rate. */
+	parm.parm.capture.timeperframe = (struct v4l2_fract){ 1, 5 };
+	g_assert_cmpint(fake_ioctl(b, VIDIOC_S_PARM, &parm), ==, 0);
+	g_assert_cmpuint(parm.parm.capture.timeperframe.denominator, ==, 60);
+	/* a's own S_FMT: its queue is busy, as in vb2. */
+	g_assert_cmpint(fake_ioctl(a.fh, VIDIOC_S_FMT, &fmt), ==, -EBUSY);
+	/* share= cannot switch while a consumer streams. */
+	{
+		g_autofree char *err = NULL;
+
+		g_assert_cmpint(v4l2cuse_device_set_shared(f->dev, false, &err), ==, -EBUSY);
+		g_assert_nonnull(err);
+	}
+	consumer_close(&a);
+	v4l2cuse_fh_release(b);
+}
+
+/* Two read() consumers and one MMAP consumer at once. */
+static void
+test_readers(struct fixture *f, gconstpointer data)
+{
+	struct v4l2cuse_fh *r1 = open_fh(f->dev, false), *r2 = open_fh(f->dev, false);
+	g_autofree uint8_t *frame = g_malloc(SIZEIMAGE);
+	unsigned int got1 = 0, got2 = 0, got3 = 0;
+	struct consumer m;
+	struct v4l2_buffer b;
+	gint64 end;
+
+	consumer_start(&m, f->dev, NBUF);
+	end = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+	while ((got1 < 8 || got2 < 8 || got3 < 8) && g_get_monotonic_time() < end) {
+		ssize_t n;
+
+		if ((n = fake_read(r1, frame, SIZEIMAGE, O_NONBLOCK)) > 0) {
+			g_assert_cmpint(n, ==, SIZEIMAGE);
+			got1++;
+		}
+		if ((n = fake_read(r2, frame, SIZEIMAGE, O_NONBLOCK)) > 0) {
+			g_assert_cmpint(n, ==, SIZEIMAGE);
+			got2++;
+		}
+		while (consumer_dqbuf(&m, &b) == 0) {
+			got3++;
+			g_assert_cmpint(qbuf(&m, b.index), ==, 0);
+		}
+		g_main_context_iteration(NULL, TRUE);
+	}
+	g_assert_cmpuint(got1, >=, 8);
+	g_assert_cmpuint(got2, >=, 8);
+	g_assert_cmpuint(got3, >=, 8);
+	g_assert_cmpuint(m.gaps, ==, 0);
+	v4l2cuse_fh_release(r1);
+	consumer_close(&m);
+	v4l2cuse_fh_release(r2);
+}
+
+/* Every consumer's buffers count against the device's limit. */
+static void
+test_budget(void)
+{
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	const uint64_t buf = (SIZEIMAGE + page - 1) / page * page;
+	struct v4l2cuse_device *dev = shared_device(5 * buf);
+	struct v4l2cuse_fh *a = open_fh(dev, true), *b = open_fh(dev, true);
+	struct v4l2_requestbuffers rb = { .count = 4, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					  .memory = V4L2_MEMORY_MMAP };
+	struct v4l2cuse_device_stats st;
+
+	g_assert_cmpint(fake_ioctl(a, VIDIOC_REQBUFS, &rb), ==, 0);
+	g_assert_cmpuint(rb.count, ==, 4);
+	/* One buffer of room left: below b's minimum of 2. */
+	rb.count = 4;
+	g_assert_cmpint(fake_ioctl(b, VIDIOC_REQBUFS, &rb), ==, -ENOMEM);
+	v4l2cuse_device_get_stats(dev, &st);
+	g_assert_cmpuint(st.buffer_memory, ==, 4 * buf);
+	/* a lets go: b gets its four. */
+	rb.count = 0;
+	g_assert_cmpint(fake_ioctl(a, VIDIOC_REQBUFS, &rb), ==, 0);
+	rb.count = 4;
+	g_assert_cmpint(fake_ioctl(b, VIDIOC_REQBUFS, &rb), ==, 0);
+	g_assert_cmpuint(rb.count, ==, 4);
+	v4l2cuse_fh_release(b);		/* its queue, and its buffers, go with it */
+	v4l2cuse_device_get_stats(dev, &st);
+	g_assert_cmpuint(st.buffer_memory, ==, 0);
+	v4l2cuse_fh_release(a);
+	v4l2cuse_device_free(dev);
+}
+
+/* share= switches both ways while handles are open but idle. */
+static void
+test_switch(struct fixture *f, gconstpointer data)
+{
+	struct v4l2cuse_fh *a = open_fh(f->dev, true), *b = open_fh(f->dev, true);
+	struct v4l2_requestbuffers rb = { .count = 2, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					  .memory = V4L2_MEMORY_MMAP };
+	g_autofree char *err = NULL;
+
+	g_assert_cmpint(v4l2cuse_device_set_shared(f->dev, false, &err), ==, 0);
+	g_assert_true(v4l2cuse_fh_queue(a) == v4l2cuse_fh_queue(b));
+	g_assert_cmpint(fake_ioctl(a, VIDIOC_REQBUFS, &rb), ==, 0);
+	g_assert_cmpint(fake_ioctl(b, VIDIOC_REQBUFS, &rb), ==, -EBUSY);	/* exclusive */
+	rb.count = 0;
+	g_assert_cmpint(fake_ioctl(a, VIDIOC_REQBUFS, &rb), ==, 0);
+	g_assert_cmpint(v4l2cuse_device_set_shared(f->dev, true, &err), ==, 0);
+	g_assert_true(v4l2cuse_fh_queue(a) != v4l2cuse_fh_queue(b));
+	rb.count = 2;
+	g_assert_cmpint(fake_ioctl(a, VIDIOC_REQBUFS, &rb), ==, 0);
+	g_assert_cmpint(fake_ioctl(b, VIDIOC_REQBUFS, &rb), ==, 0);
+	v4l2cuse_fh_release(a);
+	v4l2cuse_fh_release(b);
+}
+
+int
+main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+#define ADD(name, fn) g_test_add("/share/" name, struct fixture, NULL, fixture_setup, fn, \
+				 fixture_teardown)
+	ADD("every-consumer-every-frame", test_every_consumer_gets_every_frame);
+	ADD("slow-consumer", test_slow_consumer);
+	ADD("one-leaves", test_one_leaves);
+	ADD("format-stays", test_format_stays);
+	ADD("readers", test_readers);
+	ADD("switch", test_switch);
+	g_test_add_func("/share/budget", test_budget);
+	return g_test_run();
+}
