@@ -71,6 +71,7 @@ struct v4l2cuse_device {
 	char *label;
 	unsigned int number;		/* N of videoN, for bus_info */
 	uint32_t kernel_version;	/* QUERYCAP version */
+	struct v4l2cuse_hub *hub;	/* inputs shared with other devices, or NULL */
 	struct v4l2cuse_source *src;
 	struct v4l2_pix_format fmt;	/* global across handles */
 	struct v4l2_fract interval;

@@ -19,6 +19,7 @@
 #include "videobuf.h"
 #include "placeholder.h"
 #include "device-private.h"
+#include "hub.h"
 #include "offer.h"
 #include "shim.h"
 #include "sandbox.h"
@@ -116,12 +117,13 @@ v4l2cuse_device_new(const struct v4l2cuse_device_config *cfg, char **ret_error)
 	dev->wake_fd = -1;
 	dev->wake_dead_fd = -1;
 	dev->shared = cfg->shared;
+	dev->hub = cfg->hub;
 	g_queue_init(&dev->fhs);
 	g_queue_init(&dev->streams);
 
 	r = v4l2cuse_sandbox_check_spec(cfg->source, ret_error);
 	if (r == 0)
-		r = v4l2cuse_source_create(cfg->source, &dev->src, ret_error);
+		r = v4l2cuse_hub_source_create(dev->hub, cfg->source, &dev->src, ret_error);
 	if (r < 0) {
 		if (!*ret_error)
 			*ret_error = g_strdup_printf("source '%s': %s", cfg->source,
@@ -282,6 +284,7 @@ v4l2cuse_device_get_stats(struct v4l2cuse_device *dev, struct v4l2cuse_device_st
 		.fmt = dev->fmt,
 		.interval = dev->interval,
 	};
+	ret->input = v4l2cuse_hub_input(v4l2cuse_offer_inner(dev->src), &ret->input_users);
 }
 
 /* The new source's controls, with the old values where the ids match. */
@@ -323,7 +326,7 @@ v4l2cuse_device_set_source(struct v4l2cuse_device *dev, const char *spec, char *
 
 	r = v4l2cuse_sandbox_check_spec(spec, ret_error);
 	if (r == 0)
-		r = v4l2cuse_source_create(spec, &src, ret_error);
+		r = v4l2cuse_hub_source_create(dev->hub, spec, &src, ret_error);
 	if (r < 0)
 		return r;
 	if (dev->offer && (r = v4l2cuse_offer_wrap(dev->offer, &src, ret_error)) < 0) {

@@ -25,6 +25,7 @@ struct v4l2cuse_device;
 struct v4l2cuse_fh;
 struct v4l2cuse_offer;
 struct v4l2cuse_shim;
+struct v4l2cuse_hub;
 
 #define V4L2CUSE_MAX_OPENS	1024	/* file handles per device */
 #define V4L2CUSE_MAX_EVENTS	64	/* pending events per file handle */
@@ -44,6 +45,7 @@ struct v4l2cuse_device_config {
 	unsigned int read_buffers;	/* read() emulation buffers (0: 3) */
 	uint64_t buffer_memory_limit;	/* bytes of buffer memory (0: unlimited) */
 	struct vb_budget *global_budget;	/* all devices' budget (NULL: none); ref taken */
+	struct v4l2cuse_hub *hub;	/* shares inputs between devices (NULL: no sharing) */
 };
 
 /* For v4l2cuse-ctl list (loop thread). */
@@ -61,6 +63,8 @@ struct v4l2cuse_device_stats {
 	uint64_t buffer_memory;		/* bytes of buffers allocated now */
 	uint64_t buffer_memory_limit;	/* 0: unlimited */
 	uint64_t buffer_memory_refused;	/* allocations the device limit refused */
+	const char *input;		/* the shared input's key (daemon/hub.h), or NULL */
+	unsigned int input_users;	/* devices using that input */
 };
 
 /* Transport hooks for poll wake-ups (CUSE poll handles). */

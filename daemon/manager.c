@@ -24,6 +24,7 @@
 
 #include "videobuf.h"
 #include "device.h"
+#include "hub.h"
 #include "cuse.h"
 #include "shim.h"
 #include "selftest.h"
@@ -77,6 +78,7 @@ struct v4l2cuse_manager {
 	bool stop_on_failure;
 	struct v4l2cuse_conf *conf;	/* daemon settings in force */
 	struct vb_budget *budget;	/* buffer-memory-limit of all devices together */
+	struct v4l2cuse_hub *hub;	/* cameras and files shared between devices */
 	GPtrArray *devs;		/* struct mdev * */
 	struct v4l2cuse_selftest *selftest;
 	uint64_t next_tag;
@@ -207,6 +209,7 @@ mdev_build_device(struct mdev *md, char **ret_error)
 	v4l2cuse_conf_device_config(md->conf, &cfg);
 	cfg.name = md->node;
 	cfg.global_budget = md->m->budget;
+	cfg.hub = md->m->hub;
 	md->dev = v4l2cuse_device_new(&cfg, &err);
 	if (!md->dev) {
 		*ret_error = g_strdup_printf("%s: %s", md->conf->where_source, err);
@@ -426,6 +429,7 @@ v4l2cuse_manager_new(const struct v4l2cuse_manager_events *ev, void *data,
 	m->conf = v4l2cuse_conf_new();
 	m->budget = vb_budget_new("global buffer memory limit", m->conf->buffer_memory_limit,
 				  NULL);
+	m->hub = v4l2cuse_hub_new();
 	m->devs = g_ptr_array_new();
 	m->selftest = v4l2cuse_selftest_new(mgr_selftest_done, m);
 	return m;
@@ -444,6 +448,7 @@ v4l2cuse_manager_free(struct v4l2cuse_manager *m)
 	g_ptr_array_unref(m->devs);
 	v4l2cuse_conf_free(m->conf);
 	vb_budget_unref(m->budget);
+	v4l2cuse_hub_free(m->hub);	/* after the devices: their sources are its taps */
 	g_free(m);
 }
 
@@ -723,6 +728,24 @@ format_mem(uint64_t used, uint64_t limit, char *buf, size_t size)
 			 (used + 1023) >> 10, limit >> (10 * (u + 1)), units[u]);
 }
 
+/* "    input shared with: ID ID" under a device whose camera or file others use too. */
+static void
+mgr_list_sharing(struct v4l2cuse_manager *m, struct mdev *md, const char *input, GString *out)
+{
+	g_string_append(out, "    input shared with:");
+	for (unsigned int i = 0; i < m->devs->len; i++) {
+		struct mdev *other = m->devs->pdata[i];
+		struct v4l2cuse_device_stats st = { 0 };
+
+		if (other == md || !other->dev)
+			continue;
+		v4l2cuse_device_get_stats(other->dev, &st);
+		if (g_strcmp0(st.input, input) == 0)
+			g_string_append_printf(out, " %s", other->conf->id);
+	}
+	g_string_append_c(out, '\n');
+}
+
 void
 v4l2cuse_manager_list(struct v4l2cuse_manager *m, GString *out)
 {
@@ -756,6 +779,8 @@ v4l2cuse_manager_list(struct v4l2cuse_manager *m, GString *out)
 				       st.dropped, st.errors, fmt, mem,
 				       md->dev ? v4l2cuse_device_source_spec(md->dev)
 					       : md->conf->source);
+		if (st.input && st.input_users > 1)
+			mgr_list_sharing(m, md, st.input, out);
 		if (md->error && md->state != MDEV_SERVING) {
 			g_string_append_printf(out, "    error: %s", md->error);
 			if (md->state == MDEV_FAILED)

@@ -1169,6 +1169,7 @@ uvc_set_control(struct v4l2cuse_source *src, uint32_t id, int64_t value)
 const struct v4l2cuse_source_ops v4l2cuse_uvc_ops = {
 	.abi = V4L2CUSE_SOURCE_ABI,
 	.name = "uvc",
+	.flags = V4L2CUSE_SOURCE_INPUT,
 	.create = uvc_create,
 	.destroy = uvc_destroy,
 	.enum_format = uvc_enum_format,

@@ -50,9 +50,17 @@ struct v4l2cuse_control {
 	const char *const *menu;	/* MENU: names for minimum..maximum, NULL = skipped */
 };
 
+/*
+ * Source flags. V4L2CUSE_SOURCE_INPUT: the positional ARG names an input
+ * (a device node, a file) that one instance of the source can serve to
+ * several devices at once (daemon/hub.c); see v4l2cuse_source_input_key().
+ */
+#define V4L2CUSE_SOURCE_INPUT	(1u << 0)
+
 struct v4l2cuse_source_ops {
 	uint32_t abi;			/* V4L2CUSE_SOURCE_ABI */
 	const char *name;		/* "pattern", "file", "uvc" */
+	uint32_t flags;			/* V4L2CUSE_SOURCE_* */
 
 	/*
 	 * Required. @args is the --source spec after the name, with the ':'
@@ -148,6 +156,15 @@ int v4l2cuse_source_create(const char *spec, struct v4l2cuse_source **ret_src,
 			   char **ret_error);
 /* NULL for an unknown name. */
 const struct v4l2cuse_source_ops *v4l2cuse_source_lookup(const char *name);
+/*
+ * What @spec reads, as a key equal for specs that one source instance can
+ * serve together: for a V4L2CUSE_SOURCE_INPUT source, "NAME:" and the
+ * identity of what ARG names (a character device by its number, a file by
+ * its device and inode, so that /dev/video0 and a /dev/v4l/by-id link to
+ * it are the same input) and the options after ARG as written. NULL for
+ * other sources and for an ARG that names nothing (g_free the key).
+ */
+char *v4l2cuse_source_input_key(const char *spec);
 /* The index-th registered source, NULL past the end (for --help). */
 const struct v4l2cuse_source_ops *v4l2cuse_source_by_index(unsigned int index);
 
