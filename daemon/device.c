@@ -284,6 +284,11 @@ v4l2cuse_device_get_stats(struct v4l2cuse_device *dev, struct v4l2cuse_device_st
 		.fmt = dev->fmt,
 		.interval = dev->interval,
 	};
+	for (GList *l = dev->fhs.head; l; l = l->next) {
+		struct v4l2cuse_fh *fh = l->data;
+
+		ret->parked += (fh->dqbuf.req != NULL) + (fh->read.req != NULL);
+	}
 	ret->input = v4l2cuse_hub_input(v4l2cuse_offer_inner(dev->src), &ret->input_users);
 }
 

@@ -52,6 +52,7 @@ struct v4l2cuse_device_config {
 struct v4l2cuse_device_stats {
 	unsigned int opens;		/* open file handles */
 	unsigned int consumers;		/* queues streaming or reading */
+	unsigned int parked;		/* blocking DQBUF and read() requests waiting */
 	bool streaming;			/* a consumer streams or reads */
 	bool shared;			/* share=true */
 	bool signal_lost;		/* frames come from the placeholder */

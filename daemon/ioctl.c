@@ -369,19 +369,22 @@ static int
 ioc_log_status(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 {
 	struct v4l2cuse_device *dev = fh->dev;
+	struct v4l2cuse_device_stats st;
 
-	g_message("%s: %ux%u %.4s at %u/%u s, %u open handles, %s, %u frames produced",
-		  dev->name, dev->fmt.width, dev->fmt.height,
-		  (const char *)&dev->fmt.pixelformat, dev->interval.numerator,
-		  dev->interval.denominator, dev->n_fhs,
-		  dev_streaming(dev) ? "streaming" : "idle", dev->frames);
+	v4l2cuse_device_get_stats(dev, &st);
+	g_message("%s: %ux%u %.4s at %u/%u s, %u open handles, %s, %u consumers, "
+		  "%u parked requests, %u frames produced, signal %s", dev->name,
+		  dev->fmt.width, dev->fmt.height, (const char *)&dev->fmt.pixelformat,
+		  dev->interval.numerator, dev->interval.denominator, st.opens,
+		  st.streaming ? "streaming" : "idle", st.consumers, st.parked, dev->frames,
+		  st.signal_lost ? "lost" : "ok");
 	if (dev->shim) {
-		struct v4l2cuse_shim_stats st;
+		struct v4l2cuse_shim_stats sh;
 
-		v4l2cuse_shim_get_stats(dev->shim, &st);
+		v4l2cuse_shim_get_stats(dev->shim, &sh);
 		g_message("%s: shim: %u connections (%u attached), %u tokens, %u mappings, "
-			  "%u refused", dev->name, st.connections, st.authenticated, st.tokens,
-			  st.mappings, st.refused);
+			  "%u refused", dev->name, sh.connections, sh.authenticated, sh.tokens,
+			  sh.mappings, sh.refused);
 	}
 	return 0;
 }

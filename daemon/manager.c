@@ -30,7 +30,7 @@
 #include "selftest.h"
 #include "manager.h"
 
-#define MGR_NODE_FIRST	32	/* cuse-facts rule 16 */
+#define MGR_NODE_FIRST	32	/* docs/cuse.md, "Names" */
 #define MGR_NODE_LAST	63
 
 enum mdev_state {

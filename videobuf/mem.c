@@ -2,7 +2,7 @@
 /*
  * Buffer memory: one memfd per buffer, sealed against shrinking and
  * growing so a client that maps it cannot SIGBUS the producer by
- * truncating it (docs/cuse-facts.md, rule 6), and mapped MAP_SHARED in the
+ * truncating it (docs/cuse.md), and mapped MAP_SHARED in the
  * daemon. MMAP clients map the same memfd through the preload shim; for
  * USERPTR it is the staging copy.
  */

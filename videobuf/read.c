@@ -4,7 +4,7 @@
  * emulator (__vb2_init_fileio, __vb2_perform_fileio in
  * videobuf2-core.c): internal MMAP buffers, all queued and streamed on
  * first use, a cursor over the frame being read. Two differences, both for
- * CUSE (docs/cuse-facts.md, read rules): a finished frame goes back to the
+ * CUSE (docs/cuse.md, "read() and poll()"): a finished frame goes back to the
  * driver at the *next* call, because the daemon replies from the pointer
  * we return, and a read() syscall arrives as several calls, of which only
  * the first (new_call) may take a new frame. The poll mask follows
