@@ -379,6 +379,19 @@ v4l2cuse_cuse_precheck(const char *name, char **ret_error)
 	return 0;
 }
 
+/* libfuse's messages go to g_log with the daemon's other ones (the journal). */
+static void
+cuse_fuse_log(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	GLogLevelFlags gl = level <= FUSE_LOG_ERR ? G_LOG_LEVEL_WARNING
+			    : level <= FUSE_LOG_NOTICE ? G_LOG_LEVEL_MESSAGE
+			    : level <= FUSE_LOG_INFO ? G_LOG_LEVEL_INFO : G_LOG_LEVEL_DEBUG;
+
+	g_strchomp(msg);
+	g_log("v4l2cuse-fuse", gl, "%s", msg);
+}
+
 struct v4l2cuse_cuse *
 v4l2cuse_cuse_new(struct v4l2cuse_device *dev, mode_t mode, gid_t gid,
 		  v4l2cuse_cuse_state_fn state_cb, void *data, char **ret_error)
@@ -399,6 +412,7 @@ v4l2cuse_cuse_new(struct v4l2cuse_device *dev, mode_t mode, gid_t gid,
 	r = v4l2cuse_cuse_precheck(v4l2cuse_device_name(dev), ret_error);
 	if (r < 0)
 		goto err_free;
+	fuse_set_log_func(cuse_fuse_log);
 
 	struct cuse_info ci = {
 		.dev_major = 0,		/* dynamic */
@@ -410,7 +424,8 @@ v4l2cuse_cuse_new(struct v4l2cuse_device *dev, mode_t mode, gid_t gid,
 
 	c->se = cuse_lowlevel_setup(3, argv, &ci, &cuse_ops, &multithreaded, c);
 	if (!c->se) {
-		*ret_error = g_strdup("cannot set up the CUSE session (see the message above)");
+		*ret_error = g_strdup("cannot set up the CUSE session (see the libfuse message "
+				      "logged before this one)");
 		r = -EIO;
 		goto err_free;
 	}
