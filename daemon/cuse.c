@@ -100,6 +100,15 @@ creq_reply_data(struct v4l2cuse_req *r, const void *buf, size_t len)
 }
 
 static void
+creq_reply_write(struct v4l2cuse_req *r, size_t count)
+{
+	struct cuse_req *cr = (struct cuse_req *)r;
+
+	fuse_reply_write(cr->req, count);
+	creq_done(cr);
+}
+
+static void
 creq_reply_open(struct v4l2cuse_req *r, void *fh)
 {
 	struct cuse_req *cr = (struct cuse_req *)r;
@@ -151,6 +160,7 @@ static const struct v4l2cuse_req_ops creq_ops = {
 	.reply_ioctl = creq_reply_ioctl,
 	.reply_err = creq_reply_err,
 	.reply_data = creq_reply_data,
+	.reply_write = creq_reply_write,
 	.reply_open = creq_reply_open,
 	.reply_poll = creq_reply_poll,
 	.park = creq_park,
@@ -238,8 +248,9 @@ static void
 cuse_write(fuse_req_t req, const char *buf, size_t size, off_t off,
 	   struct fuse_file_info *fi)
 {
-	/* A capture device: v4l2_write() without a write fop says EINVAL. */
-	fuse_reply_err(req, EINVAL);
+	struct cuse_req cr = CUSE_REQ(req);
+
+	v4l2cuse_fh_write(fh_of(fi), &cr.base, buf, size, off);
 }
 
 static void

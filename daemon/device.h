@@ -41,6 +41,7 @@ struct v4l2cuse_device_config {
 	const struct v4l2cuse_offer *offer;	/* offered subset (NULL: the source's all) */
 	const char *placeholder;	/* source spec shown while the source fails */
 	bool shared;			/* every handle streams on its own queue */
+	bool output;			/* a loopback's writer node: VIDEO_OUTPUT, write() */
 	unsigned int min_buffers;	/* REQBUFS minimum (0: 2) */
 	unsigned int read_buffers;	/* read() emulation buffers (0: 3) */
 	uint64_t buffer_memory_limit;	/* bytes of buffer memory (0: unlimited) */
@@ -136,6 +137,13 @@ void v4l2cuse_fh_ioctl(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
 /* read(): @off is the bytes already returned in this syscall (0 = new). */
 void v4l2cuse_fh_read(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
 		      size_t size, off_t off, int file_flags);
+/*
+ * write() (output devices): @off is the bytes already taken in this
+ * syscall (0 = a new one, i.e. a new frame). Replies with the count taken
+ * or -errno (docs/loopback.md).
+ */
+void v4l2cuse_fh_write(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, const void *buf,
+		       size_t size, off_t off);
 /* poll(): @ph (may be NULL) is kept and notified on the next change. */
 void v4l2cuse_fh_poll(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
 		      unsigned int events, void *ph);
