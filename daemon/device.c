@@ -221,6 +221,12 @@ v4l2cuse_device_free(struct v4l2cuse_device *dev)
 	g_free(dev);
 }
 
+int
+v4l2cuse_device_loopback_stats(struct v4l2cuse_device *dev, struct v4l2cuse_loopback_stats *ret)
+{
+	return v4l2cuse_loopback_get_stats(v4l2cuse_offer_inner(dev->src), ret);
+}
+
 const char *
 dev_bus_prefix(struct v4l2cuse_device *dev)
 {
@@ -357,6 +363,12 @@ v4l2cuse_device_set_source(struct v4l2cuse_device *dev, const char *spec, char *
 	unsigned int n_old_ctrls;
 	int r;
 
+	if (v4l2cuse_loopback_is_spec(spec) || v4l2cuse_loopback_is_spec(dev->source_spec)) {
+		/* A loopback comes with its writer node: that is a new device. */
+		*ret_error = g_strdup_printf("%s: a loopback source is not switched live; "
+					     "remove and add the device", dev->name);
+		return -EINVAL;
+	}
 	r = v4l2cuse_sandbox_check_spec(spec, ret_error);
 	if (r == 0)
 		r = v4l2cuse_hub_source_create(dev->hub, spec, &src, ret_error);

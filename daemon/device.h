@@ -100,6 +100,11 @@ void v4l2cuse_device_get_stats(struct v4l2cuse_device *dev, struct v4l2cuse_devi
  */
 int v4l2cuse_device_set_source(struct v4l2cuse_device *dev, const char *spec,
 			       char **ret_error);
+struct v4l2cuse_loopback_stats;
+/* A loopback's figures, for either end's device; -EINVAL for other devices. */
+int v4l2cuse_device_loopback_stats(struct v4l2cuse_device *dev,
+				   struct v4l2cuse_loopback_stats *ret);
+
 /*
  * Switch between one queue for all handles (vb2's ownership rules) and one
  * queue per handle (share=true). Only while no handle holds buffers or

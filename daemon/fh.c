@@ -331,15 +331,11 @@ v4l2cuse_fh_read(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, size_t size,
 /* ---------------------------------------------------------------------- */
 /* write() (a loopback's writer node) */
 
-/*
- * CUSE hands a write() over as requests of at most this many bytes, the
- * first at offset 0 (docs/cuse.md): a shorter one is the call's last.
- */
-#define DEV_WRITE_CHUNK	(128 * 1024)
-
 static void
 dev_writer_leave(struct v4l2cuse_device *dev)
 {
+	if (dev->wlen)
+		v4l2cuse_loopback_refused(dev->src);	/* a frame it never finished */
 	dev->writer = NULL;
 	dev->wlen = 0;
 	dev->src->ops->stop(dev->src);
@@ -383,7 +379,16 @@ dev_writer_commit(struct v4l2cuse_device *dev, size_t bytes)
 	dev->wlen = 0;
 }
 
-/* One frame per write() call, as v4l2loopback's writers expect. */
+/*
+ * One frame per write() call, as v4l2loopback's writers expect. A call
+ * reaches us as requests of up to 128 KiB (less when the writer's buffer
+ * is not page-aligned), the first at offset 0 (docs/cuse.md), so where a
+ * call ends is not known from one request: a raw frame is whole at
+ * sizeimage bytes, and a compressed one at its JPEG end marker (else when
+ * the next call starts). A call that ends short of a frame is taken, as
+ * V4L2 drivers take short writes, but never shown; bytes past a raw frame
+ * are not taken (a short count).
+ */
 static int
 dev_write_chunk(struct v4l2cuse_fh *fh, const uint8_t *buf, size_t size, off_t off,
 		size_t *ret_taken)
@@ -391,7 +396,6 @@ dev_write_chunk(struct v4l2cuse_fh *fh, const uint8_t *buf, size_t size, off_t o
 	struct v4l2cuse_device *dev = fh->dev;
 	size_t sizeimage = dev->fmt.sizeimage;
 	bool raw = dev->fmt.bytesperline != 0;
-	bool last = size < DEV_WRITE_CHUNK;
 	int r;
 
 	if (!dev->output)
@@ -402,22 +406,23 @@ dev_write_chunk(struct v4l2cuse_fh *fh, const uint8_t *buf, size_t size, off_t o
 	if (r < 0)
 		return r;
 	if (off == 0 && dev->wlen) {
-		/* The previous call ended short of a frame: it never shows. */
+		/* The previous call ended: short of a raw frame, or a JPEG's end. */
 		if (raw)
 			v4l2cuse_loopback_refused(dev->src);
 		else
 			dev_writer_commit(dev, dev->wlen);
 		dev->wlen = 0;
 	}
-	if ((size_t)off != dev->wlen || !size)
-		return -EINVAL;
+	if (off != 0 && (size_t)off != dev->wlen)
+		return -EINVAL;		/* the rest of a call we refused */
+	if (!size)
+		return 0;
 	if (dev->walloc < sizeimage) {
 		g_free(dev->wbuf);
 		dev->wbuf = g_malloc(sizeimage);
 		dev->walloc = sizeimage;
 	}
 	if (raw) {
-		/* More than a frame: the frame is taken, the rest is not (a short count). */
 		size_t n = MIN(size, sizeimage - dev->wlen);
 
 		memcpy(dev->wbuf + dev->wlen, buf, n);
@@ -425,12 +430,6 @@ dev_write_chunk(struct v4l2cuse_fh *fh, const uint8_t *buf, size_t size, off_t o
 		*ret_taken = n;
 		if (dev->wlen == sizeimage)
 			dev_writer_commit(dev, sizeimage);
-		else if (last) {
-			/* The call ends short of a frame: refused, nothing shown. */
-			dev->wlen = 0;
-			v4l2cuse_loopback_refused(dev->src);
-			return -EINVAL;
-		}
 		return 0;
 	}
 	/* Compressed: the call is the frame; it must fit and start like a JPEG. */
@@ -443,8 +442,8 @@ dev_write_chunk(struct v4l2cuse_fh *fh, const uint8_t *buf, size_t size, off_t o
 	memcpy(dev->wbuf + dev->wlen, buf, size);
 	dev->wlen += size;
 	*ret_taken = size;
-	if (last)
-		dev_writer_commit(dev, dev->wlen);
+	if (dev->wlen >= 4 && dev->wbuf[dev->wlen - 2] == 0xff && dev->wbuf[dev->wlen - 1] == 0xd9)
+		dev_writer_commit(dev, dev->wlen);	/* EOI: the JPEG is whole */
 	return 0;
 }
 

@@ -91,7 +91,7 @@ ioc_querycap(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	cap->version = dev->kernel_version;
 	cap->device_caps = (dev->output ? V4L2_CAP_VIDEO_OUTPUT : V4L2_CAP_VIDEO_CAPTURE) |
 			   V4L2_CAP_READWRITE | V4L2_CAP_EXT_PIX_FORMAT;
-	if (fh->streaming_capable)
+	if (fh->streaming_capable && !dev->output)	/* writers write() */
 		cap->device_caps |= V4L2_CAP_STREAMING;
 	cap->capabilities = cap->device_caps | V4L2_CAP_DEVICE_CAPS;
 	return 0;

@@ -232,6 +232,18 @@ v4l2cuse_loopback_parse(const char *spec, char **ret_writer, char **ret_error)
 	return r < 0 ? r : 0;
 }
 
+char *
+v4l2cuse_loopback_spec_with_writer(const char *spec, const char *writer)
+{
+	const char *args = spec + strcspn(spec, ":,");
+	const char *rest;
+
+	if (*args == ':')
+		args++;
+	rest = args + strcspn(args, ",");
+	return g_strdup_printf("loopback:%s%s", writer, rest);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Both ends */
 

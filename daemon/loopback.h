@@ -46,6 +46,9 @@ bool v4l2cuse_loopback_is_spec(const char *spec);
  */
 int v4l2cuse_loopback_parse(const char *spec, char **ret_writer, char **ret_error);
 
+/* A capture end's @spec naming @writer as its writer node (g_free). */
+char *v4l2cuse_loopback_spec_with_writer(const char *spec, const char *writer);
+
 /*
  * Either end for @spec, bound through @reg (NULL: unbound, as for
  * --check-config). 0, or -errno with one line in *ret_error.
