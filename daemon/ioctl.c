@@ -518,7 +518,8 @@ ioc_subscribe_event(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 		break;
 	case V4L2_EVENT_EOS:
 	case V4L2_EVENT_SOURCE_CHANGE:
-		if (sub->id != 0)
+		/* A source changes under a capture node; a writer node has none. */
+		if (sub->id != 0 || fh->dev->output)
 			return -EINVAL;
 		break;
 	default:

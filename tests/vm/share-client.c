@@ -13,11 +13,13 @@
  * points of each bar: "bars" (the default: the 75% colour bars of the test
  * pattern and of vivid, at the centre of the row at 3/4 of the height),
  * "testsrc2" (FFmpeg's lavfi testsrc2, whose moving parts may cover some
- * points) or "none". MMAP also records the sequence numbers.
+ * points: 90% of the frames must show its bars) or "none". MMAP also
+ * records the sequence numbers.
  *
  * Prints "share-client dev=D mode=M frames=N whole=N bars=N gaps=N
  * seq_first=S seq_last=S start=T end=T" (T: CLOCK_MONOTONIC seconds) and
- * exits 0 only if every frame was whole and showed the bars.
+ * exits 0 only if every frame was whole and showed the bars (testsrc2:
+ * 90% of them).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +59,7 @@ struct bars {
 	uint8_t ycbcr[8][3];
 	unsigned int n_points, need;
 	double points[4][2];		/* x within the bar, y within the frame */
+	unsigned int percent;		/* frames that must show the bars */
 };
 
 static const struct bars kinds[] = {
@@ -64,16 +67,18 @@ static const struct bars kinds[] = {
 	{ "bars", 8, {
 		{ 180, 128, 128 }, { 161, 44, 142 }, { 131, 156, 44 }, { 112, 72, 58 },
 		{ 84, 184, 198 }, { 65, 100, 212 }, { 35, 212, 114 }, { 16, 128, 128 } },
-	  1, 1, { { 0.5, 0.75 } } },
+	  1, 1, { { 0.5, 0.75 } }, 100 },
 	/*
 	 * FFmpeg's testsrc2 (lavfi): six full bars, with a diagonal band, a
-	 * box and a checker grid moving over them; 2 of these 4 points per bar
-	 * matched in each of 600 frames measured.
+	 * box and a checker grid moving over them. Every point of a bar is
+	 * covered now and then (1-2% of the frames, measured over 4500); with
+	 * 2 of these 4 points per bar, 3 frames of 4500 failed: 90% of the
+	 * frames must show the bars (a wrong conversion fails them all).
 	 */
 	{ "testsrc2", 6, {
 		{ 81, 90, 240 }, { 145, 54, 34 }, { 210, 16, 146 }, { 41, 240, 110 },
 		{ 106, 202, 222 }, { 170, 166, 16 } },
-	  4, 2, { { 0.3, 0.5 }, { 0.7, 0.5 }, { 0.3, 0.97 }, { 0.7, 0.97 } } },
+	  4, 2, { { 0.3, 0.5 }, { 0.7, 0.5 }, { 0.3, 0.97 }, { 0.7, 0.97 } }, 90 },
 };
 
 static const struct bars *kind = &kinds[0];	/* NULL: whole frames only */
@@ -259,5 +264,6 @@ main(int argc, char **argv)
 	       "seq_last=%lld start=%.3f end=%.3f\n", argv[1], argv[2], frames, whole, bars, gaps,
 	       seq_first, seq_last, start, now());
 	close(fd);
-	return (frames == want || (!want && stop)) && whole == frames && bars == frames ? 0 : 1;
+	return (frames == want || (!want && stop)) && whole == frames &&
+	       (uint64_t)bars * 100 >= (uint64_t)frames * (kind ? kind->percent : 100) ? 0 : 1;
 }
