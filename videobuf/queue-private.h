@@ -53,7 +53,6 @@ struct vb_buffer {
 
 	/* Written by the producer while ACTIVE, read under the lock after. */
 	uint32_t bytesused;
-	bool last;
 
 	uint32_t sequence;
 	uint64_t timestamp_ns;
@@ -84,7 +83,6 @@ struct vb_queue {
 	bool streaming;			/* STREAMON done (maybe deferred start) */
 	bool start_called;		/* start_streaming succeeded or running */
 	bool error;
-	bool last_dequeued;
 	bool waiting_for_buffers;	/* no QBUF since REQBUFS/STREAMOFF */
 
 	/*

@@ -329,9 +329,9 @@ vb_queue_start_locked(struct vb_queue *q)
 /*
  * __vb2_queue_cancel(): stop the driver and return every buffer to
  * DEQUEUED; done buffers the client has not dequeued are dropped. Also
- * what vb2_core_streamoff() resets (waiting_for_buffers,
- * last_buffer_dequeued). Called locked inside a transition; returns
- * locked. The caller wakes waiters after unlocking.
+ * what vb2_core_streamoff() resets (waiting_for_buffers, the error
+ * state). Called locked inside a transition; returns locked. The caller
+ * wakes waiters after unlocking.
  */
 void
 vb_queue_cancel_locked(struct vb_queue *q)
@@ -373,7 +373,6 @@ vb_queue_cancel_locked(struct vb_queue *q)
 	}
 
 	q->error = false;
-	q->last_dequeued = false;
 	q->waiting_for_buffers = true;
 	q->sequence = 0;
 	q->rd_cur = NULL;
@@ -708,9 +707,8 @@ vb_queue_any_mapped(struct vb_queue *q)
 }
 
 /*
- * __fill_v4l2_buffer(): the whole struct, zeroed first. bytesused and LAST
- * are the producer's while the buffer is queued or active, so they read 0
- * then.
+ * __fill_v4l2_buffer(): the whole struct, zeroed first. bytesused is the
+ * producer's while the buffer is queued or active, so it reads 0 then.
  */
 static void
 vb_fill_v4l2_buffer(struct vb_queue *q, struct vb_buffer *b, struct v4l2_buffer *out)
@@ -747,8 +745,6 @@ vb_fill_v4l2_buffer(struct vb_queue *q, struct vb_buffer *b, struct v4l2_buffer 
 	}
 	if (b->mapped)
 		out->flags |= V4L2_BUF_FLAG_MAPPED;
-	if (!producer_owned && b->last)
-		out->flags |= V4L2_BUF_FLAG_LAST;
 	if (q->memory == V4L2_MEMORY_USERPTR) {
 		out->m.userptr = b->userptr;
 		out->length = b->userptr ? b->user_length : (uint32_t)b->length;
@@ -1066,9 +1062,8 @@ vb_queue_qbuf(struct vb_queue *q, const void *owner, struct v4l2_buffer *vb)
 	if (r < 0)
 		goto out_unlock;
 
-	/* Capture: LAST and the payload are the driver's to set again. */
+	/* Capture: the payload is the driver's to set again. */
 	b->bytesused = 0;
-	b->last = false;
 	q->waiting_for_buffers = false;
 	if (q->start_called)
 		vb_handoff_add_locked(q, &h, b);
@@ -1121,8 +1116,6 @@ vb_queue_dqbuf(struct vb_queue *q, const void *owner, struct v4l2_buffer *vb)
 		r = -EINVAL;
 	} else if (q->error) {
 		r = -EIO;
-	} else if (q->last_dequeued) {
-		r = -EPIPE;
 	} else if (!q->done.head) {
 		r = -EAGAIN;
 	}
@@ -1131,9 +1124,6 @@ vb_queue_dqbuf(struct vb_queue *q, const void *owner, struct v4l2_buffer *vb)
 
 	b = q->done.head->data;
 	vb_fill_v4l2_buffer(q, b, vb);
-	/* vb2_dqbuf(): a capture queue remembers the LAST buffer. */
-	if (b->last)
-		q->last_dequeued = true;
 	vb_buf_set_state(q, b, VB_BUF_DEQUEUED);
 	vb->flags &= ~V4L2_BUF_FLAG_DONE;
 
@@ -1378,17 +1368,6 @@ vb_queue_skip_sequence(struct vb_queue *q, unsigned int n)
 	vb_queue_unlock(q);
 }
 
-uint32_t
-vb_queue_next_sequence(struct vb_queue *q)
-{
-	uint32_t seq;
-
-	vb_queue_lock(q);
-	seq = q->sequence;
-	vb_queue_unlock(q);
-	return seq;
-}
-
 /* --- Producer side ------------------------------------------------------------ */
 
 struct vb_queue *
@@ -1421,12 +1400,6 @@ vb_buffer_set_bytesused(struct vb_buffer *b, uint32_t bytesused)
 	b->bytesused = (uint32_t)MIN((size_t)bytesused, b->length);
 }
 
-void
-vb_buffer_set_last(struct vb_buffer *b)
-{
-	b->last = true;
-}
-
 static uint64_t
 vb_now_ns(void)
 {
@@ -1436,10 +1409,7 @@ vb_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/*
- * vb2_buffer_done(). A USERPTR copy happens first, while the buffer is
- * still ACTIVE (the driver's), so a DQBUF can never see it half-written.
- */
+/* vb2_buffer_done() */
 void
 vb_buffer_done(struct vb_buffer *b, enum vb_buf_state state)
 {
@@ -1458,27 +1428,6 @@ vb_buffer_done(struct vb_buffer *b, enum vb_buf_state state)
 			vb_buf_state_name(b->state));
 		vb_queue_unlock(q);
 		return;
-	}
-	if (state == VB_BUF_DONE && q->memory == V4L2_MEMORY_USERPTR &&
-	    q->ops->userptr_write && b->userptr) {
-		unsigned long userptr = b->userptr;
-		size_t len = MIN((size_t)b->bytesused, (size_t)b->user_length);
-		int r;
-
-		vb_queue_unlock(q);
-		r = q->ops->userptr_write(b, userptr, b->mem, len);
-		vb_queue_lock(q);
-		if (b->state != VB_BUF_ACTIVE) {
-			g_debug("%s: bug: buffer %u reclaimed during userptr_write", q->name,
-				b->index);
-			vb_queue_unlock(q);
-			return;
-		}
-		if (r < 0) {
-			g_debug("%s: buffer %u: userptr copy failed: %s", q->name, b->index,
-				g_strerror(-r));
-			state = VB_BUF_ERROR;
-		}
 	}
 	if (state != VB_BUF_QUEUED) {
 		b->sequence = q->sequence++;

@@ -73,7 +73,6 @@ static void
 vb_read_requeue_locked(struct vb_queue *q, struct vb_handoff *h, struct vb_buffer *b)
 {
 	b->bytesused = 0;
-	b->last = false;
 	if (vb_buf_set_state(q, b, VB_BUF_QUEUED) < 0)
 		return;
 	if (q->start_called)
@@ -198,7 +197,7 @@ vb_queue_poll(struct vb_queue *q, const void *owner, unsigned int events)
 		mask = POLLERR;
 		goto out_unlock;
 	}
-	if (q->done.head || q->last_dequeued)
+	if (q->done.head)
 		mask = POLLIN | POLLRDNORM;
 	/* Our addition: the reader's unfinished frame is readable at once. */
 	else if (q->mode == VB_MODE_READ && q->owner == owner && q->rd_cur &&

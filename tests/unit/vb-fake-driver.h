@@ -37,20 +37,16 @@ struct fake_drv {
 	int fail_prepare;
 	int fail_start;
 	int fail_init_at;		/* buf_init fails for this index + 1 (0: never) */
-	int fail_userptr_write;
 	bool start_keeps_buffers;	/* bug: failing start does not return buffers */
 	bool stop_keeps_buffers;	/* bug: stop does not return buffers */
 	bool complete_in_queue;		/* buf_queue completes the buffer at once */
-	bool set_last_next;		/* the next completion carries LAST */
 
 	/* Call counts. */
 	unsigned int n_setup, n_init, n_prepare, n_queue, n_start, n_stop, n_cleanup;
-	unsigned int n_wake, n_userptr_write;
+	unsigned int n_wake;
 	unsigned int last_start_count;
 	size_t last_setup_size_in;
 	unsigned int last_setup_count_in;
-	unsigned long last_userptr;
-	size_t last_userptr_len;
 
 	/* The wake op calls this too (DQBUF from wake, for example). */
 	void (*on_wake)(struct fake_drv *drv);
@@ -138,10 +134,6 @@ fake_complete_buffer(struct fake_drv *d, struct vb_buffer *b, enum vb_buf_state 
 {
 	if (state == VB_BUF_DONE)
 		fake_fill(b, (uint32_t)MIN(d->size, vb_buffer_length(b)));
-	if (d->set_last_next && state != VB_BUF_QUEUED) {
-		vb_buffer_set_last(b);
-		d->set_last_next = false;
-	}
 	vb_buffer_done(b, state);
 }
 
@@ -233,25 +225,6 @@ fake_wake(struct vb_queue *q)
 		d->on_wake(d);
 }
 
-static FAKE_UNUSED int
-fake_userptr_write(struct vb_buffer *b, unsigned long userptr, const void *data, size_t len)
-{
-	struct fake_drv *d = vb_queue_priv(vb_buffer_queue(b));
-
-	d->n_userptr_write++;
-	d->last_userptr = userptr;
-	d->last_userptr_len = len;
-	if (d->fail_userptr_write) {
-		int r = d->fail_userptr_write;
-
-		d->fail_userptr_write = 0;
-		return r;
-	}
-	/* In these tests the "client" address is real memory of ours. */
-	memcpy((void *)userptr, data, len);
-	return 0;
-}
-
 static const struct vb_ops fake_ops FAKE_UNUSED = {
 	.queue_setup = fake_queue_setup,
 	.buf_init = fake_buf_init,
@@ -261,7 +234,6 @@ static const struct vb_ops fake_ops FAKE_UNUSED = {
 	.stop_streaming = fake_stop_streaming,
 	.buf_cleanup = fake_buf_cleanup,
 	.wake = fake_wake,
-	.userptr_write = fake_userptr_write,
 };
 
 /* Only the required ops: every optional default is exercised too. */
@@ -335,7 +307,7 @@ fake_reqbufs(struct fake_drv *d, const void *owner, uint32_t memory, unsigned in
 	return r;
 }
 
-/* The "client's" memory for USERPTR buffers: userptr_write copies here. */
+/* The "client's" memory for USERPTR buffers (the queue never writes it). */
 #define FAKE_CLIENT_LEN (64u * 1024u)
 static uint8_t fake_client_mem[VB_MAX_BUFFERS][FAKE_CLIENT_LEN] FAKE_UNUSED;
 
