@@ -20,11 +20,44 @@
 #define V4L2CUSE_DEBUG_COUNTERS 0
 #endif
 
+/*
+ * Debug builds count ops and events in q->cnt (struct vb_debug_counters).
+ * Ops run without the queue lock, so every count is a relaxed atomic add
+ * and readers copy the counters with atomic loads.
+ */
 #if V4L2CUSE_DEBUG_COUNTERS
-#define vb_count(q, field) ((q)->cnt.field++)
+#define vb_count(q, field) ((void)__atomic_add_fetch(&(q)->cnt.field, 1, __ATOMIC_RELAXED))
 #else
-#define vb_count(q, field) do { } while (0)
+#define vb_count(q, field) ((void)(q))
 #endif
+
+/*
+ * Every driver op is called through one of these two (vb2's call_qop and
+ * call_void_qop): an optional op the driver left NULL does its default
+ * (returns 0, or nothing), and debug builds count the call in
+ * q->cnt.<op>. An int op counts only when it returns 0, its default
+ * included, so that buf_init pairs with buf_cleanup and start_streaming
+ * with stop_streaming; a void op counts every call. Never with the queue
+ * lock held.
+ */
+#define vb_call_qop(q, op, ...)							\
+	({									\
+		struct vb_queue *_q = (q);					\
+		int _r = _q->ops->op ? _q->ops->op(__VA_ARGS__) : 0;		\
+										\
+		if (_r == 0)							\
+			vb_count(_q, op);					\
+		_r;								\
+	})
+
+#define vb_call_void_qop(q, op, ...)						\
+	do {									\
+		struct vb_queue *_q = (q);					\
+										\
+		if (_q->ops->op)						\
+			_q->ops->op(__VA_ARGS__);				\
+		vb_count(_q, op);						\
+	} while (0)
 
 /* Who uses the queue. Changed only in queue.c/read.c under the lock. */
 enum vb_io_mode {

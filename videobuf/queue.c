@@ -226,12 +226,7 @@ vb_queue_wake(struct vb_queue *q)
 			return;
 		}
 	}
-	if (!q->ops->wake)
-		return;
-#if V4L2CUSE_DEBUG_COUNTERS
-	__atomic_add_fetch(&q->cnt.wake, 1, __ATOMIC_RELAXED);
-#endif
-	q->ops->wake(q);
+	vb_call_void_qop(q, wake, q);
 }
 
 /* vb2's __enqueue_in_driver, split: QUEUED -> ACTIVE now, buf_queue later. */
@@ -242,7 +237,6 @@ vb_handoff_add_locked(struct vb_queue *q, struct vb_handoff *h, struct vb_buffer
 		return;
 	h->bufs[h->n++] = b;
 	q->inflight++;
-	vb_count(q, buf_queue);
 }
 
 /* Runs the collected buf_queue calls; called without the lock. */
@@ -256,7 +250,7 @@ vb_handoff_run(struct vb_queue *q, struct vb_handoff *h)
 		return;
 	vb_wake_defer_top = &defer;
 	for (i = 0; i < h->n; i++)
-		q->ops->buf_queue(h->bufs[i]);
+		vb_call_void_qop(q, buf_queue, h->bufs[i]);
 	vb_wake_defer_top = defer.prev;
 
 	vb_queue_lock(q);
@@ -298,14 +292,11 @@ vb_queue_start_locked(struct vb_queue *q)
 	vb_queue_unlock(q);
 
 	vb_handoff_run(q, &h);
-	if (q->ops->start_streaming)
-		r = q->ops->start_streaming(q, count);
+	r = vb_call_qop(q, start_streaming, q, count);
 
 	vb_queue_lock(q);
-	if (r == 0) {
-		vb_count(q, start_streaming);
+	if (r == 0)
 		return 0;
-	}
 	if (r > 0)
 		r = -EIO;
 	vb_count(q, start_failed);
@@ -346,10 +337,8 @@ vb_queue_cancel_locked(struct vb_queue *q)
 
 	if (started) {
 		vb_queue_unlock(q);
-		if (q->ops->stop_streaming)
-			q->ops->stop_streaming(q);
+		vb_call_void_qop(q, stop_streaming, q);
 		vb_queue_lock(q);
-		vb_count(q, stop_streaming);
 	}
 
 	for (i = 0; i < q->n_buffers; i++) {
@@ -383,8 +372,8 @@ vb_queue_cancel_locked(struct vb_queue *q)
 static void
 vb_buffer_destroy(struct vb_queue *q, struct vb_buffer *b)
 {
-	if (b->inited && q->ops->buf_cleanup)
-		q->ops->buf_cleanup(b);
+	if (b->inited)
+		vb_call_void_qop(q, buf_cleanup, b);
 	vb_mem_free(b);
 	g_free(b);
 }
@@ -398,7 +387,7 @@ void
 vb_queue_free_buffers_locked(struct vb_queue *q)
 {
 	struct vb_buffer *bufs[VB_MAX_BUFFERS];
-	unsigned int i, n = q->n_buffers, cleaned = 0;
+	unsigned int i, n = q->n_buffers;
 
 	q->memory = 0;
 	if (n == 0)
@@ -409,8 +398,6 @@ vb_queue_free_buffers_locked(struct vb_queue *q)
 		if (bufs[i]->state != VB_BUF_DEQUEUED)
 			g_debug("%s: bug: freeing buffer %u in state %s", q->name, i,
 				vb_buf_state_name(bufs[i]->state));
-		if (bufs[i]->inited)
-			cleaned++;
 	}
 	q->n_buffers = 0;
 	q->generation++;
@@ -422,11 +409,6 @@ vb_queue_free_buffers_locked(struct vb_queue *q)
 	for (i = 0; i < n; i++)
 		vb_buffer_destroy(q, bufs[i]);
 	vb_queue_lock(q);
-#if V4L2CUSE_DEBUG_COUNTERS
-	q->cnt.buf_cleanup += cleaned;
-#else
-	(void)cleaned;
-#endif
 }
 
 /* Cancel, free, drop the owner. Locked, inside a transition. */
@@ -460,7 +442,6 @@ vb_queue_setup_alloc_locked(struct vb_queue *q, uint32_t memory, unsigned int co
 {
 	struct vb_buffer *bufs[VB_MAX_BUFFERS];
 	unsigned int first = q->n_buffers, num = count, allocated = 0, i;
-	unsigned int setups = 0, inits = 0, cleaned = 0;
 	uint64_t offset = 0;
 	size_t aligned = 0;
 	int r;
@@ -472,8 +453,7 @@ vb_queue_setup_alloc_locked(struct vb_queue *q, uint32_t memory, unsigned int co
 	}
 	vb_queue_unlock(q);
 
-	setups++;
-	r = q->ops->queue_setup(q, &num, &size);
+	r = vb_call_qop(q, queue_setup, q, &num, &size);
 	if (r > 0)
 		r = -EINVAL;
 	if (r < 0)
@@ -506,14 +486,13 @@ vb_queue_setup_alloc_locked(struct vb_queue *q, uint32_t memory, unsigned int co
 			g_free(b);
 			break;
 		}
-		if (q->ops->buf_init && q->ops->buf_init(b) < 0) {
+		if (vb_call_qop(q, buf_init, b) != 0) {
 			g_debug("%s: buf_init failed for buffer %u", q->name, b->index);
 			vb_mem_free(b);
 			g_free(b);
 			break;
 		}
 		b->inited = true;
-		inits++;
 		offset += aligned;
 		bufs[allocated] = b;
 	}
@@ -526,31 +505,19 @@ vb_queue_setup_alloc_locked(struct vb_queue *q, uint32_t memory, unsigned int co
 		unsigned int again = allocated;
 		size_t size2 = create ? size : 0;
 
-		setups++;
-		r = q->ops->queue_setup(q, &again, &size2);
+		r = vb_call_qop(q, queue_setup, q, &again, &size2);
 		if (r > 0)
 			r = -EINVAL;
 		if (r == 0 && allocated < again)
 			r = -ENOMEM;
 	}
 	if (r < 0) {
-		for (i = 0; i < allocated; i++) {
+		for (i = 0; i < allocated; i++)
 			vb_buffer_destroy(q, bufs[i]);
-			cleaned++;
-		}
 	}
 
 out_lock:
 	vb_queue_lock(q);
-#if V4L2CUSE_DEBUG_COUNTERS
-	q->cnt.queue_setup += setups;
-	q->cnt.buf_init += inits;
-	q->cnt.buf_cleanup += cleaned;
-#else
-	(void)setups;
-	(void)inits;
-	(void)cleaned;
-#endif
 	if (r < 0)
 		return r;
 	for (i = 0; i < allocated; i++)
@@ -974,13 +941,13 @@ vb_buf_prepare_locked(struct vb_queue *q, struct vb_buffer *b, const struct v4l2
 		b->userptr = vb->m.userptr;
 		b->user_length = vb->length;
 	}
+	/* Without the op there is no PREPARING step and no unlocked call. */
 	if (q->ops->buf_prepare) {
 		vb_buf_set_state(q, b, VB_BUF_PREPARING);
 		q->inflight++;
 		vb_queue_unlock(q);
-		r = q->ops->buf_prepare(b);
+		r = vb_call_qop(q, buf_prepare, b);
 		vb_queue_lock(q);
-		vb_count(q, buf_prepare);
 		if (--q->inflight == 0)
 			pthread_cond_broadcast(&q->idle);
 		if (r > 0)
@@ -1444,14 +1411,30 @@ vb_buffer_done(struct vb_buffer *b, enum vb_buf_state state)
 
 /* --- Debug counters ------------------------------------------------------------ */
 
+#if V4L2CUSE_DEBUG_COUNTERS
+/*
+ * A copy of q->cnt. The counters are bumped atomically without the lock
+ * (vb_count()), so they are read the same way; every member of struct
+ * vb_debug_counters is an unsigned int.
+ */
+static void
+vb_counters_copy(struct vb_queue *q, struct vb_debug_counters *ret)
+{
+	const unsigned int *src = (const unsigned int *)&q->cnt;
+	unsigned int *dst = (unsigned int *)ret;
+	size_t i;
+
+	G_STATIC_ASSERT(sizeof(*ret) % sizeof(unsigned int) == 0);
+	for (i = 0; i < sizeof(*ret) / sizeof(unsigned int); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+#endif
+
 int
 vb_queue_debug_counters(struct vb_queue *q, struct vb_debug_counters *ret)
 {
 #if V4L2CUSE_DEBUG_COUNTERS
-	vb_queue_lock(q);
-	*ret = q->cnt;
-	ret->wake = __atomic_load_n(&q->cnt.wake, __ATOMIC_RELAXED);
-	vb_queue_unlock(q);
+	vb_counters_copy(q, ret);
 	return 0;
 #else
 	(void)q;
@@ -1464,11 +1447,12 @@ int
 vb_queue_debug_imbalance(struct vb_queue *q)
 {
 #if V4L2CUSE_DEBUG_COUNTERS
-	const struct vb_debug_counters *c = &q->cnt;
+	struct vb_debug_counters cnt, *c = &cnt;
 	unsigned int live = 0, i;
 	int n = 0;
 
 	vb_queue_lock(q);
+	vb_counters_copy(q, c);
 	for (i = 0; i < q->n_buffers; i++)
 		if (q->bufs[i]->inited)
 			live++;

@@ -120,8 +120,9 @@ struct vb_ops {
 
 	/*
 	 * Optional, dispatcher. Called once after a buffer's memory is
-	 * allocated and before the buffer becomes visible. On failure the
-	 * buffer is freed without buf_cleanup and allocation stops there.
+	 * allocated and before the buffer becomes visible. On failure
+	 * (nonzero) the buffer is freed without buf_cleanup and allocation
+	 * stops there.
 	 */
 	int (*buf_init)(struct vb_buffer *b);
 
@@ -318,22 +319,26 @@ void vb_buffer_set_bytesused(struct vb_buffer *b, uint32_t bytesused);
  * dequeued with V4L2_BUF_FLAG_ERROR) or QUEUED (only from a failing
  * start_streaming). Stamps the sequence number (0 for the first buffer
  * after each start) and a CLOCK_MONOTONIC timestamp for DONE/ERROR and
- * wakes waiters. Anything but an ACTIVE
- * buffer is refused (logged at debug level as a driver bug).
+ * wakes waiters. Anything but an ACTIVE buffer is refused (logged at debug
+ * level as a driver bug).
  */
 void vb_buffer_done(struct vb_buffer *b, enum vb_buf_state state);
 /* Add a gap of @n to the sequence numbers (dropped frames). */
 void vb_queue_skip_sequence(struct vb_queue *q, unsigned int n);
 
 /*
- * Debug builds (V4L2CUSE_DEBUG_COUNTERS): how often each op ran. Returns
- * -EOPNOTSUPP when the counters are compiled out.
+ * Debug builds (V4L2CUSE_DEBUG_COUNTERS): how often each op was called, as
+ * vb2 counts them: an int op (queue_setup, buf_init, buf_prepare,
+ * start_streaming) when it succeeded, a void op every time; an optional
+ * op the driver left out counts as called, except buf_prepare (without
+ * it a buffer skips PREPARING). Returns -EOPNOTSUPP when the counters are
+ * compiled out. Only unsigned int members (copied as such).
  */
 struct vb_debug_counters {
-	unsigned int queue_setup;
-	unsigned int buf_init;
+	unsigned int queue_setup;	/* successful calls */
+	unsigned int buf_init;		/* successful calls */
 	unsigned int buf_cleanup;
-	unsigned int buf_prepare;
+	unsigned int buf_prepare;	/* successful calls */
 	unsigned int buf_queue;
 	unsigned int buf_done;		/* vb_buffer_done() accepted */
 	unsigned int start_streaming;	/* successful starts */

@@ -41,7 +41,7 @@ struct fake_drv {
 	bool stop_keeps_buffers;	/* bug: stop does not return buffers */
 	bool complete_in_queue;		/* buf_queue completes the buffer at once */
 
-	/* Call counts. */
+	/* Call counts (n_setup: accepted calls, as the queue counts them). */
 	unsigned int n_setup, n_init, n_prepare, n_queue, n_start, n_stop, n_cleanup;
 	unsigned int n_wake;
 	unsigned int last_start_count;
@@ -69,7 +69,6 @@ fake_queue_setup(struct vb_queue *q, unsigned int *num, size_t *size)
 {
 	struct fake_drv *d = vb_queue_priv(q);
 
-	d->n_setup++;
 	d->last_setup_size_in = *size;
 	d->last_setup_count_in = *num;
 	if (d->fail_setup) {
@@ -88,6 +87,7 @@ fake_queue_setup(struct vb_queue *q, unsigned int *num, size_t *size)
 		*num = d->max_buffers;
 	if (d->min_accept && *num < d->min_accept)
 		return -EINVAL;
+	d->n_setup++;
 	return 0;
 }
 
