@@ -25,7 +25,7 @@
  * queue_setup, all queued, streaming started, @owner the reader. Called
  * locked outside a transition; returns locked.
  */
-int
+static int
 vb_read_start_locked(struct vb_queue *q, const void *owner)
 {
 	unsigned int allocated, i;
@@ -34,7 +34,7 @@ vb_read_start_locked(struct vb_queue *q, const void *owner)
 	if (!(q->cfg.io_modes & VB_IO_READ))
 		return -EINVAL;
 	if (q->mode != VB_MODE_IDLE || q->n_buffers || q->streaming ||
-	    (q->owner && q->owner != owner))
+	    vb_queue_not_owner(q, owner))
 		return -EBUSY;
 	r = vb_transition_begin_locked(q);
 	if (r < 0)
@@ -60,7 +60,7 @@ vb_read_start_locked(struct vb_queue *q, const void *owner)
 		r = vb_queue_start_locked(q);
 	}
 	if (r < 0)
-		vb_read_stop_locked(q);
+		vb_queue_teardown_locked(q);
 	else
 		g_debug("%s: read emulation started with %u buffers", q->name, allocated);
 out_end:
@@ -126,7 +126,7 @@ vb_queue_read(struct vb_queue *q, const void *owner, size_t count, bool new_call
 		r = -EINVAL;
 		goto out_unlock;
 	}
-	if ((q->owner && q->owner != owner) || q->mode == VB_MODE_STREAMING) {
+	if (vb_queue_not_owner(q, owner) || q->mode == VB_MODE_STREAMING) {
 		r = -EBUSY;
 		goto out_unlock;
 	}
