@@ -304,22 +304,33 @@ out_unlock:
 	return r;
 }
 
+/*
+ * What DQBUF, STREAMON and STREAMOFF check first (vb2_queue_is_busy(),
+ * "file io in progress", the type): -EBUSY, -EINVAL or 0. Locked.
+ */
+static int
+vb_check_stream_locked(struct vb_queue *q, const void *owner, uint32_t type)
+{
+	if (vb_queue_not_owner(q, owner) || q->mode == VB_MODE_READ)
+		return -EBUSY;
+	if (type != q->cfg.type)
+		return -EINVAL;
+	return 0;
+}
+
 int
 vb_queue_dqbuf(struct vb_queue *q, const void *owner, struct v4l2_buffer *vb)
 {
 	struct vb_buffer *b;
-	int r = 0;
+	int r;
 
 	if (!owner)
 		return -EINVAL;
 	vb_queue_lock(q);
-	if (vb_queue_not_owner(q, owner)) {
-		r = -EBUSY;
-	} else if (q->mode == VB_MODE_READ) {
-		r = -EBUSY;
-	} else if (vb->type != q->cfg.type) {
-		r = -EINVAL;
-	} else if (!q->streaming) {
+	r = vb_check_stream_locked(q, owner, vb->type);
+	if (r < 0)
+		goto out_unlock;
+	if (!q->streaming) {
 		/* __vb2_wait_for_done_vb(): "streaming off" */
 		r = -EINVAL;
 	} else if (q->error) {
@@ -346,20 +357,13 @@ int
 vb_queue_streamon(struct vb_queue *q, const void *owner, uint32_t type)
 {
 	bool wake = false;
-	int r = 0;
+	int r;
 
 	if (!owner)
 		return -EINVAL;
 	vb_queue_lock(q);
-	if (vb_queue_not_owner(q, owner) || q->mode == VB_MODE_READ) {
-		r = -EBUSY;
-		goto out_unlock;
-	}
-	if (type != q->cfg.type) {
-		r = -EINVAL;
-		goto out_unlock;
-	}
-	if (q->streaming)
+	r = vb_check_stream_locked(q, owner, type);
+	if (r < 0 || q->streaming)
 		goto out_unlock;
 	if (q->n_buffers == 0) {
 		g_debug("%s: streamon: no buffers have been allocated", q->name);
@@ -396,19 +400,14 @@ out_unlock:
 int
 vb_queue_streamoff(struct vb_queue *q, const void *owner, uint32_t type)
 {
-	int r = 0;
+	int r;
 
 	if (!owner)
 		return -EINVAL;
 	vb_queue_lock(q);
-	if (vb_queue_not_owner(q, owner) || q->mode == VB_MODE_READ) {
-		r = -EBUSY;
+	r = vb_check_stream_locked(q, owner, type);
+	if (r < 0)
 		goto out_unlock;
-	}
-	if (type != q->cfg.type) {
-		r = -EINVAL;
-		goto out_unlock;
-	}
 	/* vb2_core_streamoff(): cancel even when not streaming. */
 	r = vb_transition_begin_locked(q);
 	if (r < 0)
