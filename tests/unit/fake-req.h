@@ -4,7 +4,10 @@
 /*
  * A fake transport for the ioctl layer: replays the kernel's CUSE ioctl
  * retry protocol over this process's memory (the "client" memory is ours),
- * so tests call fake_ioctl(fh, cmd, &arg) like a real ioctl().
+ * so tests call fake_ioctl(fh, cmd, &arg) like a real ioctl(). Every
+ * request must get exactly one answer (reply, retry round or park; a
+ * parked copy exactly one reply): anything else fails the test at once
+ * with a message naming the request.
  */
 
 #include <stdbool.h>
