@@ -133,6 +133,9 @@ void dev_wake_all(struct v4l2cuse_device *dev);
 int dev_prio_check(struct v4l2cuse_fh *fh);
 void dev_queue_event(struct v4l2cuse_fh *fh, const struct v4l2_event *ev);
 void dev_dqbuf(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, const struct v4l2_buffer *arg);
+/* output: @fh becomes the writer (-EBUSY: another one is); the writer goes. */
+int dev_writer_join(struct v4l2cuse_fh *fh);
+void dev_writer_leave(struct v4l2cuse_device *dev);
 
 /* producer.c */
 struct dev_queue *dev_queue_new(struct v4l2cuse_device *dev, struct v4l2cuse_fh *fh);

@@ -166,7 +166,7 @@ dev_prio_check(struct v4l2cuse_fh *fh)
 /* ---------------------------------------------------------------------- */
 /* File handles */
 
-static void dev_writer_leave(struct v4l2cuse_device *dev);
+
 
 struct v4l2cuse_fh *
 v4l2cuse_fh_open(struct v4l2cuse_device *dev, int open_flags, pid_t pid, uid_t uid,
@@ -331,7 +331,7 @@ v4l2cuse_fh_read(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, size_t size,
 /* ---------------------------------------------------------------------- */
 /* write() (a loopback's writer node) */
 
-static void
+void
 dev_writer_leave(struct v4l2cuse_device *dev)
 {
 	if (dev->wlen)
@@ -342,7 +342,7 @@ dev_writer_leave(struct v4l2cuse_device *dev)
 	v4l2cuse_loopback_set_writer(dev->src, 0);
 }
 
-static int
+int
 dev_writer_join(struct v4l2cuse_fh *fh)
 {
 	struct v4l2cuse_device *dev = fh->dev;
@@ -474,8 +474,9 @@ v4l2cuse_fh_poll(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, unsigned int 
 			fh->dev->poll_ops->destroy(fh->ph);
 		fh->ph = ph;
 	}
-	if (fh->dev->output)
-		revents = events & (POLLOUT | POLLWRNORM);	/* writes never wait */
+	/* A writer node's write() never waits; its streaming writer polls the queue. */
+	if (fh->dev->output && vb_queue_owner(fh->dq->q) != fh)
+		revents = events & (POLLOUT | POLLWRNORM);
 	else
 		revents = vb_queue_poll(fh->dq->q, fh, events);
 	if (!g_queue_is_empty(&fh->events))

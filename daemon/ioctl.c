@@ -91,7 +91,7 @@ ioc_querycap(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	cap->version = dev->kernel_version;
 	cap->device_caps = (dev->output ? V4L2_CAP_VIDEO_OUTPUT : V4L2_CAP_VIDEO_CAPTURE) |
 			   V4L2_CAP_READWRITE | V4L2_CAP_EXT_PIX_FORMAT;
-	if (fh->streaming_capable && !dev->output)	/* writers write() */
+	if (fh->streaming_capable)
 		cap->device_caps |= V4L2_CAP_STREAMING;
 	cap->capabilities = cap->device_caps | V4L2_CAP_DEVICE_CAPS;
 	return 0;
@@ -852,9 +852,7 @@ v4l2cuse_fh_ioctl(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
 		return;
 	}
 	if (((info->flags & IOC_CAPTURE) && fh->dev->output) ||
-	    ((info->flags & IOC_OUTPUT) && !fh->dev->output) ||
-	    ((info->flags & IOC_STREAM) && fh->dev->output)) {
-		/* Output streaming is not served yet: writers write(). */
+	    ((info->flags & IOC_OUTPUT) && !fh->dev->output)) {
 		v4l2cuse_req_reply_err(req, -ENOTTY);
 		return;
 	}

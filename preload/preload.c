@@ -604,7 +604,8 @@ staging_map_locked(struct shim_handle *h, unsigned int index)
 			shim_real.close(fd);
 		return rep.status < 0 ? rep.status : -EIO;
 	}
-	p = shim_real.mmap(NULL, rep.length, PROT_READ, MAP_SHARED, fd, 0);
+	/* Writable: an output buffer's payload is copied into it at QBUF. */
+	p = shim_real.mmap(NULL, rep.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	r = p == MAP_FAILED ? -errno : 0;
 	shim_real.close(fd);
 	if (r < 0)
@@ -653,6 +654,15 @@ userptr_qbuf(int fd, struct v4l2_buffer *b)
 		return 0;
 	pthread_mutex_lock(&h->io);
 	r = staging_map_locked(h, b->index);
+	/* Output: the daemon reads the payload from the staging copy. */
+	if (r == 0 && b->type == V4L2_BUF_TYPE_VIDEO_OUTPUT) {
+		size_t n = b->bytesused ? b->bytesused : b->length;
+
+		if (n > h->staging_len[b->index] || n > b->length)
+			r = -EINVAL;
+		else
+			memcpy(h->staging[b->index], (const void *)b->m.userptr, n);
+	}
 	pthread_mutex_unlock(&h->io);
 	shim_handle_unref(h);
 	if (r < 0)
@@ -709,7 +719,8 @@ shim_ioctl(int fd, unsigned long request, void *arg)
 	case VIDIOC_QBUF:
 	case VIDIOC_PREPARE_BUF:
 		if (b && b->memory == V4L2_MEMORY_USERPTR &&
-		    b->type == V4L2_BUF_TYPE_VIDEO_CAPTURE) {
+		    (b->type == V4L2_BUF_TYPE_VIDEO_CAPTURE ||
+		     b->type == V4L2_BUF_TYPE_VIDEO_OUTPUT)) {
 			saved = errno;
 			r = userptr_qbuf(fd, b);
 			errno = saved;

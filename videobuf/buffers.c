@@ -172,7 +172,9 @@ out_lock:
 void
 vb_fill_v4l2_buffer(struct vb_queue *q, struct vb_buffer *b, struct v4l2_buffer *out)
 {
-	bool producer_owned = b->state == VB_BUF_QUEUED || b->state == VB_BUF_ACTIVE;
+	/* Output buffers carry the client's payload throughout. */
+	bool producer_owned = !vb_is_output(q) &&
+			      (b->state == VB_BUF_QUEUED || b->state == VB_BUF_ACTIVE);
 
 	memset(out, 0, sizeof(*out));
 	out->index = b->index;

@@ -184,3 +184,10 @@ void vb_queue_cancel_locked(struct vb_queue *q);
 int vb_size_align(const struct vb_queue *q, size_t size, size_t *ret_aligned);
 int vb_mem_alloc(struct vb_queue *q, struct vb_buffer *b, size_t length);
 void vb_mem_free(struct vb_buffer *b);
+
+/* An output queue: the client fills buffers, the driver consumes them. */
+static inline bool
+vb_is_output(const struct vb_queue *q)
+{
+	return V4L2_TYPE_IS_OUTPUT(q->cfg.type);
+}

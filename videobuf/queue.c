@@ -333,6 +333,12 @@ vb_queue_free(struct vb_queue *q)
 	g_free(q);
 }
 
+uint32_t
+vb_queue_type(struct vb_queue *q)
+{
+	return q->cfg.type;
+}
+
 void *
 vb_queue_priv(struct vb_queue *q)
 {

@@ -169,11 +169,33 @@ out_unlock:
 	return r;
 }
 
+/*
+ * vb2_core_poll() for an output queue: POLLOUT|POLLWRNORM while a buffer is
+ * free to fill (not all are queued) or a done one can be dequeued.
+ */
+static unsigned int
+vb_output_poll(struct vb_queue *q, unsigned int events)
+{
+	unsigned int mask = 0;
+
+	if (!(events & (POLLOUT | POLLWRNORM)))
+		return 0;
+	vb_queue_lock(q);
+	if (!q->streaming || q->error)
+		mask = POLLERR;
+	else if (q->queued.length < q->n_buffers || q->done.head)
+		mask = POLLOUT | POLLWRNORM;
+	vb_queue_unlock(q);
+	return mask;
+}
+
 unsigned int
 vb_queue_poll(struct vb_queue *q, const void *owner, unsigned int events)
 {
 	unsigned int mask = 0;
 
+	if (vb_is_output(q))
+		return vb_output_poll(q, events);
 	/* vb2_core_poll(): a capture queue only answers POLLIN/POLLRDNORM. */
 	if (!(events & (POLLIN | POLLRDNORM)))
 		return 0;

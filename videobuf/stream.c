@@ -173,6 +173,18 @@ vb_buf_prepare_locked(struct vb_queue *q, struct vb_buffer *b, const struct v4l2
 	uint32_t old_length = b->user_length;
 	int r = 0;
 
+	/*
+	 * Output: the payload is the client's (__fill_vb2_buffer(): 0 means
+	 * the whole buffer, more than the buffer is refused).
+	 */
+	if (vb_is_output(q)) {
+		if (vb->bytesused > b->length) {
+			g_debug("%s: buffer %u: bytesused %u > length %zu", q->name, b->index,
+				vb->bytesused, b->length);
+			return -EINVAL;
+		}
+		b->bytesused = vb->bytesused ? vb->bytesused : (uint32_t)b->length;
+	}
 	if (q->memory == V4L2_MEMORY_USERPTR) {
 		if (vb->m.userptr == 0 || vb->length < b->length) {
 			g_debug("%s: userptr buffer %u: address %#lx, size %u < %zu", q->name,
@@ -271,7 +283,8 @@ vb_queue_qbuf(struct vb_queue *q, const void *owner, struct v4l2_buffer *vb)
 		goto out_unlock;
 
 	/* Capture: the payload is the driver's to set again. */
-	b->bytesused = 0;
+	if (!vb_is_output(q))
+		b->bytesused = 0;
 	q->waiting_for_buffers = false;
 	if (q->start_called)
 		vb_handoff_add_locked(q, &h, b);
@@ -445,6 +458,12 @@ size_t
 vb_buffer_length(struct vb_buffer *b)
 {
 	return b->length;
+}
+
+uint32_t
+vb_buffer_bytesused(struct vb_buffer *b)
+{
+	return b->bytesused;
 }
 
 void

@@ -199,6 +199,8 @@ struct vb_queue *vb_queue_new(const struct vb_queue_config *cfg);
 /* Frees everything (stops streaming first). NULL-safe. */
 void vb_queue_free(struct vb_queue *q);
 void *vb_queue_priv(struct vb_queue *q);
+/* The buffer type of vb_queue_config (V4L2_BUF_TYPE_VIDEO_CAPTURE or _OUTPUT). */
+uint32_t vb_queue_type(struct vb_queue *q);
 
 /*
  * --- V4L2 streaming ioctls. @owner identifies the caller's file handle
@@ -312,8 +314,10 @@ struct vb_queue *vb_buffer_queue(struct vb_buffer *b);
 unsigned int vb_buffer_index(struct vb_buffer *b);
 void *vb_buffer_mem(struct vb_buffer *b);	/* daemon-side memory */
 size_t vb_buffer_length(struct vb_buffer *b);
-/* Clamped to vb_buffer_length(); reset to 0 at QBUF. */
+/* Clamped to vb_buffer_length(); reset to 0 at QBUF (capture). */
 void vb_buffer_set_bytesused(struct vb_buffer *b, uint32_t bytesused);
+/* The payload: an output buffer's, as the client queued it. */
+uint32_t vb_buffer_bytesused(struct vb_buffer *b);
 /*
  * Give an ACTIVE buffer back. @state: DONE (filled), ERROR (failed,
  * dequeued with V4L2_BUF_FLAG_ERROR) or QUEUED (only from a failing

@@ -14,6 +14,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <glib.h>
 #include <linux/videodev2.h>
 
@@ -328,6 +330,97 @@ test_mjpeg(struct fixture *f, gconstpointer data)
 	v4l2cuse_fh_release(w);
 }
 
+/* A streaming writer (GStreamer's v4l2sink under v4l2cuse-run): MMAP buffers. */
+static void
+test_output_streaming(struct fixture *f, gconstpointer data)
+{
+	struct v4l2_pix_format pix;
+	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_YUYV, 320, 240, &pix);
+	struct v4l2cuse_fh *other = fake_open(f->writer, false, O_RDWR);
+	struct v4l2_requestbuffers rb = { .count = 2, .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
+					  .memory = V4L2_MEMORY_MMAP };
+	int type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
+	struct v4l2_capability cap;
+	uint8_t *mem[2];
+	size_t len[2];
+
+	/* Streaming needs the shim, as on capture nodes. */
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_REQBUFS, &rb), ==, -ENOTTY);
+	v4l2cuse_fh_set_streaming(w, true);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_QUERYCAP, &cap), ==, 0);
+	g_assert_true(cap.device_caps & V4L2_CAP_STREAMING);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_REQBUFS, &rb), ==, 0);
+	g_assert_cmpuint(rb.count, >=, 2);
+	for (unsigned int i = 0; i < 2; i++) {
+		struct v4l2_buffer b = { .index = i, .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
+					 .memory = V4L2_MEMORY_MMAP };
+		unsigned int index;
+		int fd;
+
+		g_assert_cmpint(fake_ioctl(w, VIDIOC_QUERYBUF, &b), ==, 0);
+		g_assert_cmpint(vb_queue_mmap_fd(v4l2cuse_fh_queue(w), b.m.offset, b.length, &fd,
+						 &index), ==, 0);
+		mem[i] = mmap(NULL, b.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		g_assert_true(mem[i] != MAP_FAILED);
+		len[i] = b.length;
+		close(fd);
+	}
+	/* Poll before STREAMON: nothing to wait for. */
+	g_assert_cmpuint(fake_poll(w, POLLOUT) & POLLERR, ==, POLLERR);
+	{
+		g_autofree uint8_t *frame = uniform(&pix, 130);
+		struct v4l2_buffer b = { .index = 0, .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
+					 .memory = V4L2_MEMORY_MMAP, .bytesused = pix.sizeimage };
+
+		memcpy(mem[0], frame, pix.sizeimage);
+		g_assert_cmpint(fake_ioctl(w, VIDIOC_QBUF, &b), ==, 0);
+		g_assert_cmpint(fake_ioctl(w, VIDIOC_STREAMON, &type), ==, 0);
+	}
+	wait_luma(f, 130);
+	/* The buffer came back; poll says a buffer is free. */
+	{
+		struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
+					 .memory = V4L2_MEMORY_MMAP };
+
+		g_assert_cmpuint(fake_poll(w, POLLOUT) & POLLOUT, ==, POLLOUT);
+		g_assert_cmpint(fake_ioctl(w, VIDIOC_DQBUF, &b), ==, 0);
+		g_assert_cmpuint(b.index, ==, 0);
+		g_assert_cmpuint(b.bytesused, ==, pix.sizeimage);
+	}
+	/* Another handle cannot write meanwhile; the writer cannot write() while streaming. */
+	g_assert_cmpint(fake_write(other, mem[0], pix.sizeimage), ==, -EBUSY);
+	g_assert_cmpint(fake_write(w, mem[0], pix.sizeimage), ==, -EBUSY);
+	/* A buffer short of a frame is refused, not shown; more than the buffer is EINVAL. */
+	{
+		struct v4l2_buffer b = { .index = 1, .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
+					 .memory = V4L2_MEMORY_MMAP, .bytesused = 100 };
+
+		memset(mem[1], 10, len[1]);
+		g_assert_cmpint(fake_ioctl(w, VIDIOC_QBUF, &b), ==, 0);
+		b = (struct v4l2_buffer){ .index = 0, .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
+					  .memory = V4L2_MEMORY_MMAP, .bytesused = len[0] + 1 };
+		g_assert_cmpint(fake_ioctl(w, VIDIOC_QBUF, &b), ==, -EINVAL);
+	}
+	wait_luma(f, 130);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_STREAMOFF, &type), ==, 0);
+	/* Its buffers still hold the queue (vb2); REQBUFS(0) lets go. */
+	g_assert_cmpint(fake_write(other, mem[0], pix.sizeimage), ==, -EBUSY);
+	rb.count = 0;
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_REQBUFS, &rb), ==, 0);
+	/* The writer left: another may write now. */
+	{
+		g_autofree uint8_t *frame = uniform(&pix, 40);
+
+		g_assert_cmpint(fake_write(other, frame, pix.sizeimage), ==,
+				(ssize_t)pix.sizeimage);
+		wait_luma(f, 40);
+	}
+	munmap(mem[0], len[0]);
+	munmap(mem[1], len[1]);
+	v4l2cuse_fh_release(other);
+	v4l2cuse_fh_release(w);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -340,5 +433,6 @@ main(int argc, char **argv)
 	ADD("next-writer", test_next_writer);
 	ADD("timeout", test_timeout);
 	ADD("mjpeg", test_mjpeg);
+	ADD("output-streaming", test_output_streaming);
 	return g_test_run();
 }

@@ -13,7 +13,8 @@
  * points of each bar: "bars" (the default: the 75% colour bars of the test
  * pattern and of vivid, at the centre of the row at 3/4 of the height),
  * "testsrc2" (FFmpeg's lavfi testsrc2, whose moving parts may cover some
- * points: 90% of the frames must show its bars) or "none". MMAP also
+ * points: 90% of the frames must show its bars), "blue" (a blue frame) or
+ * "none". MMAP also
  * records the sequence numbers.
  *
  * Prints "share-client dev=D mode=M frames=N whole=N bars=N gaps=N
@@ -79,6 +80,8 @@ static const struct bars kinds[] = {
 		{ 81, 90, 240 }, { 145, 54, 34 }, { 210, 16, 146 }, { 41, 240, 110 },
 		{ 106, 202, 222 }, { 170, 166, 16 } },
 	  4, 2, { { 0.3, 0.5 }, { 0.7, 0.5 }, { 0.3, 0.97 }, { 0.7, 0.97 } }, 90 },
+	/* A frame of pure blue (GStreamer's videotestsrc pattern=blue). */
+	{ "blue", 1, { { 41, 240, 110 } }, 1, 1, { { 0.5, 0.5 } }, 100 },
 };
 
 static const struct bars *kind = &kinds[0];	/* NULL: whole frames only */
@@ -167,7 +170,7 @@ main(int argc, char **argv)
 				kind = &kinds[i];
 		}
 		if (!kind && strcmp(argv[5], "none") != 0) {
-			fprintf(stderr, "share-client: CHECK is bars, testsrc2 or none\n");
+			fprintf(stderr, "share-client: CHECK is bars, testsrc2, blue or none\n");
 			return 2;
 		}
 	}

@@ -10,6 +10,8 @@
 #     feeds a read() reader and an MMAP reader under v4l2cuse-run at
 #     320x240: testsrc2's six bars at known positions; ctl list names the
 #     writer.
+#  2b. GStreamer's v4l2sink under v4l2cuse-run (output streaming, MMAP)
+#     feeds a reader.
 #  3. A reader streams 300 whole frames while the writer exits and another
 #     starts at another size and format (320x240 yuv420p).
 #  4. Bad writers (tests/vm/lb-writer.py): garbage S_FMT adjusted, a capture
@@ -117,6 +119,33 @@ sed 's/^/#   /' "$R/list-writing.txt"
 check "v4l2cuse-ctl list: the writer is ffmpeg, 640x480/YUYV, SIGNAL ok" bash -c \
 	"grep -qE 'writer /dev/video43: connected, pid [0-9]+ \\(ffmpeg\\), 640x480/YUYV' '$R/list-writing.txt' &&
 	 awk '\$1 == \"lb\" && \$4 == \"ok\" { f = 1 } END { exit !f }' '$R/list-writing.txt'"
+
+# --- 2b. GStreamer's v4l2sink (output streaming) under v4l2cuse-run -------------------------
+
+kill "$ff1"
+wait "$ff1" 2>/dev/null || true
+"$run" gst-launch-1.0 -q videotestsrc pattern=blue num-buffers=3000 \
+	! video/x-raw,format=YUY2,width=320,height=240,framerate=15/1 \
+	! v4l2sink device=/dev/video43 >"$R/gst-sink.log" 2>&1 &
+gst=$!
+vm_on_exit kill "$gst"
+check "a GStreamer v4l2sink writer under v4l2cuse-run feeds a reader (blue frames)" bash -c \
+	"for i in \$(seq 60); do timeout 60 '$client' /dev/video42 read 1 0 blue >/dev/null 2>&1 && break; sleep 1; done
+	 timeout 120 '$client' /dev/video42 read 20 0 blue"
+ctl_rows >"$R/list-gst.txt"
+sed 's/^/#   /' "$R/list-gst.txt"
+check "v4l2cuse-ctl list: a writer connected, 320x240/YUYV" \
+	grep -qE 'connected, pid [0-9]+ \(.*\), 320x240/YUYV' "$R/list-gst.txt"
+kill "$gst"
+wait "$gst" 2>/dev/null || true
+ffmpeg -nostdin -loglevel error -re -f lavfi -i testsrc2=size=640x480 -pix_fmt yuyv422 \
+	-t 600 -f v4l2 /dev/video43 >"$R/ffmpeg-1b.log" 2>&1 &
+ff1=$!
+vm_on_exit kill "$ff1"
+for ((i = 0; i < 120; i++)); do
+	ctl_rows | grep -q 'connected, pid [0-9]* (ffmpeg), 640x480/YUYV' && break
+	sleep 1
+done
 
 # --- 3. the writer changes under a streaming reader --------------------------------------
 
