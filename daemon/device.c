@@ -40,6 +40,13 @@ dev_set_format(struct v4l2cuse_device *dev, struct v4l2_pix_format *pix, bool tr
 	};
 	int r;
 
+	/* On an output node the writer says what its frames are (V4L2 output rules). */
+	if (dev->output) {
+		f.colorspace = pix->colorspace;
+		f.ycbcr_enc = pix->ycbcr_enc;
+		f.quantization = pix->quantization;
+		f.xfer_func = pix->xfer_func;
+	}
 	r = v4l2cuse_source_negotiate(dev->src, &f);
 	if (r < 0)
 		return r;

@@ -466,6 +466,18 @@ lb_writer_negotiate(struct v4l2cuse_source *src, struct v4l2_pix_format *pix)
 	}
 	if (v4l2cuse_format_fill(&f) < 0)
 		return -EINVAL;
+	/*
+	 * The writer's colorimetry stands, as an output driver takes it
+	 * (GStreamer's v4l2sink fails when it is changed); 0 or out of range
+	 * means ours.
+	 */
+	if (pix->colorspace && pix->colorspace <= V4L2_COLORSPACE_DCI_P3) {
+		f.colorspace = pix->colorspace;
+		f.ycbcr_enc = pix->ycbcr_enc <= V4L2_YCBCR_ENC_SMPTE240M ? pix->ycbcr_enc : 0;
+		f.quantization = pix->quantization <= V4L2_QUANTIZATION_LIM_RANGE ?
+				 pix->quantization : 0;
+		f.xfer_func = pix->xfer_func <= V4L2_XFER_FUNC_SMPTE2084 ? pix->xfer_func : 0;
+	}
 	*pix = f;
 	return 0;
 }
