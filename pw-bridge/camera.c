@@ -323,7 +323,7 @@ camera_publish(struct bridge_camera *cam)
 		camera_unpublish(cam);
 		return;
 	}
-	g_message("%s: published as PipeWire node %s (\"%s\", %u formats)", dev->path,
+	g_message("%s: published as PipeWire node %s (\"%s\", formats offered: %u)", dev->path,
 		  cam->node_name, label, params->len);
 }
 
