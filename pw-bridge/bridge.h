@@ -61,6 +61,9 @@ int bridge_device_probe(const char *dir, const char *name, struct bridge_device 
 /* --- capture.c --- */
 struct bridge_capture;
 
+/* ioctl() retried on EINTR: 0 or -errno. */
+int bridge_xioctl(int fd, unsigned long request, void *arg);
+
 /* A frame the device filled, dequeued and not yet given back. */
 struct bridge_frame {
 	const void *data;
@@ -95,7 +98,7 @@ const struct bridge_frame *bridge_capture_pending(const struct bridge_capture *c
 int bridge_capture_release(struct bridge_capture *c);
 /* The pending frame went to PipeWire (counted). */
 void bridge_capture_delivered(struct bridge_capture *c);
-/* Frames delivered and dropped (a consumer without a free buffer). */
+/* Frames delivered, and dropped because a newer one was ready first. */
 void bridge_capture_counts(const struct bridge_capture *c, uint64_t *ret_frames,
 			   uint64_t *ret_dropped);
 

@@ -93,7 +93,8 @@ capture_stop(struct bridge_camera *cam)
 	}
 	bridge_capture_counts(cam->cap, &frames, &dropped);
 	g_info("%s: released after %" G_GUINT64_FORMAT " frames (%" G_GUINT64_FORMAT
-	       " dropped for want of a free PipeWire buffer)", cam->dev->name, frames, dropped);
+	       " skipped: a newer one was ready before PipeWire took it)", cam->dev->name, frames,
+	       dropped);
 	bridge_capture_stop(cam->cap);
 	cam->cap = NULL;
 }

@@ -37,8 +37,8 @@ struct bridge_capture {
 	uint64_t frames, dropped;
 };
 
-static int
-xioctl(int fd, unsigned long request, void *arg)
+int
+bridge_xioctl(int fd, unsigned long request, void *arg)
 {
 	int r;
 
@@ -57,7 +57,7 @@ queue_buffer(struct bridge_capture *c, unsigned int index)
 		.index = index,
 	};
 
-	return xioctl(c->fd, VIDIOC_QBUF, &b);
+	return bridge_xioctl(c->fd, VIDIOC_QBUF, &b);
 }
 
 /* The memfd behind buffer @index, mapped read-only. */
@@ -75,7 +75,7 @@ map_buffer(struct bridge_capture *c, unsigned int index)
 	void *mem;
 	int r;
 
-	r = xioctl(c->fd, VIDIOC_QUERYBUF, &b);
+	r = bridge_xioctl(c->fd, VIDIOC_QUERYBUF, &b);
 	if (r < 0)
 		return r;
 	req.map.offset = b.m.offset;
@@ -136,7 +136,7 @@ bridge_capture_start(const char *path, const struct bridge_mode *mode, struct sp
 	f.fmt.pix.width = mode->width;
 	f.fmt.pix.height = mode->height;
 	f.fmt.pix.field = V4L2_FIELD_NONE;
-	r = xioctl(c->fd, VIDIOC_S_FMT, &f);
+	r = bridge_xioctl(c->fd, VIDIOC_S_FMT, &f);
 	if (r < 0)
 		goto err;
 	if (f.fmt.pix.pixelformat != mode->fourcc || f.fmt.pix.width != mode->width ||
@@ -152,13 +152,13 @@ bridge_capture_start(const char *path, const struct bridge_mode *mode, struct sp
 	if (rate.num && rate.denom) {
 		parm.parm.capture.timeperframe.numerator = rate.denom;
 		parm.parm.capture.timeperframe.denominator = rate.num;
-		r = xioctl(c->fd, VIDIOC_S_PARM, &parm);
+		r = bridge_xioctl(c->fd, VIDIOC_S_PARM, &parm);
 		if (r < 0)
 			g_debug("%s: VIDIOC_S_PARM %u/%u fps: %s", path, rate.num, rate.denom,
 				g_strerror(-r));
 	}
 	what = "allocate buffers (VIDIOC_REQBUFS)";
-	r = xioctl(c->fd, VIDIOC_REQBUFS, &rb);
+	r = bridge_xioctl(c->fd, VIDIOC_REQBUFS, &rb);
 	if (r < 0)
 		goto err;
 	if (rb.count < 2) {
@@ -179,7 +179,7 @@ bridge_capture_start(const char *path, const struct bridge_mode *mode, struct sp
 			goto err;
 	}
 	what = "start streaming (VIDIOC_STREAMON)";
-	r = xioctl(c->fd, VIDIOC_STREAMON, &type);
+	r = bridge_xioctl(c->fd, VIDIOC_STREAMON, &type);
 	if (r < 0)
 		goto err;
 	c->streaming = true;
@@ -201,7 +201,7 @@ bridge_capture_stop(struct bridge_capture *c)
 	if (!c)
 		return;
 	if (c->streaming)
-		xioctl(c->fd, VIDIOC_STREAMOFF, &type);
+		bridge_xioctl(c->fd, VIDIOC_STREAMOFF, &type);
 	for (unsigned int i = 0; i < SHIM_MAX_BUFFERS; i++) {
 		if (c->bufs[i].mem)
 			munmap(c->bufs[i].mem, c->bufs[i].length);
@@ -228,7 +228,7 @@ bridge_capture_dequeue(struct bridge_capture *c)
 			.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 			.memory = V4L2_MEMORY_MMAP,
 		};
-		int r = xioctl(c->fd, VIDIOC_DQBUF, &b);
+		int r = bridge_xioctl(c->fd, VIDIOC_DQBUF, &b);
 
 		if (r == -EAGAIN)
 			return c->pending_index >= 0 ? 0 : -EAGAIN;

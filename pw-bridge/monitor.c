@@ -22,7 +22,6 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/inotify.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <gio/gio.h>
@@ -79,17 +78,6 @@ bridge_device_free(struct bridge_device *d)
 	g_free(d);
 }
 
-static int
-xioctl(int fd, unsigned long request, void *arg)
-{
-	int r;
-
-	do
-		r = ioctl(fd, request, arg);
-	while (r < 0 && errno == EINTR);
-	return r < 0 ? -errno : 0;
-}
-
 /* Every (format, discrete size) the node lists, with its rates and sizes. */
 static int
 probe_modes(int fd, GArray *modes)
@@ -97,7 +85,7 @@ probe_modes(int fd, GArray *modes)
 	struct v4l2_fmtdesc fd_desc = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 	uint32_t subtype, spa_format;
 
-	for (; xioctl(fd, VIDIOC_ENUM_FMT, &fd_desc) == 0; fd_desc.index++) {
+	for (; bridge_xioctl(fd, VIDIOC_ENUM_FMT, &fd_desc) == 0; fd_desc.index++) {
 		struct v4l2_frmsizeenum fs = { .pixel_format = fd_desc.pixelformat };
 
 		if (!bridge_fourcc_to_spa(fd_desc.pixelformat, &subtype, &spa_format)) {
@@ -105,7 +93,7 @@ probe_modes(int fd, GArray *modes)
 				(const char *)&fd_desc.pixelformat);
 			continue;
 		}
-		for (; xioctl(fd, VIDIOC_ENUM_FRAMESIZES, &fs) == 0; fs.index++) {
+		for (; bridge_xioctl(fd, VIDIOC_ENUM_FRAMESIZES, &fs) == 0; fs.index++) {
 			struct v4l2_frmivalenum fi = {
 				.pixel_format = fs.pixel_format,
 				.width = fs.discrete.width,
@@ -123,7 +111,7 @@ probe_modes(int fd, GArray *modes)
 			if (fs.type != V4L2_FRMSIZE_TYPE_DISCRETE)
 				break;
 			for (; mode.n_rates < BRIDGE_MAX_RATES &&
-			       xioctl(fd, VIDIOC_ENUM_FRAMEINTERVALS, &fi) == 0; fi.index++) {
+			       bridge_xioctl(fd, VIDIOC_ENUM_FRAMEINTERVALS, &fi) == 0; fi.index++) {
 				if (fi.type != V4L2_FRMIVAL_TYPE_DISCRETE || !fi.discrete.numerator ||
 				    !fi.discrete.denominator)
 					break;
@@ -136,7 +124,7 @@ probe_modes(int fd, GArray *modes)
 			f.fmt.pix.width = mode.width;
 			f.fmt.pix.height = mode.height;
 			f.fmt.pix.field = V4L2_FIELD_NONE;
-			r = xioctl(fd, VIDIOC_TRY_FMT, &f);
+			r = bridge_xioctl(fd, VIDIOC_TRY_FMT, &f);
 			if (r < 0)
 				return r;
 			if (f.fmt.pix.pixelformat != mode.fourcc || f.fmt.pix.width != mode.width ||
@@ -185,9 +173,9 @@ bridge_device_probe(const char *dir, const char *name, struct bridge_device **re
 		return -errno;
 	if (fstat(fd, &st) < 0 || st.st_rdev != rdev)
 		return -ENODEV;		/* replaced between the two opens */
-	if (xioctl(fd, VIDIOC_V4L2CUSE_INFO, &info) < 0 || info.magic != V4L2CUSE_INFO_MAGIC)
+	if (bridge_xioctl(fd, VIDIOC_V4L2CUSE_INFO, &info) < 0 || info.magic != V4L2CUSE_INFO_MAGIC)
 		return -ENODEV;		/* another CUSE device (osspd, ...) */
-	r = xioctl(fd, VIDIOC_QUERYCAP, &cap);
+	r = bridge_xioctl(fd, VIDIOC_QUERYCAP, &cap);
 	if (r < 0)
 		return r;
 	if (!((cap.capabilities & V4L2_CAP_DEVICE_CAPS ? cap.device_caps : cap.capabilities) &

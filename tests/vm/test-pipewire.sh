@@ -33,7 +33,7 @@ R=$V4L2CUSE_RESULTS
 T=$(mktemp -d)
 
 vm_require pipewire wireplumber pw-dump pw-cli jq dbus-daemon gst-launch-1.0 \
-	gst-device-monitor-1.0 python3 || bail_out "missing programs"
+	gst-device-monitor-1.0 v4l2-ctl python3 || bail_out "missing programs"
 [[ -x $bridge ]] || bail_out "$bridge is not built (meson -Dpipewire=enabled)"
 [[ -x $client ]] || bail_out "$client is not built"
 gst-inspect-1.0 pipewiresrc >/dev/null 2>&1 || bail_out "GStreamer has no pipewiresrc (gstreamer1.0-pipewire)"
@@ -228,32 +228,41 @@ for size in 320x240 640x480; do
 done
 
 # --- share=true and a busy exclusive node ----------------------------------------
-"$client" /dev/video42 read 0 >"$T/reader-a.out" 2>&1 &
+# The last capture left video42 at 640x480 RGB (a device keeps the format
+# the last app set); the reader streams the device's format, YUYV.
+check "v4l2-ctl sets video42 back to 320x240 YUYV" \
+	v4l2-ctl -d /dev/video42 --set-fmt-video=width=320,height=240,pixelformat=YUYV
+"$client" /dev/video42 read 0 >"$R/reader-a.out" 2>&1 &
 reader=$!
 sleep 3
-check "share=true: PipeWire captures while a read() client streams" \
+check "a read() client streams from shared video42" kill -0 $reader
+check "share=true: PipeWire captures meanwhile" \
 	capture v4l2cuse.video42 video/x-raw,format=YUY2,width=320,height=240 10 "$R/a-shared.raw"
 check "... whole frames with the bars" \
 	python3 "$check_frames" "$R/a-shared.raw" 320 240 --frames 10 --bars75 --overlay-rows 40
-kill -TERM $reader
+check "... while the read() client kept streaming" kill -0 $reader
+kill -TERM $reader 2>/dev/null || true
 rc=0
 wait $reader || rc=$?
-check "... and the read() client got every frame whole with the bars" bash -c "
-	cat '$T/reader-a.out'; (($rc == 0)) && grep -qE 'frames=[1-9]' '$T/reader-a.out'"
+check "... and got every frame whole with the bars" bash -c "
+	cat '$R/reader-a.out'; (($rc == 0)) && grep -qE 'frames=[1-9]' '$R/reader-a.out'"
 
-"$client" /dev/video43 read 0 >"$T/reader-b.out" 2>&1 &
+"$client" /dev/video43 read 0 >"$R/reader-b.out" 2>&1 &
 reader=$!
 sleep 3
+check "a read() client streams from exclusive video43" kill -0 $reader
 check "exclusive and busy: the PipeWire consumer gets an error, no hang" bash -c "
 	capture v4l2cuse.video43 video/x-raw,format=YUY2,width=320,height=240 3 '$R/b-busy.raw';
 	rc=\$?; tail -3 '$R/b-busy.raw.log'; ((rc != 0 && rc != 124))"
 check "... the bridge says why" grep -q 'video43: cannot set the format.*busy' "$R/bridge.log"
-kill -TERM $reader
+kill -TERM $reader 2>/dev/null || true
 rc=0
 wait $reader || rc=$?
 check "... the read() client was not disturbed" bash -c "
-	cat '$T/reader-b.out'; (($rc == 0)) && grep -qE 'frames=[1-9]' '$T/reader-b.out'"
-vm_wait_for "... and v4l2cuse.video43 is back for the next consumer" 60 bash -c 'has_node v4l2cuse.video43' || true
+	cat '$R/reader-b.out'; (($rc == 0)) && grep -qE 'frames=[1-9]' '$R/reader-b.out'"
+vm_wait_for "... and v4l2cuse.video43 is published again for the next consumer" 60 bash -c "
+	[[ \$(grep -c 'published as PipeWire node v4l2cuse.video43' '$R/bridge.log') -ge 2 ]] &&
+	has_node v4l2cuse.video43" || true
 check "... which captures" \
 	capture v4l2cuse.video43 video/x-raw,format=YUY2,width=320,height=240 3 "$R/b-again.raw"
 
