@@ -108,7 +108,6 @@ struct bridge_camera;
 /* A camera for @dev (taken); it is published while it has a core. */
 struct bridge_camera *bridge_camera_new(struct bridge_device *dev);
 void bridge_camera_free(struct bridge_camera *cam);
-const struct bridge_device *bridge_camera_device(const struct bridge_camera *cam);
 /* Publish on @core (NULL: PipeWire went away, drop the stream). */
 void bridge_camera_set_core(struct bridge_camera *cam, struct pw_core *core);
 

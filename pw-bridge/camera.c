@@ -67,9 +67,9 @@ on_restart(gpointer data)
 }
 
 /*
- * A capture failed: the consumer gets the error (a stream in error cannot
- * stream again), and a fresh node with the same name follows for the next
- * consumer.
+ * A capture failed: the stream goes to error, which fails the consumer's
+ * link (a stream in error cannot stream again), and a fresh node with the
+ * same name follows for the next consumer.
  */
 static void
 camera_fail(struct bridge_camera *cam, int res, const char *msg)
@@ -363,12 +363,6 @@ bridge_camera_free(struct bridge_camera *cam)
 	bridge_device_free(cam->dev);
 	g_free(cam->node_name);
 	g_free(cam);
-}
-
-const struct bridge_device *
-bridge_camera_device(const struct bridge_camera *cam)
-{
-	return cam->dev;
 }
 
 void

@@ -125,11 +125,13 @@ bridge_capture_start(const char *path, const struct bridge_mode *mode, struct sp
 		goto err;
 	}
 	/* The private ioctl and the authenticated socket (docs/shim.md). */
-	what = "attach to the daemon's buffer socket";
 	c->shim = shim_attach(c->fd);
 	if (!c->shim) {
+		/* preload/client.c said why at debug level. */
+		*ret_error = g_strdup("cannot attach to the daemon's buffer socket "
+				      "(is " V4L2CUSE_CTL_RUNDIR " reachable? --verbose says more)");
 		r = -ENOTSUP;
-		goto err;
+		goto err_msg;
 	}
 	what = "set the format (VIDIOC_S_FMT)";
 	f.fmt.pix.pixelformat = mode->fourcc;
