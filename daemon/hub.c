@@ -34,6 +34,7 @@
 #include "util/macros.h"
 #include "convert.h"
 #include "hub.h"
+#include "loopback.h"
 
 enum hub_mode {
 	HUB_IDLE,
@@ -82,6 +83,7 @@ struct hub_tap {
 
 struct v4l2cuse_hub {
 	GHashTable *inputs;		/* key -> struct hub_input * */
+	struct v4l2cuse_loopbacks *loopbacks;	/* writer nodes and their capture ends */
 };
 
 static const struct v4l2cuse_source_ops hub_tap_ops;
@@ -561,6 +563,7 @@ v4l2cuse_hub_new(void)
 	struct v4l2cuse_hub *hub = g_new0(struct v4l2cuse_hub, 1);
 
 	hub->inputs = g_hash_table_new(g_str_hash, g_str_equal);
+	hub->loopbacks = v4l2cuse_loopbacks_new();
 	return hub;
 }
 
@@ -572,6 +575,7 @@ v4l2cuse_hub_free(struct v4l2cuse_hub *hub)
 	if (g_hash_table_size(hub->inputs))
 		g_warning("bug: hub freed with %u inputs in use", g_hash_table_size(hub->inputs));
 	g_hash_table_destroy(hub->inputs);
+	v4l2cuse_loopbacks_free(hub->loopbacks);
 	g_free(hub);
 }
 
@@ -598,11 +602,16 @@ int
 v4l2cuse_hub_source_create(struct v4l2cuse_hub *hub, const char *spec,
 			   struct v4l2cuse_source **ret_src, char **ret_error)
 {
-	g_autofree char *key = hub ? v4l2cuse_source_input_key(spec) : NULL;
-	struct hub_input *in = key ? g_hash_table_lookup(hub->inputs, key) : NULL;
+	g_autofree char *key = NULL;
+	struct hub_input *in;
 	struct hub_tap *t;
 	int r;
 
+	if (v4l2cuse_loopback_is_spec(spec))
+		return v4l2cuse_loopback_create(hub ? hub->loopbacks : NULL, spec, ret_src,
+						ret_error);
+	key = hub ? v4l2cuse_source_input_key(spec) : NULL;
+	in = key ? g_hash_table_lookup(hub->inputs, key) : NULL;
 	if (!key)
 		return v4l2cuse_source_create(spec, ret_src, ret_error);
 	if (!in) {

@@ -2,10 +2,12 @@
 #pragma once
 
 /*
- * Inputs shared between devices. Devices whose source= names the same
- * camera or file (v4l2cuse_source_input_key(): the same device node, also
- * through a by-id link, or the same file, with the same options) get one
- * instance of the source between them, and each device a "tap" on it: a
+ * Inputs shared between devices, and the registry of loopbacks (daemon/
+ * loopback.h: writer nodes that feed capture devices): every source a
+ * device uses comes from here. Devices whose source= names the same camera
+ * or file (v4l2cuse_source_input_key(): the same device node, also through
+ * a by-id link, or the same file, with the same options) get one instance
+ * of the source between them, and each device a "tap" on it: a
  * source of its own that enumerates, negotiates and sets controls on the
  * shared instance, and streams in the device's own format.
  *

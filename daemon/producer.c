@@ -372,7 +372,7 @@ dev_producer_stop(struct v4l2cuse_device *dev)
 	g_clear_pointer(&dev->scratch, g_free);
 	dev->src->ops->stop(dev->src);
 	dev_placeholder_stop(dev);
-	dev->signal_lost = false;
+	/* signal_lost stays: what the source showed last, until it produces again. */
 }
 
 void

@@ -156,7 +156,28 @@ cmd_run()
 
 usage()
 {
-	sed -n '4,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	cat <<'EOF'
+Usage: tools/dev.sh COMMAND [ARGS...]
+
+The developer entry points of v4l2cuse, on Debian 12. Each command first
+installs the Debian packages it needs that are missing (that needs root or
+sudo), then does its job.
+
+Commands:
+  run [ARGS...]  Build, then run the daemon in the foreground as /dev/video42
+                 with the test pattern; ARGS go to the daemon. On a kernel
+                 without CUSE it runs the same demo inside the test VM and
+                 saves one frame as ./v4l2cuse-frame.png.
+  test           Build, then run every suite: the unit tests, the VM tests
+                 (each boots Debian's kernel under qemu) and a short fuzz run
+                 of every parser. This is what CI runs.
+  deps           Only install the missing packages.
+  build          Install what is missing and build into build/.
+  vm-prepare     Download the VM's kernel and build its initramfs (once).
+  fuzz           Build the fuzz harnesses with clang into build-fuzz/ and run
+                 each for FUZZ_SECONDS (default 60) seconds.
+  help           Print this text.
+EOF
 }
 
 case ${1:-} in

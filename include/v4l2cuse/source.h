@@ -134,6 +134,25 @@ struct v4l2cuse_source_ops {
 	/* Optional. An fd that turns readable when produce() will succeed. */
 	int (*wake_fd)(struct v4l2cuse_source *src);
 
+	/*
+	 * Optional. Sizes as one range instead of a list: the source takes any
+	 * size from min to max in steps (enumerated as V4L2_FRMSIZE_TYPE_STEPWISE,
+	 * and its intervals as V4L2_FRMIVAL_TYPE_CONTINUOUS from *ret_fastest to
+	 * *ret_slowest). -EINVAL: this fourcc has discrete sizes.
+	 */
+	int (*size_range)(struct v4l2cuse_source *src, uint32_t fourcc,
+			  struct v4l2_frmsize_stepwise *ret,
+			  struct v4l2_fract *ret_fastest, struct v4l2_fract *ret_slowest);
+
+	/*
+	 * Optional, the endpoint of an output device (a loopback's writer
+	 * node): between start() and stop() the device hands over each
+	 * whole frame the writer wrote, in the negotiated format
+	 * (@frame->bytesused bytes at @frame->data, valid during the call).
+	 * 0, or -errno: the frame was refused (counted, not shown).
+	 */
+	int (*consume)(struct v4l2cuse_source *src, const struct v4l2cuse_frame *frame);
+
 	/* Optional. The index-th control, NULL past the end. */
 	const struct v4l2cuse_control *(*control)(struct v4l2cuse_source *src,
 						  unsigned int index);
@@ -282,6 +301,22 @@ static inline int
 v4l2cuse_source_wake_fd(struct v4l2cuse_source *src)
 {
 	return src->ops->wake_fd ? src->ops->wake_fd(src) : -1;
+}
+
+static inline int
+v4l2cuse_source_size_range(struct v4l2cuse_source *src, uint32_t fourcc,
+			   struct v4l2_frmsize_stepwise *ret, struct v4l2_fract *ret_fastest,
+			   struct v4l2_fract *ret_slowest)
+{
+	return src->ops->size_range ? src->ops->size_range(src, fourcc, ret, ret_fastest,
+							   ret_slowest)
+				    : -EINVAL;
+}
+
+static inline int
+v4l2cuse_source_consume(struct v4l2cuse_source *src, const struct v4l2cuse_frame *frame)
+{
+	return src->ops->consume ? src->ops->consume(src, frame) : -EINVAL;
 }
 
 static inline const struct v4l2cuse_control *

@@ -83,6 +83,16 @@ fr_reply_data(struct v4l2cuse_req *r, const void *buf, size_t len)
 }
 
 static void
+fr_reply_write(struct v4l2cuse_req *r, size_t count)
+{
+	struct fake_req *fr = (struct fake_req *)r;
+
+	fr->len = count;
+	fake_answer(fr, 0, NULL, 0);
+	fr->len = count;
+}
+
+static void
 fr_reply_open(struct v4l2cuse_req *r, void *fh)
 {
 	fake_answer((struct fake_req *)r, 0, NULL, 0);
@@ -125,6 +135,7 @@ static const struct v4l2cuse_req_ops fr_ops = {
 	.reply_ioctl = fr_reply_ioctl,
 	.reply_err = fr_reply_err,
 	.reply_data = fr_reply_data,
+	.reply_write = fr_reply_write,
 	.reply_open = fr_reply_open,
 	.reply_poll = fr_reply_poll,
 	.park = fr_park,
@@ -228,6 +239,28 @@ fake_read(struct v4l2cuse_fh *fh, void *buf, size_t count, int flags)
 		done += fr.len;
 		if (fr.len < chunk)
 			break;		/* a short chunk ends the syscall */
+	}
+	return (ssize_t)done;
+}
+
+ssize_t
+fake_write(struct v4l2cuse_fh *fh, const void *buf, size_t count)
+{
+	size_t done = 0;
+
+	/* As the kernel: chunks of at most 128 KiB; a short or failed one ends it. */
+	while (done < count) {
+		struct fake_req fr = { .base = { .ops = &fr_ops } };
+		size_t chunk = MIN(count - done, (size_t)128 * 1024);
+
+		v4l2cuse_fh_write(fh, &fr.base, (const uint8_t *)buf + done, chunk, (off_t)done);
+		g_assert_cmpint(fr.state, ==, FAKE_REPLIED);
+		if (fr.result < 0)
+			return done ? (ssize_t)done : fr.result;
+		g_assert_cmpuint(fr.len, <=, chunk);
+		done += fr.len;
+		if (fr.len < chunk)
+			break;
 	}
 	return (ssize_t)done;
 }
