@@ -272,6 +272,24 @@ test_negotiate_consumer_choice(void)
 	g_assert_true(found == &modes[3]);
 }
 
+/* A fixed 640x480 Format; @format UNKNOWN leaves the property out. */
+static struct spa_pod *
+fixed_format(uint8_t *buf, size_t size, uint32_t media_type, uint32_t subtype, uint32_t format)
+{
+	struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buf, size);
+	struct spa_pod_frame f;
+
+	spa_pod_builder_push_object(&b, &f, SPA_TYPE_OBJECT_Format, SPA_PARAM_Format);
+	spa_pod_builder_add(&b,
+		SPA_FORMAT_mediaType, SPA_POD_Id(media_type),
+		SPA_FORMAT_mediaSubtype, SPA_POD_Id(subtype), 0);
+	if (format != SPA_VIDEO_FORMAT_UNKNOWN)
+		spa_pod_builder_add(&b, SPA_FORMAT_VIDEO_format, SPA_POD_Id(format), 0);
+	spa_pod_builder_add(&b,
+		SPA_FORMAT_VIDEO_size, SPA_POD_Rectangle(&SPA_RECTANGLE(640, 480)), 0);
+	return spa_pod_builder_pop(&b, &f);
+}
+
 /* A Format fixed by another producer's rules still maps, or is refused. */
 static void
 test_parse(void)
@@ -283,12 +301,8 @@ test_parse(void)
 	struct bridge_format f;
 
 	/* No frame rate: any of the mode's. */
-	b = SPA_POD_BUILDER_INIT(buf, sizeof(buf));
-	pod = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_Format, SPA_PARAM_Format,
-		SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
-		SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
-		SPA_FORMAT_VIDEO_format, SPA_POD_Id(SPA_VIDEO_FORMAT_NV12),
-		SPA_FORMAT_VIDEO_size, SPA_POD_Rectangle(&SPA_RECTANGLE(640, 480)));
+	pod = fixed_format(buf, sizeof(buf), SPA_MEDIA_TYPE_video, SPA_MEDIA_SUBTYPE_raw,
+			   SPA_VIDEO_FORMAT_NV12);
 	g_assert_cmpint(bridge_format_parse(pod, &f), ==, 0);
 	g_assert_cmpuint(f.rate.num, ==, 0);
 	g_assert_true(bridge_modes_find(modes, 1, &f) == &modes[0]);
@@ -303,26 +317,16 @@ test_parse(void)
 	g_assert_null(bridge_modes_find(modes, 1, &f));
 
 	/* A format we cannot name. */
-	b = SPA_POD_BUILDER_INIT(buf, sizeof(buf));
-	pod = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_Format, SPA_PARAM_Format,
-		SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
-		SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
-		SPA_FORMAT_VIDEO_format, SPA_POD_Id(SPA_VIDEO_FORMAT_ARGB),
-		SPA_FORMAT_VIDEO_size, SPA_POD_Rectangle(&SPA_RECTANGLE(640, 480)));
+	pod = fixed_format(buf, sizeof(buf), SPA_MEDIA_TYPE_video, SPA_MEDIA_SUBTYPE_raw,
+			   SPA_VIDEO_FORMAT_ARGB);
 	g_assert_cmpint(bridge_format_parse(pod, &f), ==, -ENOTSUP);
 
 	/* Audio; raw video without a format; no size; not a format at all. */
-	b = SPA_POD_BUILDER_INIT(buf, sizeof(buf));
-	pod = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_Format, SPA_PARAM_Format,
-		SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_audio),
-		SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
-		SPA_FORMAT_VIDEO_size, SPA_POD_Rectangle(&SPA_RECTANGLE(640, 480)));
+	pod = fixed_format(buf, sizeof(buf), SPA_MEDIA_TYPE_audio, SPA_MEDIA_SUBTYPE_raw,
+			   SPA_VIDEO_FORMAT_UNKNOWN);
 	g_assert_cmpint(bridge_format_parse(pod, &f), ==, -EINVAL);
-	b = SPA_POD_BUILDER_INIT(buf, sizeof(buf));
-	pod = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_Format, SPA_PARAM_Format,
-		SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
-		SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
-		SPA_FORMAT_VIDEO_size, SPA_POD_Rectangle(&SPA_RECTANGLE(640, 480)));
+	pod = fixed_format(buf, sizeof(buf), SPA_MEDIA_TYPE_video, SPA_MEDIA_SUBTYPE_raw,
+			   SPA_VIDEO_FORMAT_UNKNOWN);
 	g_assert_cmpint(bridge_format_parse(pod, &f), ==, -EINVAL);
 	b = SPA_POD_BUILDER_INIT(buf, sizeof(buf));
 	pod = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_Format, SPA_PARAM_Format,
