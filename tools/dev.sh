@@ -88,7 +88,9 @@ cmd_build()
 			say "$build_dir is unusable (older meson?); setting it up again"
 			meson setup --wipe "$build_dir" -Dvm-tests=enabled -Dgstreamer=enabled -Dpipewire=enabled
 		elif [[ $opt != "enabled enabled" ]]; then
-			meson configure "$build_dir" -Dvm-tests=enabled -Dgstreamer=enabled -Dpipewire=enabled
+			# --reconfigure: an option added since the dir was set up is new to it.
+			meson setup --reconfigure "$build_dir" -Dvm-tests=enabled -Dgstreamer=enabled \
+				-Dpipewire=enabled
 		fi
 	else
 		meson setup "$build_dir" -Dvm-tests=enabled -Dgstreamer=enabled -Dpipewire=enabled
