@@ -849,6 +849,7 @@ v4l2cuse_manager_stats(struct v4l2cuse_manager *m, GString *out)
 		g_string_append_printf(out, "[device %s]\nnode %s\nstate %s\nsignal %s\nopens %u\n"
 				       "consumers %u\nstreaming %s\ndelivered %" G_GUINT64_FORMAT
 				       "\ndropped %" G_GUINT64_FORMAT "\nerrors %" G_GUINT64_FORMAT
+				       "\nparked %u\ninterrupted %" G_GUINT64_FORMAT
 				       "\nbuffer-memory-bytes %" G_GUINT64_FORMAT
 				       "\nbuffer-memory-limit-bytes %" G_GUINT64_FORMAT
 				       "\nbuffer-memory-refused %" G_GUINT64_FORMAT
@@ -857,7 +858,7 @@ v4l2cuse_manager_stats(struct v4l2cuse_manager *m, GString *out)
 				       md->conf->id, md->node, mdev_state_names[md->state],
 				       mdev_signal(md, &st), st.opens, st.consumers,
 				       st.streaming ? "yes" : "no", st.delivered, st.dropped, st.errors,
-				       st.buffer_memory, st.buffer_memory_limit,
+				       st.parked, st.interrupted, st.buffer_memory, st.buffer_memory_limit,
 				       st.buffer_memory_refused, sh.connections, sh.authenticated,
 				       sh.tokens, sh.mappings, sh.refused);
 	}
