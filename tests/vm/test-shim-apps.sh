@@ -90,6 +90,7 @@ chromium_gum()
 {
 	local log=$R/chromium.log result t0 pid
 	mkdir -p /tmp/chromium-home
+	: >"$log"
 	# setsid: the whole process tree is killed at the end.
 	HOME=/tmp/chromium-home setsid "$run" chromium --headless=new --no-sandbox \
 		--disable-gpu --disable-quic --no-first-run --disable-background-networking \
