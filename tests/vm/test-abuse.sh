@@ -182,8 +182,8 @@ check "another process gets EMFILE on video50 too" bash -c \
 	"! timeout 20 cat /dev/video50 >/dev/null 2>'$T/cat.err'; cat '$T/cat.err';
 	 grep -q 'Too many open files' '$T/cat.err'"
 check "video51 of the same daemon still opens" timeout 20 bash -c 'exec 3</dev/video51'
-check "v4l2cuse-ctl list shows 1024 opens on video50" bash -c \
-	"'$ctl' list | awk '\$2 == \"video50\" && \$5 == 1024 { f = 1 } END { exit !f }'"
+check "v4l2cuse-ctl stats shows 1024 opens on video50" \
+	test "$(timeout 30 "$ctl" stats | vm_stat opens "device v50")" = 1024
 release opens
 # close() returns before the daemon has seen the RELEASE: wait for all 1024.
 t0=$SECONDS
@@ -191,7 +191,7 @@ wait_check_opens()
 {
 	local end=$((SECONDS + 120))
 	while ((SECONDS < end)); do
-		"$ctl" list | awk '$2 == "video50" && $5 == 0 { f = 1 } END { exit !f }' && return 0
+		[[ $(timeout 30 "$ctl" stats | vm_stat opens "device v50") == 0 ]] && return 0
 		sleep 0.5
 	done
 	return 1
