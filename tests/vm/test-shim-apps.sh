@@ -82,7 +82,7 @@ want_part mpv && check "mpv av://v4l2:$dev --vo=null --frames=30" \
 
 # One launch, no retry and no skip: with these flags, the page read from the
 # checkout (9p) and 3 GiB of guest memory (tests/vm/meson.build) Chromium
-# loads the page in every run (measured: see docs/reliability.md); a launch
+# loads the page in every run (docs/shim.md, Tests); a launch
 # that does not is a failure to look at, not to hide. Older variants
 # (--in-process-gpu, --renderer-process-limit=1, the page in the guest's
 # /tmp, 2 GiB) stalled in 4 of 5 runs before the node was opened.
