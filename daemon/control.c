@@ -163,6 +163,10 @@ client_run(struct ctl_client *cl, char **argv, GString *out, char **ret_error)
 		v4l2cuse_manager_list(c->m, out);
 		return 0;
 	}
+	if (strcmp(cmd, "stats") == 0 && argc == 1) {
+		v4l2cuse_manager_stats(c->m, out);
+		return 0;
+	}
 	if (strcmp(cmd, "add") == 0)
 		return cmd_add(c, argv, out, ret_error);
 	if (strcmp(cmd, "remove") == 0 && argc == 2)
@@ -180,7 +184,7 @@ client_run(struct ctl_client *cl, char **argv, GString *out, char **ret_error)
 		}
 		return c->reload(c->data, ret_error);
 	}
-	*ret_error = g_strdup_printf("unknown command or wrong arguments: '%s' (known: list, "
+	*ret_error = g_strdup_printf("unknown command or wrong arguments: '%s' (known: list, stats, "
 				     "add ID [KEY=VALUE...], remove ID, set-source ID SPEC, "
 				     "set-placeholder ID SPEC|none, reload)", cmd);
 	return -EINVAL;
@@ -199,7 +203,8 @@ client_handle(struct ctl_client *cl, const char *line)
 		client_send(cl, out);
 		return;
 	}
-	if (strcmp(argv[0], "list") != 0)
+	/* Changes are logged; the read-only commands are not (a monitor may poll). */
+	if (strcmp(argv[0], "list") != 0 && strcmp(argv[0], "stats") != 0)
 		g_message("control: uid %u pid %d: %s%s%s", (unsigned int)cl->cred.uid,
 			  (int)cl->cred.pid, argv[0], argv[1] ? " " : "", argv[1] ? argv[1] : "");
 	r = client_run(cl, argv, out, &err);

@@ -22,6 +22,7 @@ static const char usage_text[] =
 	"\n"
 	"Commands:\n"
 	"  list                          devices, nodes, states, consumers, frame counts\n"
+	"  stats                         the daemon's and each device's figures, KEY VALUE\n"
 	"  add ID [KEY=VALUE...]         add a device (keys as in v4l2cuse.conf(5))\n"
 	"  remove ID                     remove a device\n"
 	"  set-source ID SPEC            switch a device's source live (same format)\n"

@@ -110,6 +110,7 @@ struct v4l2cuse_device {
 	char *source_spec;		/* the spec dev->src was made from */
 	struct v4l2cuse_offer *offer;	/* NULL: the source offers all it has */
 	uint64_t delivered, dropped, errors;
+	uint64_t interrupted;		/* parked requests answered EINTR (caller interrupted) */
 
 	struct dev_ctrl *ctrls;
 	unsigned int n_ctrls;

@@ -322,6 +322,7 @@ v4l2cuse_device_get_stats(struct v4l2cuse_device *dev, struct v4l2cuse_device_st
 		.delivered = dev->delivered,
 		.dropped = dev->dropped,
 		.errors = dev->errors,
+		.interrupted = dev->interrupted,
 		.fmt = dev->fmt,
 		.interval = dev->interval,
 	};

@@ -60,6 +60,7 @@ struct v4l2cuse_device_stats {
 	uint64_t delivered;		/* frames handed to consumers since creation */
 	uint64_t dropped;		/* frames skipped (no free buffer, source drop) */
 	uint64_t errors;		/* frames delivered with V4L2_BUF_FLAG_ERROR */
+	uint64_t interrupted;		/* parked DQBUF/read() answered EINTR (caller interrupted) */
 	struct v4l2_pix_format fmt;
 	struct v4l2_fract interval;
 	uint64_t buffer_memory;		/* bytes of buffers allocated now */

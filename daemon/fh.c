@@ -32,6 +32,15 @@ dev_unpark(struct dev_parked *p)
 	p->interrupted = false;
 }
 
+/* Answer the parked request of @p with EINTR: its caller was interrupted. */
+static void
+dev_parked_interrupted(struct dev_parked *p, struct v4l2cuse_req *req)
+{
+	p->fh->dev->interrupted++;
+	dev_unpark(p);
+	v4l2cuse_req_reply_err(req, -EINTR);
+}
+
 static void
 dev_interrupt_cb(struct v4l2cuse_req *req, void *data)
 {
@@ -43,8 +52,7 @@ dev_interrupt_cb(struct v4l2cuse_req *req, void *data)
 		p->interrupted = true;	/* answered once registration returns */
 		return;
 	}
-	dev_unpark(p);
-	v4l2cuse_req_reply_err(req, -EINTR);
+	dev_parked_interrupted(p, req);
 }
 
 /* Park @req in @p (which must be empty) and listen for interrupts. */
@@ -58,10 +66,8 @@ dev_park(struct dev_parked *p, struct v4l2cuse_fh *fh, struct v4l2cuse_req *req)
 	p->registering = true;
 	parked->ops->on_interrupt(parked, dev_interrupt_cb, p);
 	p->registering = false;
-	if (p->interrupted) {
-		dev_unpark(p);
-		v4l2cuse_req_reply_err(parked, -EINTR);
-	}
+	if (p->interrupted)
+		dev_parked_interrupted(p, parked);
 }
 
 static void dev_read_retry(struct v4l2cuse_fh *fh);

@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -833,6 +834,26 @@ format_fmt(const struct v4l2cuse_device_stats *st, char *buf, size_t size)
 			 (const char *)&st->fmt.pixelformat, iv->denominator, iv->numerator);
 }
 
+/* @md's figures; a device not running has the limit it will get. */
+static void
+mdev_get_stats(const struct mdev *md, struct v4l2cuse_device_stats *st)
+{
+	*st = (struct v4l2cuse_device_stats){
+		.buffer_memory_limit = md->conf->buffer_memory_limit,
+	};
+	if (md->dev)
+		v4l2cuse_device_get_stats(md->dev, st);
+}
+
+/* The SIGNAL of list and stats: "lost" while the placeholder is shown. */
+static const char *
+mdev_signal(const struct mdev *md, const struct v4l2cuse_device_stats *st)
+{
+	if (!md->dev)
+		return "-";
+	return st->signal_lost ? "lost" : "ok";
+}
+
 /* "used/limit" with K/M/G units, the limit in the largest exact unit ("-": none). */
 static void
 format_mem(uint64_t used, uint64_t limit, char *buf, size_t size)
@@ -905,24 +926,21 @@ v4l2cuse_manager_list(struct v4l2cuse_manager *m, GString *out)
 			       "SOURCE");
 	for (unsigned int i = 0; i < m->devs->len; i++) {
 		struct mdev *md = m->devs->pdata[i];
-		struct v4l2cuse_device_stats st = { 0 };
+		struct v4l2cuse_device_stats st;
 		char fmt[40] = "-", mem[48], consumers[16] = "-";
-		const char *state = mdev_state_names[md->state];
 
+		mdev_get_stats(md, &st);
 		if (md->dev) {
-			v4l2cuse_device_get_stats(md->dev, &st);
 			format_fmt(&st, fmt, sizeof(fmt));
 			/* "N" on a shared device, "N/1" on an exclusive one. */
 			snprintf(consumers, sizeof(consumers), st.shared ? "%u" : "%u/1",
 				 st.consumers);
 		}
-		format_mem(st.buffer_memory, md->dev ? st.buffer_memory_limit
-						      : md->conf->buffer_memory_limit,
-			   mem, sizeof(mem));
+		format_mem(st.buffer_memory, st.buffer_memory_limit, mem, sizeof(mem));
 		g_string_append_printf(out, "%-12s %-8s %-11s %-6s %5u %-9s %9s %10" G_GUINT64_FORMAT
 				       " %8" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT " %-22s %-13s %s\n",
-				       md->conf->id, md->node, state,
-				       !md->dev ? "-" : st.signal_lost ? "lost" : "ok", st.opens,
+				       md->conf->id, md->node, mdev_state_names[md->state],
+				       mdev_signal(md, &st), st.opens,
 				       st.streaming ? "yes" : "no", consumers, st.delivered,
 				       st.dropped, st.errors, fmt, mem,
 				       md->dev ? v4l2cuse_device_source_spec(md->dev)
@@ -943,6 +961,59 @@ v4l2cuse_manager_list(struct v4l2cuse_manager *m, GString *out)
 	}
 }
 
+/*
+ * "KEY VALUE" lines in groups, like a key file: "[daemon]", then one
+ * "[device ID]" per device in list order. Byte counts end in "-bytes".
+ * Readers must skip keys and groups they do not know: more will come.
+ */
+void
+v4l2cuse_manager_stats(struct v4l2cuse_manager *m, GString *out)
+{
+	struct vb_budget_stats mem;
+
+	vb_budget_get_stats(m->budget, &mem);
+	g_string_append_printf(out, "[daemon]\npid %d\ndevices %u\n", (int)getpid(), m->devs->len);
+#if HAVE_MALLINFO2
+	{
+		/* glibc's allocator over all arenas: what the daemon's live
+		 * allocations hold (chunks in use, plus the large ones malloc
+		 * maps on their own), and what malloc keeps free for reuse.
+		 * Not meaningful under ASan, whose allocator is not glibc's. */
+		struct mallinfo2 mi = mallinfo2();
+
+		g_string_append_printf(out, "heap-in-use-bytes %zu\nheap-free-bytes %zu\n",
+				       mi.uordblks + mi.hblkhd, mi.fordblks);
+	}
+#endif
+	g_string_append_printf(out, "buffer-memory-bytes %" G_GUINT64_FORMAT
+			       "\nbuffer-memory-limit-bytes %" G_GUINT64_FORMAT "\n",
+			       mem.used, mem.limit);
+	for (unsigned int i = 0; i < m->devs->len; i++) {
+		struct mdev *md = m->devs->pdata[i];
+		struct v4l2cuse_device_stats st;
+		struct v4l2cuse_shim_stats sh = { 0 };
+
+		mdev_get_stats(md, &st);
+		if (md->shim)
+			v4l2cuse_shim_get_stats(md->shim, &sh);
+		g_string_append_printf(out, "[device %s]\nnode %s\nstate %s\nsignal %s\nopens %u\n"
+				       "consumers %u\nstreaming %s\ndelivered %" G_GUINT64_FORMAT
+				       "\ndropped %" G_GUINT64_FORMAT "\nerrors %" G_GUINT64_FORMAT
+				       "\nparked %u\ninterrupted %" G_GUINT64_FORMAT
+				       "\nbuffer-memory-bytes %" G_GUINT64_FORMAT
+				       "\nbuffer-memory-limit-bytes %" G_GUINT64_FORMAT
+				       "\nbuffer-memory-refused %" G_GUINT64_FORMAT
+				       "\nshim-connections %u\nshim-attached %u\nshim-tokens %u"
+				       "\nshim-mappings %u\nshim-refused %u\n",
+				       md->conf->id, md->node, mdev_state_names[md->state],
+				       mdev_signal(md, &st), st.opens, st.consumers,
+				       st.streaming ? "yes" : "no", st.delivered, st.dropped, st.errors,
+				       st.parked, st.interrupted, st.buffer_memory, st.buffer_memory_limit,
+				       st.buffer_memory_refused, sh.connections, sh.authenticated,
+				       sh.tokens, sh.mappings, sh.refused);
+	}
+}
+
 char *
 v4l2cuse_manager_status(struct v4l2cuse_manager *m)
 {
@@ -952,10 +1023,9 @@ v4l2cuse_manager_status(struct v4l2cuse_manager *m)
 
 	for (unsigned int i = 0; i < m->devs->len; i++) {
 		struct mdev *md = m->devs->pdata[i];
-		struct v4l2cuse_device_stats st = { 0 };
+		struct v4l2cuse_device_stats st;
 
-		if (md->dev)
-			v4l2cuse_device_get_stats(md->dev, &st);
+		mdev_get_stats(md, &st);
 		serving += md->state == MDEV_SERVING;
 		streaming += st.streaming;
 		opens += st.opens;

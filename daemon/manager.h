@@ -61,6 +61,8 @@ int v4l2cuse_manager_set_placeholder(struct v4l2cuse_manager *m, const char *id,
 				     const char *spec, char **ret_error);
 /* A header line and one line per device (v4l2cuse-ctl list). */
 void v4l2cuse_manager_list(struct v4l2cuse_manager *m, GString *out);
+/* Daemon-wide figures, then each device's (v4l2cuse-ctl stats). */
+void v4l2cuse_manager_stats(struct v4l2cuse_manager *m, GString *out);
 /* One line for systemd's STATUS=. */
 char *v4l2cuse_manager_status(struct v4l2cuse_manager *m);
 /* The daemon-wide settings in force (the last applied configuration). */

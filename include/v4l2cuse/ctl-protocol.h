@@ -26,6 +26,8 @@
  *    Commands (daemon/control.c has the details, v4l2cuse-ctl(1) the user
  *    view):
  *      list                       a header line, then one line per device
+ *      stats                      "[daemon]", then "[device ID]" per device,
+ *                                 each followed by "KEY VALUE" lines
  *      add ID [KEY=VALUE...]      a device like a [device ID] config group
  *      remove ID
  *      set-source ID SPEC         switch the source live (same format)

@@ -416,6 +416,7 @@ test_read(struct fixture *f, gconstpointer data)
 {
 	size_t size = 320 * 240 * 2;
 	g_autofree uint8_t *frame = g_malloc(size * 2);
+	struct v4l2cuse_device_stats st;
 	struct fake_parked *p;
 	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 	ssize_t n;
@@ -455,14 +456,20 @@ test_read(struct fixture *f, gconstpointer data)
 	/* poll: a frame ready or coming; never POLLERR for the reader. */
 	g_assert_false(fake_poll(f->fh, POLLIN) & POLLERR);
 
-	/* A parked read is interrupted: EINTR. */
+	/* A parked read is interrupted: EINTR, and counted (v4l2cuse-ctl stats). */
 	while ((n = fake_read(f->fh, frame, size, O_NONBLOCK)) != -EAGAIN)
 		g_assert_cmpint(n, ==, (ssize_t)size);
 	g_assert_cmpint(fake_read(f->fh, frame, size, 0), ==, FAKE_PARKED);
+	v4l2cuse_device_get_stats(f->dev, &st);
+	g_assert_cmpuint(st.parked, ==, 1);
+	g_assert_cmpuint(st.interrupted, ==, 0);
 	p = fake_last_parked();
 	fake_interrupt_last();
 	g_assert_true(p->answered);
 	g_assert_cmpint(p->result, ==, -EINTR);
+	v4l2cuse_device_get_stats(f->dev, &st);
+	g_assert_cmpuint(st.parked, ==, 0);
+	g_assert_cmpuint(st.interrupted, ==, 1);
 }
 
 static void
@@ -472,6 +479,7 @@ test_dqbuf_parking(struct fixture *f, gconstpointer data)
 					  .memory = V4L2_MEMORY_MMAP };
 	struct v4l2_buffer b;
 	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	struct v4l2cuse_device_stats st;
 	struct fake_parked *p;
 
 	g_assert_cmpint(fake_ioctl(f->shim, VIDIOC_REQBUFS, &rb), ==, 0);
@@ -507,9 +515,15 @@ test_dqbuf_parking(struct fixture *f, gconstpointer data)
 	g_assert_false(p->answered);
 	/* A second blocking DQBUF on the same handle is refused. */
 	g_assert_cmpint(fake_ioctl(f->shim, VIDIOC_DQBUF, &b), ==, -EBUSY);
+	v4l2cuse_device_get_stats(f->dev, &st);
+	g_assert_cmpuint(st.parked, ==, 1);
 	g_assert_cmpint(fake_ioctl(f->shim, VIDIOC_STREAMOFF, &type), ==, 0);
 	g_assert_true(p->answered);
 	g_assert_cmpint(p->result, ==, -EINVAL);
+	/* Woken, not interrupted. */
+	v4l2cuse_device_get_stats(f->dev, &st);
+	g_assert_cmpuint(st.parked, ==, 0);
+	g_assert_cmpuint(st.interrupted, ==, 0);
 
 	/* An interrupted DQBUF answers EINTR. */
 	g_assert_cmpint(fake_ioctl(f->shim, VIDIOC_STREAMON, &type), ==, 0);
@@ -524,6 +538,9 @@ test_dqbuf_parking(struct fixture *f, gconstpointer data)
 	p = fake_last_parked();
 	fake_interrupt_last();
 	g_assert_cmpint(p->result, ==, -EINTR);
+	v4l2cuse_device_get_stats(f->dev, &st);
+	g_assert_cmpuint(st.parked, ==, 0);
+	g_assert_cmpuint(st.interrupted, ==, 1);
 	g_assert_cmpint(fake_ioctl(f->shim, VIDIOC_STREAMOFF, &type), ==, 0);
 	rb.count = 0;
 	g_assert_cmpint(fake_ioctl(f->shim, VIDIOC_REQBUFS, &rb), ==, 0);

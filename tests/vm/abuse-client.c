@@ -11,9 +11,13 @@
  *                                       never read/DQBUF again
  *   abuse-client count DEV SECONDS      MMAP streaming (v4l2cuse-run):
  *                                       DQBUF/QBUF for SECONDS, sequence gaps
- *   abuse-client intr DEV SECONDS read|dqbuf USEC
+ *   abuse-client intr DEV SECONDS read|dqbuf USEC MIN_EINTR
  *                                       blocking read()/DQBUF with a SIGALRM
  *                                       every USEC µs (handler, no SA_RESTART)
+ *                                       for SECONDS, and on until MIN_EINTR
+ *                                       calls returned EINTR (at most 10 x
+ *                                       SECONDS: a slow machine interrupts
+ *                                       fewer calls per second)
  *
  * opens, reqbufs and noread print "HOLD" once set up and keep everything
  * until SIGUSR1 or SIGTERM, then print "released" and exit 0. Each mode
@@ -324,7 +328,7 @@ on_alarm(int sig)
 }
 
 static int
-do_intr(const char *dev, double seconds, const char *how, long usec)
+do_intr(const char *dev, double seconds, const char *how, long usec, long min_eintr)
 {
 	static char frame[4 << 20];
 	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
@@ -333,7 +337,7 @@ do_intr(const char *dev, double seconds, const char *how, long usec)
 	int other_errno = 0, fd = -1;
 	bool dq = strcmp(how, "dqbuf") == 0;
 	struct stream s;
-	double end, t, max_ms = 0;
+	double start, end, t, max_ms = 0;
 
 	if (!dq && strcmp(how, "read") != 0)
 		return 2;
@@ -347,8 +351,9 @@ do_intr(const char *dev, double seconds, const char *how, long usec)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, NULL);
 	setitimer(ITIMER_REAL, &it, NULL);
-	end = now_ms() + seconds * 1e3;
-	while ((t = now_ms()) < end) {
+	start = now_ms();
+	end = start + seconds * 1e3;
+	while ((t = now_ms()) < end || (eintr < min_eintr && t < start + 10 * seconds * 1e3)) {
 		struct v4l2_buffer vb = {
 			.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 			.memory = V4L2_MEMORY_MMAP,
@@ -379,9 +384,9 @@ do_intr(const char *dev, double seconds, const char *how, long usec)
 	}
 	it = (struct itimerval){ 0 };
 	setitimer(ITIMER_REAL, &it, NULL);
-	printf("calls=%ld eintr=%ld ok=%ld other=%ld%s%s alarms=%ld max-call-ms=%.1f\n", calls,
-	       eintr, ok, other, other ? " other-errno=" : "", other ? ename(other_errno) : "",
-	       (long)alarms, max_ms);
+	printf("calls=%ld eintr=%ld ok=%ld other=%ld%s%s alarms=%ld max-call-ms=%.1f s=%.1f\n",
+	       calls, eintr, ok, other, other ? " other-errno=" : "",
+	       other ? ename(other_errno) : "", (long)alarms, max_ms, (now_ms() - start) / 1e3);
 	close(fd);
 	return other ? 1 : 0;
 }
@@ -404,8 +409,8 @@ main(int argc, char **argv)
 		return do_noread(argv[2], argv[3]);
 	if (argc == 4 && strcmp(argv[1], "count") == 0)
 		return do_count(argv[2], atof(argv[3]));
-	if (argc == 6 && strcmp(argv[1], "intr") == 0)
-		return do_intr(argv[2], atof(argv[3]), argv[4], atol(argv[5]));
+	if (argc == 7 && strcmp(argv[1], "intr") == 0)
+		return do_intr(argv[2], atof(argv[3]), argv[4], atol(argv[5]), atol(argv[6]));
 	fprintf(stderr, "usage: see the comment at the top of tests/vm/abuse-client.c\n");
 	return 2;
 }

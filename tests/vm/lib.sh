@@ -206,3 +206,40 @@ vm_wait_for()
 	not_ok "$desc" "still false after ${secs}s: $*"
 	return 1
 }
+
+# vm_stat KEY [GROUP]: KEY's value in [GROUP] (default: daemon; a device:
+# "device ID") of the `v4l2cuse-ctl stats` text on stdin.
+vm_stat()
+{
+	awk -v k="$1" -v g="[${2:-daemon}]" '/^\[/ { in_g = $0 == g; next }
+		in_g && $1 == k { print $2; exit }'
+}
+
+# vm_wait_idle [ID...]: wait until the daemon that v4l2cuse-ctl reaches
+# ($V4L2CUSE_CTL_SOCKET) has no client left on the devices ID (default:
+# all): no open handle, no parked request, no stream, no buffer, no shim
+# connection, token or mapping; then print its stats. A client's exit reaches the daemon a
+# moment later (the release is a request of its own). Returns 1 if that has
+# not happened in 120 s (something is held for good).
+vm_wait_idle()
+{
+	local end=$((SECONDS + 120)) s=
+	while :; do
+		if s=$(timeout 30 "$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl" stats) &&
+			awk -v ids=" $* " '
+				/^\[device / { id = substr($0, 9, length($0) - 9)
+					dev = ids == "  " || index(ids, " " id " ") > 0; next }
+				/^\[/ { dev = 0 }
+				dev && ($1 == "opens" || $1 == "parked" || $1 == "buffer-memory-bytes" ||
+					$1 ~ /^shim-(connections|tokens|mappings)$/) && $2 != 0 { busy = 1 }
+				dev && $1 == "streaming" && $2 != "no" { busy = 1 }
+				END { exit busy }' <<<"$s"; then
+			echo "$s"
+			return 0
+		fi
+		((SECONDS < end)) || break
+		sleep 0.5
+	done
+	echo "# the daemon still has clients after 120 s: $(tr '\n' ' ' <<<"$s")" >&2
+	return 1
+}

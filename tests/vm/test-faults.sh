@@ -3,24 +3,27 @@
 #
 # Fault tests (issue 8), with the clients of tests/vm/fault-client.c:
 #  1. a client SIGKILLed while parked in DQBUF (shim), in read(), in poll():
-#     reaped within 1 s, never in D state after the kill, and the daemon
-#     serves the next client;
+#     parked in an interruptible wait (S, never D), the daemon answers the
+#     parked DQBUF and read() because of the interrupt (its `interrupted`
+#     counter, not a frame), the client is reaped, and the daemon serves the
+#     next client;
 #  2. the daemon SIGKILLed while 3 clients stream (read(), mmap through
-#     v4l2cuse-run, a poll() loop): each ends with an error within 10 s
-#     (errno or revents recorded), none hangs; a supervisor restarts the
+#     v4l2cuse-run, a poll() loop): each ends with an error (errno or
+#     revents recorded), none hangs (60 s); a supervisor restarts the
 #     daemon (as the unit's Restart=on-failure would), the node is back and
 #     clients that reopen stream again from sequence 0;
 #  3. a uvc passthrough of vivid with a placeholder, one reader streaming
 #     through V4L2CUSE_TEST_FAULT_CYCLES (default 3; 20 for the figures)
 #     unplug/replug cycles of vivid: placeholder frames while it is gone,
-#     camera frames after, and the daemon's fd count flat and VmRSS within
-#     a bound, sampled every cycle (series in faults-cycles.txt).
+#     camera frames after, and the daemon's fd count flat and its heap in
+#     use within a bound, sampled every cycle (series in faults-cycles.txt).
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
 
 vm_require v4l2-ctl || bail_out "tools missing"
 
 daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
+ctl=$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl
 run=$V4L2CUSE_BUILD/preload/v4l2cuse-run
 client=$V4L2CUSE_BUILD/tests/vm/fault-client
 R=$V4L2CUSE_RESULTS
@@ -47,38 +50,72 @@ wait_lines()
 	return 1
 }
 
-# park_kill DESC CMD...: CMD parks after its first frame and is SIGKILLed.
+# slow_stat KEY: KEY of the slow device in v4l2cuse-ctl stats.
+slow_stat()
+{
+	timeout 30 "$ctl" --socket "$T/ctl.sock" stats | vm_stat "$1" "device slow"
+}
+
+# park_kill DESC WANT CMD...: CMD parks after its first frame and is
+# SIGKILLed. WANT: how many requests it parks in the daemon (1: DQBUF or
+# read(); 0: poll(), whose wait is the kernel's).
+#
+# The kill is a CUSE INTERRUPT for the parked request: the daemon must
+# answer it at once instead of leaving it to the next frame (due ~9 s
+# later), and the killed task waits for that answer uninterruptibly (D). So
+# the check is that the interrupt answered it, not how fast: once the
+# daemon has the request parked (stats: parked), the kill, and its
+# `interrupted` count goes up by WANT; the task is reaped (park-kill gives
+# up after 60 s). The times are figures (docs/reliability.md).
 park_kill()
 {
-	local desc=$1 out line ms d
-	shift
-	out=$(timeout 120 "$client" park-kill "$@" 2>&1) || true
+	local desc=$1 want=$2 out line i0 i1 pid go n end
+	shift 2
+	i0=$(slow_stat interrupted)
+	rm -f "$T/go"
+	mkfifo "$T/go"
+	timeout 300 "$client" park-kill "$@" <"$T/go" >"$T/park.out" 2>&1 &
+	pid=$!
+	exec {go}>"$T/go"
+	# Its first frame takes ~10 s; PARKED comes after it, so a parked
+	# request seen from then on is the one to interrupt.
+	end=$((SECONDS + 120))
+	until grep -q '^client: PARKED' "$T/park.out" || ((SECONDS >= end)); do
+		sleep 0.2
+	done
+	while ((want)) && n=$(slow_stat parked) && ((n < want && SECONDS < end)); do
+		sleep 0.2
+	done
+	echo go >&"$go"
+	exec {go}>&-
+	wait "$pid" || true
+	out=$(cat "$T/park.out")
+	i1=$(slow_stat interrupted)
 	sed 's/^/#   /' <<<"$out"
 	line=$(grep '^parked-states=' <<<"$out") || line=
 	if [[ $line =~ after-kill-states=([^ ]*)\ reap-ms=([0-9.]+)\ d-ms=([0-9.]+) ]]; then
-		ms=${BASH_REMATCH[2]}
-		d=${BASH_REMATCH[3]}
-		diag "$desc: $line"
-		if [[ ${ms%.*} -lt 1000 ]]; then
-			ok "$desc: reaped ${ms} ms after SIGKILL"
+		diag "$desc: $line; interrupted $i0 -> $i1"
+		ok "$desc: reaped ${BASH_REMATCH[2]} ms after SIGKILL (${BASH_REMATCH[3]} ms in D)"
+		# Parked means S (an interruptible wait): D while parked would be
+		# a wait that no signal can break.
+		if [[ $line =~ parked-states=[^D\ ]+\  ]]; then
+			ok "$desc: parked in an interruptible wait (S), not D"
 		else
-			not_ok "$desc: reaped within 1 s of SIGKILL" "$line"
-		fi
-		# Parked means S (an interruptible wait). D after the kill is the
-		# task on its way out (closing the node is a FLUSH/RELEASE round
-		# trip to the daemon); D for a second would be a wait that SIGKILL
-		# cannot break.
-		if [[ $line =~ parked-states=[^D\ ]+\  && ${d%.*} -lt 1000 ]]; then
-			ok "$desc: not in D state while parked, ${d} ms in D after the kill"
-		else
-			not_ok "$desc: no D state" "$line"
+			not_ok "$desc: parked in an interruptible wait (S), not D" "$line"
 		fi
 	else
 		not_ok "$desc: parked and reaped" "$out"
 	fi
+	if [[ $i0 =~ ^[0-9]+$ && $i1 =~ ^[0-9]+$ ]] && ((i1 - i0 == want)); then
+		ok "$desc: the daemon answered $want parked request(s) because of the kill"
+	else
+		not_ok "$desc: the daemon answers $want parked request(s) because of the kill" \
+			"interrupted $i0 -> $i1"
+	fi
 }
 
-# next_client: one frame for a new reader (its first one is due at once).
+# next_client: one frame for a new reader (due one frame interval after it
+# starts streaming: 10 s).
 next_client()
 {
 	local out
@@ -129,12 +166,12 @@ stop_supervisor()
 }
 
 # unload_vivid: unplug (unbind the platform device, its node goes, as a USB
-# camera's would), then rmmod once the daemon has let go of it.
+# camera's would), then rmmod once the daemon has let go of it (120 s).
 unload_vivid()
 {
-	local i
+	local end=$((SECONDS + 120))
 	echo vivid.0 >/sys/bus/platform/drivers/vivid/unbind || return 1
-	for ((i = 0; i < 100; i++)); do
+	while ((SECONDS < end)); do
 		/sbin/rmmod vivid 2>/dev/null && return 0
 		sleep 0.2
 	done
@@ -154,10 +191,12 @@ wait_kind()
 	return 1
 }
 
-# sample: "FDS RSS_KB" of the uvc daemon.
+# sample: "FDS HEAP_BYTES RSS_KB" of the uvc daemon (heap in use from
+# v4l2cuse-ctl stats).
 sample()
 {
 	echo "$(find /proc/"$uvc_pid"/fd -mindepth 1 -maxdepth 1 | wc -l)" \
+		"$(timeout 30 "$ctl" --socket "$T/ctl-uvc.sock" stats | vm_stat heap-in-use-bytes)" \
 		"$(awk '/^VmRSS:/ { print $2 }' /proc/"$uvc_pid"/status)"
 }
 
@@ -173,7 +212,9 @@ part_parked()
 {
 	# 160x120 at one frame every 10 s: after its first frame a client waits ~10 s
 	# for the next, long enough to be found parked and killed there.
-	cat >"$T/slow.conf" <<-'CONF'
+	cat >"$T/slow.conf" <<-CONF
+	[daemon]
+	control-socket = $T/ctl.sock
 	[device slow]
 	node = video42
 	source = pattern,fps=1/10,sizes=160x120
@@ -187,11 +228,11 @@ part_parked()
 	vm_wait_node /dev/video42 60 || bail_out "/dev/video42 did not appear: $(tail -5 "$R/daemon-slow.log")"
 
 	diag "t=${SECONDS}s: parked clients"
-	park_kill "parked in DQBUF (shim, MMAP)" "$run" "$client" dqbuf /dev/video42
+	park_kill "parked in DQBUF (shim, MMAP)" 1 "$run" "$client" dqbuf /dev/video42
 	next_client "the DQBUF kill"
-	park_kill "parked in read()" "$client" read /dev/video42
+	park_kill "parked in read()" 1 "$client" read /dev/video42
 	next_client "the read() kill"
-	park_kill "parked in poll()" "$client" poll /dev/video42
+	park_kill "parked in poll()" 0 "$client" poll /dev/video42
 	next_client "the poll() kill"
 	check "daemon alive after the parked kills" kill -0 "$slow_pid"
 	kill "$slow_pid"
@@ -241,8 +282,9 @@ part_daemon_kill()
 	old_pid=$(cat "$T/daemon.pid")
 	t_kill=$EPOCHREALTIME
 	kill -KILL "$old_pid"
-	# Each client must end on its own: a timeout-guarded wait of 10 s.
-	end=$((SECONDS + 10))
+	# Each client must end on its own (measured: within 14-84 ms); one still
+	# there after 60 s hangs.
+	end=$((SECONDS + 60))
 	while ((SECONDS < end)); do
 		alive=0
 		for kind in read poll dqbuf; do
@@ -267,7 +309,7 @@ part_daemon_kill()
 			ms=$(awk -v a="$t_kill" -v b="${BASH_REMATCH[1]}" 'BEGIN { printf "%d", (b - a) * 1000 }')
 			diag "$kind client: $frames frames, then ${end% t=*}, ${ms} ms after the kill, exit $st"
 			if [[ $end =~ errno=(ENODEV|ENOTCONN|ECONNABORTED|EIO)\ |revents=.*(POLLERR|POLLHUP) ]] &&
-				((st == 3 && ms < 10000)); then
+				((st == 3)); then
 				ok "$kind client: error ${BASH_REMATCH[1]}${BASH_REMATCH[2]} ${ms} ms after the daemon's SIGKILL"
 			else
 				not_ok "$kind client ends with ENODEV/ENOTCONN/ECONNABORTED/EIO or POLLERR/POLLHUP" \
@@ -279,9 +321,11 @@ part_daemon_kill()
 	done
 
 	# The nodes are back: they exist again (the new daemon registered them),
-	# then the restarted daemon answers an ioctl on each.
+	# then the restarted daemon answers an ioctl on each. Measured 8-11 s on
+	# an idle host, 30-41 s at load 6-7: 300 s is for a restart that never
+	# comes back.
 	back=false
-	end=$((SECONDS + 120))
+	end=$((SECONDS + 300))
 	while ((SECONDS < end)); do
 		if [[ $(cat "$T/daemon.pid") != "$old_pid" && -e /dev/video42 && -e /dev/video43 &&
 			-e /dev/video44 ]]; then
@@ -336,27 +380,41 @@ part_unplug()
 	cam=$(vm_load_vivid) || bail_out "vivid did not come up"
 	# No OSD text: a camera frame never has a flat bottom row by chance.
 	v4l2-ctl -d "$cam" --set-ctrl osd_text_mode=2 >/dev/null 2>&1 || true
-	"$daemon" --device video43 --source "uvc:$cam,retry_ms=200" --size 320x180 --format YUYV \
-		--fps 15 >"$R/daemon-uvc.log" 2>&1 &
+	cat >"$T/uvc.conf" <<-CONF
+	[daemon]
+	control-socket = $T/ctl-uvc.sock
+	[device uvc]
+	node = video43
+	source = uvc:$cam,retry_ms=200
+	size = 320x180
+	format = YUYV
+	frame-rate = 15
+	CONF
+	# No allocator caches: heap-in-use-bytes is then exactly what the
+	# daemon holds (see the check below).
+	GLIBC_TUNABLES=glibc.malloc.tcache_count=0 G_SLICE=always-malloc \
+		"$daemon" --config "$T/uvc.conf" >"$R/daemon-uvc.log" 2>&1 &
 	uvc_pid=$!
 	vm_on_exit stop_pid "$uvc_pid"
 	vm_wait_node /dev/video43 90 || bail_out "/dev/video43 did not appear: $(tail -5 "$R/daemon-uvc.log")"
-	timeout $((cycles * 120 + 300)) "$client" read /dev/video43 --classify >"$R/cycles-reader.log" 2>&1 &
+	timeout $((cycles * 600 + 300)) "$client" read /dev/video43 --classify >"$R/cycles-reader.log" 2>&1 &
 	reader=$!
 	vm_on_exit stop_pid "$reader"
 	wait_kind camera 10 0 120 || bail_out "the reader gets no camera frames: $(tail -3 "$R/cycles-reader.log")"
-	echo "cycle fds rss_kb card_frames camera_frames seconds" >"$R/faults-cycles.txt"
+	echo "cycle fds heap_bytes rss_kb card_frames camera_frames seconds" >"$R/faults-cycles.txt"
 	echo "0 $(sample) 0 0 $SECONDS" >>"$R/faults-cycles.txt"
 	bad=()
 	for ((c = 1; c <= cycles; c++)); do
 		t0=$SECONDS
 		from=$(wc -l <"$R/cycles-reader.log")
 		unload_vivid || bad+=("cycle $c: vivid did not unload")
-		wait_kind card 5 "$from" 60 || bad+=("cycle $c: no placeholder frames")
+		# Wall-time limits far above the measured 6-20 s per cycle: only a
+		# device that never switches fails them.
+		wait_kind card 5 "$from" 120 || bad+=("cycle $c: no placeholder frames")
 		from=$(wc -l <"$R/cycles-reader.log")
 		cam=$(vm_load_vivid) || bad+=("cycle $c: vivid did not load")
 		v4l2-ctl -d "$cam" --set-ctrl osd_text_mode=2 >/dev/null 2>&1 || true
-		wait_kind camera 5 "$from" 90 || bad+=("cycle $c: no camera frames after the replug")
+		wait_kind camera 5 "$from" 300 || bad+=("cycle $c: no camera frames after the replug")
 		cards=$(grep -c ' card ' "$R/cycles-reader.log") || cards=0
 		cams=$(grep -c ' camera ' "$R/cycles-reader.log") || cams=0
 		echo "$c $(sample) $cards $cams $((SECONDS - t0))" >>"$R/faults-cycles.txt"
@@ -369,10 +427,15 @@ part_unplug()
 		not_ok "$cycles unplug/replug cycles" "${bad[@]}"
 	fi
 	check "the reader saw no error" bash -c "! grep -q '^END' '$R/cycles-reader.log'"
-	# Cycle 1 is the warm-up (the first reconnect allocates what later ones reuse).
-	check "daemon fd count flat after cycle 1, VmRSS within 2 MiB of cycle 1's" \
-		awk 'NR == 3 { fd = $2; rss = $3 } NR > 3 { if ($2 != fd || $3 - rss > 2048) bad = 1 }
-		     END { exit bad }' "$R/faults-cycles.txt"
+	# Cycle 1 is the warm-up (the first reconnect allocates what later ones
+	# reuse). The heap is sampled while the reader streams, so what one
+	# frame has in flight comes and goes; 256 KiB is far above that and
+	# below what one lost converter or queue per reconnect would add over
+	# 3 cycles. Not RSS: it also counts the camera's buffers mapped from
+	# vivid, and moved by 1.6-2.2 MiB from cycle 1 to 2 in two runs.
+	check "daemon fd count flat after cycle 1, heap in use within 256 KiB of cycle 1's" \
+		awk 'NR == 3 { fd = $2; heap = $3 } NR > 3 { if ($2 != fd || $3 !~ /^[0-9]+$/ ||
+			$3 - heap > 262144) bad = 1 } END { exit bad }' "$R/faults-cycles.txt"
 	check "daemon alive after the cycles" kill -0 "$uvc_pid"
 }
 

@@ -4,8 +4,10 @@
 # Desktop apps that stream only with mmap, under v4l2cuse-run: OpenCV
 # (python3-opencv, CAP_V4L2) reads 10 frames with the pattern's pixels, mpv
 # plays 30 frames from av://v4l2:, and headless Chromium captures our camera
-# with getUserMedia on a local page that draws a frame to a canvas and
-# reports its pixels, which must be the colour bars.
+# with getUserMedia on a local page (tests/vm/gum.html) that draws a frame
+# to a canvas and reports its pixels, which must be the colour bars.
+# V4L2CUSE_TEST_SHIM_APPS_PARTS picks the apps (default "opencv mpv
+# chromium").
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
 
@@ -30,10 +32,17 @@ vm_wait_node $dev 20 || bail_out "$dev did not appear: $(cat "$R/daemon.log")"
 # YUV->RGB conversions (limited range, BT.601).
 export BARS_RGB='[[191,191,191],[191,191,0],[0,191,191],[0,191,0],[191,0,191],[191,0,0],[0,0,191],[0,0,0]]'
 
+# All by default; a subset for repeated runs of one app.
+parts=${V4L2CUSE_TEST_SHIM_APPS_PARTS:-opencv mpv chromium}
+want_part()
+{
+	[[ " $parts " == *" $1 "* ]]
+}
+
 # --- OpenCV -----------------------------------------------------------------------
 
 # (Importing cv2 maps ~100 MB of libraries over 9p: minutes under TCG.)
-check "OpenCV CAP_V4L2 reads 10 frames with the bars (v4l2cuse-run python3)" \
+want_part opencv && check "OpenCV CAP_V4L2 reads 10 frames with the bars (v4l2cuse-run python3)" \
 	timeout 600 "$run" python3 -u - $dev $W $H <<'PY'
 import json, os, sys, time
 t0 = time.monotonic()
@@ -65,85 +74,51 @@ PY
 
 # --- mpv --------------------------------------------------------------------------
 
-check "mpv av://v4l2:$dev --vo=null --frames=30" \
+want_part mpv && check "mpv av://v4l2:$dev --vo=null --frames=30" \
 	timeout 180 "$run" mpv --no-config --really-quiet --vo=null --ao=null --frames=30 \
 	"av://v4l2:$dev"
 
 # --- Chromium ---------------------------------------------------------------------
 
-cat >/tmp/gum.html <<'HTML'
-<!DOCTYPE html>
-<html><body><script>
-function report(o) { console.log("V4L2CUSE-RESULT " + JSON.stringify(o)); }
-(async () => {
-  try {
-    const s = await navigator.mediaDevices.getUserMedia({video: {width: 320, height: 240}});
-    const t = s.getVideoTracks()[0];
-    const v = document.createElement("video");
-    v.muted = true;
-    v.srcObject = s;
-    await v.play();
-    await new Promise(r => setTimeout(r, 1500));
-    const c = document.createElement("canvas");
-    c.width = v.videoWidth; c.height = v.videoHeight;
-    const g = c.getContext("2d");
-    g.drawImage(v, 0, 0);
-    const row = Math.floor(c.height * 3 / 4), px = [];
-    for (let i = 0; i < 8; i++) {
-      const d = g.getImageData(Math.floor((2 * i + 1) * c.width / 16), row, 1, 1).data;
-      px.push([d[0], d[1], d[2]]);
-    }
-    report({label: t.label, width: c.width, height: c.height, pixels: px});
-  } catch (e) {
-    report({error: String(e)});
-  }
-})();
-</script></body></html>
-HTML
-
-# chromium_launch N: one headless Chromium on the page with a fresh profile;
-# prints the page's result line, or nothing if the page never reported.
-chromium_launch()
+# One launch, no retry and no skip: with these flags, the page read from the
+# checkout (9p) and 3 GiB of guest memory (tests/vm/meson.build) Chromium
+# loads the page in every run (docs/shim.md, Tests); a launch
+# that does not is a failure to look at, not to hide. Older variants
+# (--in-process-gpu, --renderer-process-limit=1, the page in the guest's
+# /tmp, 2 GiB) stalled in 4 of 5 runs before the node was opened.
+chromium_gum()
 {
-	local log=$R/chromium-$1.log i
+	local log=$R/chromium.log result t0 pid
 	mkdir -p /tmp/chromium-home
+	: >"$log"
 	# setsid: the whole process tree is killed at the end.
 	HOME=/tmp/chromium-home setsid "$run" chromium --headless=new --no-sandbox \
-		--disable-gpu --in-process-gpu --renderer-process-limit=1 \
-		--use-fake-ui-for-media-stream --user-data-dir=/tmp/chromium-profile-$1 \
-		--enable-logging=stderr --v=0 --no-first-run --no-default-browser-check \
-		--disable-background-networking --disable-component-update --disable-sync \
-		--disable-default-apps --disable-extensions --mute-audio \
-		file:///tmp/gum.html >"$log" 2>&1 &
-	local pid=$!
-	local t0=$SECONDS
-	# Idle, the page reports within ~100 s under TCG; some launches never
-	# get to it at all (Chromium's own start stalls, the node is never
-	# opened). Generous, not a speed test.
-	while ((SECONDS - t0 < 500)); do
+		--disable-gpu --disable-quic --no-first-run --disable-background-networking \
+		--disable-component-update --disable-sync --user-data-dir="$(mktemp -d)" \
+		--use-fake-ui-for-media-stream --enable-logging=stderr --v=0 \
+		"file://$V4L2CUSE_SRC/tests/vm/gum.html" >"$log" 2>&1 &
+	pid=$!
+	t0=$SECONDS
+	# Measured: the page reported after 362-543 s with the host's load
+	# average at 6-9 (2 cores); Chromium's start under TCG is CPU bound
+	# and stretches with the load. 1800 s: a hang detector, not a speed
+	# test.
+	while ((SECONDS - t0 < 1800)); do
 		grep -q 'V4L2CUSE-RESULT' "$log" && break
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 2
 	done
-	i=$((SECONDS - t0))
+	echo "waited $((SECONDS - t0)) s for the page"
 	kill -TERM -- "-$pid" 2>/dev/null || true
 	sleep 2
 	kill -KILL -- "-$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
-	grep -o 'V4L2CUSE-RESULT {.*}' "$log" | head -1 | sed 's/^V4L2CUSE-RESULT //; s/\\"/"/g'
-	echo "launch $1: ${i}s" >&2
-}
-
-# Exit 77: Chromium never loaded the page in two launches (no verdict on us).
-chromium_gum()
-{
-	local result
-	for attempt in 1 2; do
-		result=$(chromium_launch $attempt)
-		[[ -n $result ]] && break
-		tail -5 "$R/chromium-$attempt.log"
-	done
-	[[ -n $result ]] || return 77
+	result=$(grep -o 'V4L2CUSE-RESULT {.*}' "$log" | head -1 | sed 's/^V4L2CUSE-RESULT //; s/\\"/"/g')
+	if [[ -z $result ]]; then
+		echo "no result from the page after $((SECONDS - t0)) s; chromium.log:"
+		tail -20 "$log"
+		return 1
+	fi
 	echo "$result"
 	python3 - "$result" <<'PY'
 import json, os, sys
@@ -161,18 +136,7 @@ print(f"track '{r['label']}', {r['width']}x{r['height']}")
 sys.exit(1 if bad or "v4l2cuse" not in r["label"] else 0)
 PY
 }
-desc="Chromium (headless) getUserMedia under v4l2cuse-run: canvas shows the bars"
-set +e
-chromium_gum 2>&1 | sed -u 's/^/#   /'
-rc=${PIPESTATUS[0]}
-set -e
-if ((rc == 0)); then
-	ok "$desc"
-elif ((rc == 77)); then
-	# Wrong frames or a getUserMedia error fail; a browser that never
-	# starts under TCG is reported, not counted against the daemon.
-	ok "$desc # SKIP Chromium never loaded the page (2 launches)"
-else
-	not_ok "$desc" "exit status $rc"
+if want_part chromium; then
+	check "Chromium (headless) getUserMedia under v4l2cuse-run: canvas shows the bars" chromium_gum
 fi
 check "daemon alive" kill -0 "$daemon_pid"

@@ -14,6 +14,7 @@ set -euo pipefail
 vm_require v4l2-ctl v4l2-compliance python3 setpriv || bail_out "tools missing"
 
 daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
+ctl=$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl
 run=$V4L2CUSE_BUILD/preload/v4l2cuse-run
 check_frames=$V4L2CUSE_SRC/tests/vm/check-frames.py
 R=$V4L2CUSE_RESULTS
@@ -26,7 +27,18 @@ FRAME=$((W * H * 2))
 vm_modprobe cuse
 vm_wait_node /dev/cuse 10
 
-"$daemon" --device video42 --source pattern --size ${W}x$H >"$R/daemon.log" 2>&1 &
+# A configuration, not --device: the control socket (v4l2cuse-ctl stats
+# counts the shim's connections) comes only with one.
+cat >/tmp/shim.conf <<CONF
+[daemon]
+control-socket = /tmp/ctl.sock
+[device shim]
+node = video42
+source = pattern
+size = ${W}x$H
+CONF
+export V4L2CUSE_CTL_SOCKET=/tmp/ctl.sock
+"$daemon" --config /tmp/shim.conf >"$R/daemon.log" 2>&1 &
 daemon_pid=$!
 vm_on_exit kill "$daemon_pid"
 vm_wait_node $dev 20 || bail_out "$dev did not appear: $(cat "$R/daemon.log")"
@@ -101,7 +113,9 @@ mkfifo /tmp/steal.fifo
 python3 "$steal" attach $dev /tmp/token </tmp/steal.fifo >"$R/steal-attach.log" 2>&1 &
 steal_pid=$!
 exec {hold}>/tmp/steal.fifo
-for _ in $(seq 50); do [[ -s /tmp/token ]] && break; sleep 0.1; done
+# (A python start costs seconds under TCG: a wall-time limit, generous.)
+end=$((SECONDS + 120))
+while [[ ! -s /tmp/token ]] && ((SECONDS < end)); do sleep 0.1; done
 chmod 0644 /tmp/token
 check "uid 65534 cannot open $dev" bash -c "! setpriv --reuid=65534 --regid=65534 --clear-groups -- python3 -c 'import os; os.open(\"$dev\", os.O_RDWR)'"
 check "uid 65534 presenting root's token is refused" bash -c \
@@ -117,12 +131,16 @@ wait "$steal_pid" || true
 
 # --- nothing of a client remains -----------------------------------------------------
 
-# shim_stats: the daemon's counters, from its LOG_STATUS line.
+# shim_stats [STATS]: the shim server's counters (from v4l2cuse-ctl stats,
+# or the STATS text given).
 shim_stats()
 {
-	v4l2-ctl -d $dev --log-status >/dev/null 2>&1
-	sleep 0.3
-	grep 'shim: ' "$R/daemon.log" | tail -1 | sed 's/.*shim: //'
+	local s=${1:-$(timeout 30 "$ctl" stats)}
+	printf '%s connections (%s attached), %s tokens, %s mappings\n' \
+		"$(vm_stat shim-connections "device shim" <<<"$s")" \
+		"$(vm_stat shim-attached "device shim" <<<"$s")" \
+		"$(vm_stat shim-tokens "device shim" <<<"$s")" \
+		"$(vm_stat shim-mappings "device shim" <<<"$s")"
 }
 daemon_memfds()
 {
@@ -136,7 +154,8 @@ daemon_memfds()
 	>/dev/null 2>&1 &
 streamer=$!
 # Wait until it has mapped its buffers (start-up is slow under TCG).
-for _ in $(seq 30); do
+end=$((SECONDS + 120))
+while ((SECONDS < end)); do
 	sleep 1
 	during=$(shim_stats)
 	[[ $during =~ ([0-9]+)\ mappings && ${BASH_REMATCH[1]} -ge 2 ]] && break
@@ -149,8 +168,13 @@ else
 fi
 kill -KILL "$streamer"
 wait "$streamer" 2>/dev/null || true
-sleep 1
-after=$(shim_stats)
+# The daemon hears of the death through the handle's release and the
+# socket's hang-up; what it still holds 120 s later it holds for good.
+if stats=$(vm_wait_idle shim); then
+	after=$(shim_stats "$stats")
+else
+	after="still held after 120 s: $(shim_stats)"
+fi
 memfds=$(daemon_memfds)
 diag "after SIGKILL: $after; daemon memfds: $memfds"
 if [[ $after =~ ^0\ connections\ \(0\ attached\),\ 0\ tokens,\ 0\ mappings && $memfds == "0 fds, 0 maps" ]]; then

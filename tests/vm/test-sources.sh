@@ -188,7 +188,7 @@ size = w * h * 2
 fd = os.open(dev, os.O_RDWR)
 t0 = time.monotonic()
 with open(log, "w") as f:
-    while not os.path.exists(stop) and time.monotonic() - t0 < 300:
+    while not os.path.exists(stop) and time.monotonic() - t0 < 900:
         buf = os.read(fd, size)
         if len(buf) != size:
             f.write(f"ERROR short read {len(buf)}\n")
@@ -207,7 +207,8 @@ check "unbind vivid (unplug)" bash -c 'echo vivid.0 >/sys/bus/platform/drivers/v
 if wait_log card 15 60; then ok "placeholder frames while the camera is gone"; else not_ok "placeholder frames while the camera is gone"; fi
 # The daemon closed the camera, so the module unloads.
 unloaded=false
-for ((i = 0; i < 100; i++)); do
+end=$((SECONDS + 120))
+while ((SECONDS < end)); do
 	if /sbin/rmmod vivid 2>/dev/null; then
 		unloaded=true
 		break
@@ -216,7 +217,10 @@ for ((i = 0; i < 100; i++)); do
 done
 if $unloaded; then ok "rmmod vivid (the daemon let go of the camera)"; else not_ok "rmmod vivid"; fi
 check "modprobe vivid again" load_vivid
-for ((i = 0; i < 600; i++)); do
+# Measured 6-20 s from unplug to camera frames (docs/reliability.md):
+# a wall-time limit far above, for a daemon that never gets it back.
+end=$((SECONDS + 300))
+while ((SECONDS < end)); do
 	n=$(awk '$2 == "card" { gone = 1 } gone && $2 == "camera" { n++ } END { print n + 0 }' "$R/unplug.log")
 	((n >= 15)) && break
 	sleep 0.1
@@ -261,8 +265,12 @@ check "ffmpeg makes an MP4 (MJPEG) of the Y4M" \
 start_daemon video43 "file:$T/clip.y4m" --size 320x240 --format YUYV --fps 30 >/dev/null
 start_daemon video44 "file:$T/clip.mp4" --size 320x240 --format YUYV --fps 30 >/dev/null
 
-# 45 frames from each; the luma of a frame maps back to its index (exact for
-# the Y4M; by min/max for the MP4, whose range a decoder may re-map).
+# The luma of a frame maps back to its index (exact for the Y4M; by min/max
+# for the MP4, whose range a decoder may re-map). The Y4M: 45 frames, each
+# file frame once, in order. The MP4: a frame GStreamer has not decoded in
+# time shows the previous one again (file.c, Pacing), as often as the
+# machine is slow, so it is read until every frame was seen (at least 45,
+# at most 600) and checked for order, not for repeats.
 py_checks <<'PY'
 import os
 w, h, n = 320, 240, 45
@@ -270,7 +278,7 @@ size = w * h * 2
 def order(dev, exact, what):
     fd = os.open(dev, os.O_RDWR)
     ys = []
-    for k in range(n):
+    while len(ys) < n or (not exact and len(set(ys)) < 30 and len(ys) < 600):
         b = os.read(fd, size)
         if len(b) != size:
             print(f"FAIL {what}: read() returned {len(b)} bytes")
@@ -292,8 +300,8 @@ def order(dev, exact, what):
         good = all(s == 1 for s in steps)
         what += ": every frame once, in order, looping"
     else:
-        good = all(s in (0, 1) for s in steps) and len(set(idx)) == 30 and steps.count(0) <= 5
-        what += f": in order, looping ({steps.count(0)} repeats)"
+        good = all(s in (0, 1) for s in steps) and len(set(idx)) == 30
+        what += f": every frame, in order, looping ({len(idx)} read, {steps.count(0)} repeats)"
     print(("PASS " if good else "FAIL ") + what)
 order("/dev/video43", True, "file source (Y4M)")
 order("/dev/video44", False, "file source (MP4 via GStreamer)")
