@@ -16,6 +16,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <glib.h>
 
 #include "v4l2cuse/format.h"
@@ -55,6 +59,7 @@ struct loopback {
 	struct v4l2_pix_format writer_fmt;
 	bool has_kept;			/* keep_format: later writers keep writer_fmt */
 	uint64_t refused, dropped;
+	GQueue captures;		/* struct lb_source *, started capture ends */
 };
 
 struct v4l2cuse_loopbacks {
@@ -80,9 +85,15 @@ struct lb_source {
 	uint32_t cache_used;		/* its bytesused */
 	uint64_t cache_gen;		/* the writer frame in it; 0: empty */
 	uint64_t shown_gen;		/* the writer frame shown last */
+	GList link;			/* in lb->captures while started */
+	/* Its wake fd: an epoll set of a frame-written eventfd and its pace. */
+	int epfd, evfd, tfd;
+	uint64_t interval_ns;
+	uint64_t delivered_ns;		/* when the last frame went out */
 };
 
 static const struct v4l2cuse_source_ops lb_writer_ops, lb_capture_ops;
+static void lb_capture_stop(struct v4l2cuse_source *src);
 
 static const char *const lb_keys[] = {
 	"sizes", "formats", "fps", "keep_format", "sustain_framerate", "timeout", "compat", NULL,
@@ -256,6 +267,14 @@ lb_destroy(struct v4l2cuse_source *src)
 		return;
 	if (s->end == LB_WRITER && s->lb->connected)
 		v4l2cuse_loopback_set_writer(src, 0);
+	if (s->end == LB_CAPTURE)
+		lb_capture_stop(src);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	if (s->evfd >= 0)
+		close(s->evfd);
+	if (s->tfd >= 0)
+		close(s->tfd);
 	lb_put(s->lb);
 	cv_free(s->cv);
 	g_free(s->cache);
@@ -524,6 +543,14 @@ lb_writer_consume(struct v4l2cuse_source *src, const struct v4l2cuse_frame *fram
 	lb->writer_fmt = *f;
 	lb->gen++;
 	lb->at_ns = lb_now_ns();
+	/* Readers take it at once (at their own pace at most). */
+	for (GList *l = lb->captures.head; l; l = l->next) {
+		struct lb_source *c = l->data;
+		uint64_t one = 1;
+
+		if (write(c->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			g_debug("loopback %s: eventfd: %s", lb->name, g_strerror(errno));
+	}
 	return 0;
 }
 
@@ -569,11 +596,28 @@ lb_capture_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint
 	return modes_enum_frameinterval(&lb_of(src)->modes, fourcc, width, height, index, ret);
 }
 
+/* The pace: a tick every frame interval, from @from_ns on. */
+static void
+lb_capture_pace(struct lb_source *s, uint64_t from_ns)
+{
+	uint64_t first = from_ns + s->interval_ns;
+	struct itimerspec its = {
+		.it_interval = { .tv_sec = (time_t)(s->interval_ns / 1000000000u),
+				 .tv_nsec = (long)(s->interval_ns % 1000000000u) },
+		.it_value = { .tv_sec = (time_t)(first / 1000000000u),
+			      .tv_nsec = (long)(first % 1000000000u) },
+	};
+
+	timerfd_settime(s->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
 static int
 lb_capture_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 		 const struct v4l2_fract *interval)
 {
 	struct lb_source *s = lb_of(src);
+	struct v4l2_fract iv = interval && interval->numerator && interval->denominator
+				       ? *interval : (struct v4l2_fract){ 1, 30 };
 
 	if (s->started)
 		return -EBUSY;
@@ -583,6 +627,10 @@ lb_capture_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	s->cache = g_malloc(pix->sizeimage);
 	s->cache_gen = 0;
 	s->shown_gen = s->lb->gen;
+	s->interval_ns = (uint64_t)iv.numerator * 1000000000u / iv.denominator;
+	s->delivered_ns = 0;
+	lb_capture_pace(s, lb_now_ns());
+	g_queue_push_tail_link(&s->lb->captures, &s->link);
 	return 0;
 }
 
@@ -590,10 +638,24 @@ static void
 lb_capture_stop(struct v4l2cuse_source *src)
 {
 	struct lb_source *s = lb_of(src);
+	struct itimerspec off = { 0 };
+	uint64_t n;
 
+	if (s->started)
+		g_queue_unlink(&s->lb->captures, &s->link);
 	s->started = false;
 	g_clear_pointer(&s->cache, g_free);
 	s->cache_gen = 0;
+	if (s->tfd >= 0)
+		timerfd_settime(s->tfd, 0, &off, NULL);
+	while (s->evfd >= 0 && read(s->evfd, &n, sizeof(n)) > 0)
+		;
+}
+
+static int
+lb_capture_wake_fd(struct v4l2cuse_source *src)
+{
+	return lb_of(src)->epfd;
 }
 
 /*
@@ -602,22 +664,39 @@ lb_capture_stop(struct v4l2cuse_source *src)
  * writer is slower (sustain_framerate), skipped over while it is faster.
  * No frame yet, or none for timeout ms: no signal.
  */
+/*
+ * The newest written frame in the device's format, at the device's pace.
+ * A written frame goes out at once unless the last one went out less than
+ * half a frame interval ago (then at the next tick); at a tick without a
+ * new frame the last one repeats (sustain_framerate), or nothing happens.
+ * Frames are converted once each and repeated from the cache; frames
+ * written faster than the device's rate are skipped. No frame yet, or none
+ * for timeout ms: no signal, at the device's rate.
+ */
 static int
 lb_capture_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 {
 	struct lb_source *s = lb_of(src);
 	struct loopback *lb = s->lb;
+	uint64_t n, now = lb_now_ns();
+	bool tick = false, fresh;
 	int r;
 
 	if (!s->started || !frame->data || frame->length < s->pix.sizeimage)
 		return -EINVAL;
-	if (!lb->gen)
-		return -ENOLINK;
-	if (lb->timeout_ms && lb_now_ns() - lb->at_ns > (uint64_t)lb->timeout_ms * 1000000ull)
-		return -ENOLINK;
-	if (lb->gen == s->shown_gen && s->cache_gen && !lb->sustain_framerate)
-		return -EAGAIN;		/* nothing new, and no repeats wanted */
-	if (lb->gen != s->shown_gen) {
+	while (read(s->evfd, &n, sizeof(n)) > 0)
+		;
+	if (read(s->tfd, &n, sizeof(n)) == sizeof(n))
+		tick = true;
+	fresh = lb->gen && lb->gen != s->shown_gen;
+	if (!lb->gen ||
+	    (lb->timeout_ms && now - lb->at_ns > (uint64_t)lb->timeout_ms * 1000000ull))
+		return tick ? -ENOLINK : -EAGAIN;
+	if (fresh && !tick && s->delivered_ns && now - s->delivered_ns < s->interval_ns / 2)
+		return -EAGAIN;		/* too soon: at the next tick */
+	if (!fresh && (!tick || !lb->sustain_framerate || !s->cache_gen))
+		return -EAGAIN;
+	if (fresh) {
 		struct cv_image img = {
 			.fourcc = lb->fmt.pixelformat,
 			.width = lb->fmt.width,
@@ -639,9 +718,12 @@ lb_capture_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 			g_debug("loopback %s: a written frame does not convert: %s", lb->name,
 				g_strerror(-r));
 			if (!s->cache_gen)
-				return -ENOLINK;
+				return tick ? -ENOLINK : -EAGAIN;
 		}
+		if (!tick)
+			lb_capture_pace(s, now);	/* the next repeat one interval later */
 	}
+	s->delivered_ns = now;
 	memcpy(frame->data, s->cache, s->cache_used);
 	frame->bytesused = s->cache_used;
 	return 0;
@@ -658,6 +740,7 @@ static const struct v4l2cuse_source_ops lb_capture_ops = {
 	.start = lb_capture_start,
 	.stop = lb_capture_stop,
 	.produce = lb_capture_produce,
+	.wake_fd = lb_capture_wake_fd,
 	.control = lb_control,
 	.get_control = lb_get_control,
 	.set_control = lb_set_control,
@@ -714,6 +797,19 @@ lb_capture_setup(struct lb_source *s, const char *spec, char **ret_error)
 		s->lb->compat = compat;
 	}
 	s->cv = cv_new();
+	s->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->evfd < 0 || s->tfd < 0 || s->epfd < 0 ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->evfd,
+		      &(struct epoll_event){ .events = EPOLLIN }) < 0 ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->tfd,
+		      &(struct epoll_event){ .events = EPOLLIN }) < 0) {
+		r = -errno;
+		if (ret_error)
+			*ret_error = g_strdup_printf("loopback: %s", g_strerror(-r));
+		return r;
+	}
 	return 0;
 }
 
@@ -741,6 +837,8 @@ v4l2cuse_loopback_create(struct v4l2cuse_loopbacks *reg, const char *spec,
 			return r;
 	}
 	s = g_new0(struct lb_source, 1);
+	s->epfd = s->evfd = s->tfd = -1;
+	s->link.data = s;
 	s->base.ops = writer_end ? &lb_writer_ops : &lb_capture_ops;
 	s->end = writer_end ? LB_WRITER : LB_CAPTURE;
 	s->lb = lb_get(reg, name);
