@@ -88,10 +88,9 @@ dev_produce_placeholder(struct v4l2cuse_device *dev, struct v4l2cuse_frame *fram
 		pr = dev->placeholder->ops->produce(dev->placeholder, frame);
 	if (pr < 0 && no_signal) {
 		if (!dev->card)
-			pr = placeholder_new(NULL, &dev->card, NULL);
-		if (dev->card)
-			pr = placeholder_fill(dev->card, &dev->fmt, frame->data, frame->length,
-					      &frame->bytesused);
+			dev->card = placeholder_new();
+		pr = placeholder_fill(dev->card, &dev->fmt, frame->data, frame->length,
+				      &frame->bytesused);
 	}
 	if (pr < 0)
 		return r;

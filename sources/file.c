@@ -32,8 +32,6 @@
  *                   format when it is one of ours, then the others of
  *                   format.c: YUYV UYVY YVYU NV12 NV21 YU12 YV12 RGB3 BGR3
  *                   BX24 XR24 RGBP GREY MJPG)
- *   placeholder=PATH  image shown when the file fails at runtime (default:
- *                   the "NO SIGNAL" card, placeholder.h)
  * Frame intervals offered: the file's rate, then 30, 25 and 15 fps.
  *
  * Pacing: produce() runs at the negotiated interval; output frame n shows
@@ -48,8 +46,9 @@
  * unsupported, first frame does not decode) is a one-line error naming the
  * file. At runtime a corrupt frame is skipped (the previous one is shown
  * again) with a rate-limited warning; a read error, or a whole pass of the
- * file without a good frame, switches to the placeholder and the file is
- * reopened every second (not for GStreamer files).
+ * file without a good frame, is "no signal": produce() returns -ENOLINK
+ * (the device shows its placeholder) and the file is reopened every second
+ * (not for GStreamer files).
  */
 
 #include "config.h"
@@ -68,14 +67,13 @@
 #include "convert.h"
 #include "file-reader.h"
 #include "modes.h"
-#include "placeholder.h"
 #include "ratelimit.h"
 
 #define FS_MAX_STEPS	64		/* file frames read per produce() at most */
 #define FS_RETRY_US	G_USEC_PER_SEC
 
 static const char *const fs_keys[] = {
-	"loop", "fps", "format", "size", "sizes", "formats", "placeholder", NULL,
+	"loop", "fps", "format", "size", "sizes", "formats", NULL,
 };
 
 struct file_source {
@@ -86,8 +84,6 @@ struct file_source {
 	struct file_reader_info info;	/* of the first open; enumerations use it */
 	struct v4l2_fract file_iv;	/* seconds per file frame */
 	bool loop;
-	char *placeholder_path;
-	struct placeholder *ph;
 	struct cv *cv;
 
 	struct modes modes;
@@ -101,7 +97,7 @@ struct file_source {
 	uint64_t frame_no;		/* file frames consumed (the next one's index) */
 	unsigned int pass_good;		/* good frames since the last rewind */
 	bool at_eof;			/* loop=0: holding the last frame */
-	bool failed;			/* showing the placeholder */
+	bool failed;			/* no signal: the file failed */
 	int64_t last_try_us;
 	uint8_t *cache;			/* the frame shown now, converted */
 	uint32_t cache_used;
@@ -350,7 +346,6 @@ fs_parse_open_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char *
 						 "1x1..8192x8192", v);
 		return -EINVAL;
 	}
-	fs->placeholder_path = g_strdup(v4l2cuse_opts_get_str(o, "placeholder", NULL));
 	return 0;
 }
 
@@ -432,9 +427,7 @@ fs_destroy(struct v4l2cuse_source *src)
 		return;
 	fs_stop(src);
 	file_reader_free(fs->rd);
-	placeholder_free(fs->ph);
 	cv_free(fs->cv);
-	g_free(fs->placeholder_path);
 	g_free(fs->path);
 	g_free(fs);
 }
@@ -498,11 +491,6 @@ fs_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 	r = fs_parse_offer_opts(fs, o, &error);
 	if (r < 0)
 		goto err;
-	r = placeholder_new(fs->placeholder_path, &fs->ph, &error);
-	if (r < 0) {
-		fs_prefix_error(&error, "file: ");
-		goto err;
-	}
 	g_debug("file: '%s': %s, %ux%u, %u/%u s per frame", fs->path, fs->info.kind,
 		fs->info.width, fs->info.height, fs->file_iv.numerator, fs->file_iv.denominator);
 	v4l2cuse_opts_free(o);
@@ -597,7 +585,7 @@ fs_fail(struct file_source *fs, int r, const char *what)
 	unsigned int suppressed = 0;
 
 	if (ratelimit_pass(&fs->rl_fail, &suppressed))
-		g_warning("file: '%s': %s%s%s; showing the placeholder%s", fs->path, what,
+		g_warning("file: '%s': %s%s%s; no signal%s", fs->path, what,
 			  r ? ": " : "", r ? g_strerror(-r) : "",
 			  fs->info.can_reopen ? " and retrying every second" : "");
 	fs->failed = true;
@@ -729,7 +717,6 @@ static int
 fs_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 {
 	struct file_source *fs = fs_from(src);
-	int r;
 
 	if (!fs->started)
 		return -EINVAL;
@@ -747,8 +734,7 @@ fs_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 	}
 	if (!fs->failed)
 		return -ENODATA;	/* nothing decoded yet (GStreamer starting) */
-	r = placeholder_fill(fs->ph, &fs->pix, frame->data, frame->length, &frame->bytesused);
-	return r < 0 ? -EIO : 0;
+	return -ENOLINK;
 }
 
 const struct v4l2cuse_source_ops v4l2cuse_file_ops = {

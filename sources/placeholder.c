@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The placeholder frame (placeholder.h): rendered in RGB24 at the target
- * size (the card) or taken from an image, then converted by convert.c.
+ * The "NO SIGNAL" card (placeholder.h).
  */
 
 #include "config.h"
@@ -14,14 +13,11 @@
 #include "util/macros.h"
 #include "v4l2cuse/format.h"
 #include "convert.h"
-#include "file-reader.h"
 #include "placeholder.h"
 #include "tpg.h"
 
 struct placeholder {
 	struct cv *cv;
-	uint8_t *image;			/* RGB24 of a configured image, or NULL */
-	uint32_t image_w, image_h;
 	struct v4l2_pix_format pix;	/* format of the cached frame */
 	uint8_t *frame;
 	uint32_t frame_used;
@@ -63,54 +59,13 @@ ph_render_card(uint32_t w, uint32_t h)
 	return rgb;
 }
 
-static int
-ph_load_image(struct placeholder *ph, const char *path, char **ret_error)
-{
-	struct file_reader_opts opts = { 0 };
-	struct file_reader *rd = NULL;
-	g_autofree char *error = NULL;
-	struct cv_image img;
-	const uint8_t *rgb;
-	int r, tries = 0;
-
-	r = file_reader_open(path, &opts, &rd, &error);
-	if (r < 0) {
-		*ret_error = g_strdup_printf("placeholder %s", error);
-		return r;
-	}
-	/* GStreamer may need a moment for its first frame. */
-	while ((r = rd->ops->next(rd, &img)) == -EAGAIN || r == -EBADMSG) {
-		if (++tries > 500)
-			break;
-		g_usleep(10000);
-	}
-	if (r == 0)
-		r = cv_to_rgb24(ph->cv, &img, &rgb, &ph->image_w, &ph->image_h);
-	if (r == 0)
-		ph->image = g_memdup2(rgb, (size_t)ph->image_w * ph->image_h * 3);
-	else
-		*ret_error = g_strdup_printf("placeholder '%s': no usable first frame (%s)", path,
-					     g_strerror(-r));
-	file_reader_free(rd);
-	return r < 0 ? r : 0;
-}
-
-int
-placeholder_new(const char *image, struct placeholder **ret, char **ret_error)
+struct placeholder *
+placeholder_new(void)
 {
 	struct placeholder *ph = g_new0(struct placeholder, 1);
-	int r;
 
 	ph->cv = cv_new();
-	if (image && *image) {
-		r = ph_load_image(ph, image, ret_error);
-		if (r < 0) {
-			placeholder_free(ph);
-			return r;
-		}
-	}
-	*ret = ph;
-	return 0;
+	return ph;
 }
 
 void
@@ -119,7 +74,6 @@ placeholder_free(struct placeholder *ph)
 	if (!ph)
 		return;
 	cv_free(ph->cv);
-	g_free(ph->image);
 	g_free(ph->frame);
 	g_free(ph);
 }
@@ -133,24 +87,13 @@ placeholder_fill(struct placeholder *ph, const struct v4l2_pix_format *pix, void
 	if (!ph->frame_valid || ph->pix.pixelformat != pix->pixelformat ||
 	    ph->pix.width != pix->width || ph->pix.height != pix->height ||
 	    ph->pix.sizeimage != pix->sizeimage) {
-		g_autofree uint8_t *card = NULL;
-		struct cv_image in;
+		g_autofree uint8_t *card = ph_render_card(pix->width, pix->height);
+		struct cv_image in = {
+			.fourcc = V4L2_PIX_FMT_RGB24, .width = pix->width, .height = pix->height,
+			.data = card, .size = (size_t)pix->width * pix->height * 3,
+		};
 		int r;
 
-		if (ph->image) {
-			in = (struct cv_image){
-				.fourcc = V4L2_PIX_FMT_RGB24, .width = ph->image_w,
-				.height = ph->image_h, .data = ph->image,
-				.size = (size_t)ph->image_w * ph->image_h * 3,
-			};
-		} else {
-			card = ph_render_card(pix->width, pix->height);
-			in = (struct cv_image){
-				.fourcc = V4L2_PIX_FMT_RGB24, .width = pix->width,
-				.height = pix->height, .data = card,
-				.size = (size_t)pix->width * pix->height * 3,
-			};
-		}
 		ph->frame_valid = false;
 		g_free(ph->frame);
 		ph->frame = g_malloc(pix->sizeimage);

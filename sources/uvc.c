@@ -5,11 +5,9 @@
  * every format of format.c.
  *
  * Spec: uvc:/dev/videoN[,option=value...], e.g. "uvc:/dev/video0",
- * "uvc:/dev/v4l/by-id/usb-...-video-index0,placeholder=/srv/away.png".
+ * "uvc:/dev/v4l/by-id/usb-...-video-index0,retry_ms=500".
  *
  * Options:
- *   placeholder=PATH  image shown while the camera is gone (default: the
- *                     "NO SIGNAL" card, placeholder.h)
  *   formats=F+F...    formats to offer (default: the camera's own ones
  *                     that format.c knows, in its order, then the others
  *                     of format.c, converted)
@@ -33,8 +31,9 @@
  * it. A frame that does not convert (a corrupt MJPEG) is dropped.
  *
  * Unplugged (DQBUF fails with ENODEV, EIO, ...): the camera is closed, the
- * timerfd paces placeholder frames at the negotiated rate in the negotiated
- * format, and a thread tries every retry_ms to open the same path again,
+ * timerfd wakes the daemon at the negotiated rate and produce() answers
+ * -ENOLINK on every tick (no signal: the device shows its placeholder),
+ * and a thread tries every retry_ms to open the same path again,
  * accepting only a device with the same identity (QUERYCAP card and
  * bus_info); it sets it up (format, interval, buffers, controls, STREAMON)
  * off the dispatcher and hands it over through the eventfd. Consumers never
@@ -73,7 +72,6 @@
 #include "v4l2cuse/source.h"
 #include "convert.h"
 #include "modes.h"
-#include "placeholder.h"
 #include "ratelimit.h"
 
 #define UVC_MAX_MODES		512
@@ -84,7 +82,7 @@
 #define UVC_MAX_BUFS		16
 
 static const char *const uvc_keys[] = {
-	"placeholder", "formats", "buffers", "retry_ms", NULL,
+	"formats", "buffers", "retry_ms", NULL,
 };
 
 
@@ -138,7 +136,6 @@ struct uvc_source {
 	int fd;				/* the camera, -1 while it is gone */
 	unsigned int n_bufs;
 	unsigned int retry_ms;
-	struct placeholder *ph;
 	struct cv *cv;
 
 	/* The snapshot. */
@@ -703,14 +700,14 @@ uvc_timer_arm(struct uvc_source *u, bool on)
 	timerfd_settime(u->timerfd, 0, &its, NULL);
 }
 
-/* The camera is gone: close it, pace placeholders, look for it. */
+/* The camera is gone: close it, pace the no-signal ticks, look for it. */
 static void
 uvc_lose(struct uvc_source *u, int r)
 {
 	unsigned int suppressed = 0;
 
 	if (ratelimit_pass(&u->rl_lost, &suppressed))
-		g_warning("uvc: '%s' is gone (%s); showing the placeholder until it is back",
+		g_warning("uvc: '%s' is gone (%s); no signal until it is back",
 			  u->path, g_strerror(-r));
 	if (u->stream) {
 		epoll_ctl(u->epfd, EPOLL_CTL_DEL, u->stream->fd, NULL);
@@ -769,7 +766,6 @@ uvc_destroy(struct v4l2cuse_source *src)
 		close(u->timerfd);
 	if (u->evfd >= 0)
 		close(u->evfd);
-	placeholder_free(u->ph);
 	cv_free(u->cv);
 	g_mutex_clear(&u->lock);
 	g_cond_clear(&u->cond);
@@ -806,14 +802,6 @@ uvc_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 	    (r = v4l2cuse_opts_get_uint(o, "retry_ms", 1000, 50, 600000, &n, &error)) < 0)
 		goto err;
 	u->retry_ms = n;
-	r = placeholder_new(v4l2cuse_opts_get_str(o, "placeholder", NULL), &u->ph, &error);
-	if (r < 0) {
-		char *e = g_strconcat("uvc: ", error, NULL);
-
-		g_free(error);
-		error = e;
-		goto err;
-	}
 
 	r = uvc_open(u->path, &u->ident, &error);
 	if (r < 0)
@@ -990,7 +978,7 @@ uvc_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	while (read(u->evfd, &drain, sizeof(drain)) > 0)
 		;
 	if (u->fd < 0) {
-		/* Gone since the last stream: one quick look before the placeholder. */
+		/* Gone since the last stream: one quick look before "no signal". */
 		struct uvc_ident id;
 		int fd = uvc_open(u->path, &id, NULL);
 
@@ -1022,15 +1010,13 @@ uvc_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	return 0;
 }
 
+/* The camera is gone: -ENOLINK on each tick of the timerfd, -EAGAIN between. */
 static int
-uvc_placeholder(struct uvc_source *u, struct v4l2cuse_frame *frame)
+uvc_no_signal(struct uvc_source *u)
 {
 	uint64_t n;
 
-	if (read(u->timerfd, &n, sizeof(n)) != sizeof(n))
-		return -EAGAIN;		/* not due yet */
-	return placeholder_fill(u->ph, &u->pix, frame->data, frame->length, &frame->bytesused)
-	       < 0 ? -EIO : 0;
+	return read(u->timerfd, &n, sizeof(n)) == sizeof(n) ? -ENOLINK : -EAGAIN;
 }
 
 static int
@@ -1063,7 +1049,7 @@ uvc_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 		}
 	}
 	if (!u->stream)
-		return uvc_placeholder(u, frame);
+		return uvc_no_signal(u);
 
 	r = uvc_ioctl(u->stream->fd, VIDIOC_DQBUF, &b);
 	if (r == -EAGAIN)
@@ -1075,9 +1061,7 @@ uvc_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 			return -ENODATA;
 		}
 		uvc_lose(u, r < 0 ? r : -EIO);
-		return uvc_placeholder(u, frame) == 0 ? 0 :
-		       placeholder_fill(u->ph, &u->pix, frame->data, frame->length,
-					&frame->bytesused) < 0 ? -EIO : 0;
+		return -ENOLINK;
 	}
 	img = (struct cv_image){
 		.fourcc = u->stream->fmt.pixelformat,
@@ -1093,8 +1077,7 @@ uvc_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 	q = uvc_ioctl(u->stream->fd, VIDIOC_QBUF, &b);
 	if (q < 0 && uvc_is_gone_error(q)) {
 		uvc_lose(u, q);
-		return placeholder_fill(u->ph, &u->pix, frame->data, frame->length,
-					&frame->bytesused) < 0 ? -EIO : 0;
+		return -ENOLINK;
 	}
 	if (r < 0) {
 		if (ratelimit_pass(&u->rl_drop, &suppressed))

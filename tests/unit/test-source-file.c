@@ -3,7 +3,8 @@
  * The "file" source (sources/file.c) on sample files the test writes
  * itself: Y4M in every colour space, raw frames, MJPEG streams, JPEG and PNG
  * stills, GStreamer containers (when built in); pacing, looping, corrupt
- * frames, startup errors, runtime failure and the placeholder.
+ * frames, startup errors, runtime failure (no signal) and the daemon's
+ * "NO SIGNAL" card (sources/placeholder.c).
  */
 
 #include "config.h"
@@ -39,7 +40,7 @@ static void
 log_handler(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
 {
 	if ((level & G_LOG_LEVEL_WARNING) &&
-	    (strstr(message, "corrupt frame") || strstr(message, "placeholder"))) {
+	    (strstr(message, "corrupt frame") || strstr(message, "no signal"))) {
 		n_warnings++;
 		g_test_message("expected warning: %s", message);
 		return;
@@ -555,7 +556,8 @@ test_errors(void)
 		{ g_strdup_printf("file:%s,sizes=7x5", ok), "option 'sizes'" },
 		{ g_strdup_printf("file:%s,fps=0", ok), "option 'fps'" },
 		{ g_strdup_printf("file:%s,colour=1", ok), "unknown option 'colour'" },
-		{ g_strdup_printf("file:%s,placeholder=%s", ok, missing), "placeholder" },
+		{ g_strdup_printf("file:%s,placeholder=%s", ok, missing),
+		  "unknown option 'placeholder'" },
 		{ g_strdup("file"), "no file given" },
 		{ g_strdup("file:"), "no file given" },
 	};
@@ -579,9 +581,10 @@ test_errors(void)
 	}
 }
 
-/* Y' of the placeholder card's corner in YUYV (limited-range BT.601 of RGB 32). */
-#define CARD_Y	43
-
+/*
+ * A file that fails at runtime is "no signal": -ENOLINK at every frame, and
+ * frames again once it is readable (it is reopened every second).
+ */
 static void
 test_runtime_failure(void)
 {
@@ -592,10 +595,11 @@ test_runtime_failure(void)
 	struct v4l2cuse_source *src;
 	struct v4l2_pix_format pix;
 	g_autofree uint8_t *buf = NULL;
+	unsigned int i, lost = 0;
 	gsize len;
 	size_t hdr;
 	FILE *f;
-	bool saw_card = false;
+	int r;
 
 	write_y4m(path, 64, 48, CS_420, 3, "30:1", -1);
 	g_assert_true(g_file_get_contents(path, &good, &len, NULL));
@@ -611,22 +615,17 @@ test_runtime_failure(void)
 	f = fopen(path, "r+b");
 	fwrite(bad, 1, len, f);
 	fclose(f);
-	for (unsigned int i = 0; i < 10 && !saw_card; i++) {
-		g_assert_cmpint(produce(src, &pix, buf, NULL), ==, 0);
-		saw_card = buf[0] == CARD_Y && buf[1] == 128 && buf[3] == 128;
+	/* The frames already read show until the pass ends; then no signal, for good. */
+	for (i = 0; i < 10 && lost == 0; i++) {
+		r = produce(src, &pix, buf, NULL);
+		if (r == -ENOLINK)
+			lost++;
+		else
+			g_assert_cmpint(r, ==, 0);
 	}
-	g_assert_true(saw_card);
-	/* The card: background at the edges, bright text in the middle. */
-	{
-		unsigned int bright = 0;
-
-		for (uint32_t x = 0; x < 64; x++) {
-			g_assert_cmpuint(buf[(0 * 64 + x) * 2], ==, CARD_Y);
-			g_assert_cmpuint(buf[(47 * 64 + x) * 2], ==, CARD_Y);
-			bright += buf[(24 * 64 + x) * 2] > 150;
-		}
-		g_assert_cmpuint(bright, >, 4);
-	}
+	g_assert_cmpuint(lost, ==, 1);
+	for (i = 0; i < 5; i++)
+		g_assert_cmpint(produce(src, &pix, buf, NULL), ==, -ENOLINK);
 
 	/* Fixed again: within a second or so the frames are back. */
 	g_file_set_contents(path, good, (gssize)len, NULL);
@@ -636,40 +635,36 @@ test_runtime_failure(void)
 	v4l2cuse_source_destroy(src);
 }
 
-/* placeholder=PNG replaces the card. */
+/* Y' of the card's background in YUYV (limited-range BT.601 of R'G'B' 32). */
+#define CARD_Y	43
+
+/* The daemon's "NO SIGNAL" card, in every format. */
 static void
-test_placeholder_image(void)
+test_card(void)
 {
-	g_autofree char *png = tmp_path("ph.png");
-	g_autofree char *path = tmp_path("g.y4m");
-	g_autofree char *spec = g_strdup_printf("file:%s,placeholder=%s", path, png);
+	struct placeholder *ph = placeholder_new();
+	struct v4l2_pix_format pix = {
+		.pixelformat = V4L2_PIX_FMT_YUYV, .width = 64, .height = 48,
+	};
 	g_autofree uint8_t *buf = NULL;
-	struct v4l2cuse_source *src;
-	struct v4l2_pix_format pix;
-	struct placeholder *ph = NULL;
-	g_autofree char *error = NULL;
+	unsigned int bright = 0;
 	uint32_t used;
-	FILE *f;
 
-	write_png(png, 20, 10, 255, 255, 255);
-	write_y4m(path, 64, 48, CS_420, 2, "30:1", -1);
-	src = make(spec);
-	pix = start(src, V4L2_PIX_FMT_RGB24, 64, 48, 1, 30);
+	/* Background at the edges, bright text in the middle. */
+	g_assert_cmpint(v4l2cuse_format_fill(&pix), ==, 0);
 	buf = g_malloc(pix.sizeimage);
-	g_assert_cmpint(produce(src, &pix, buf, NULL), ==, 0);
-	g_assert_cmpint(buf[0], <, 200);
-	/* Cut short in place (the open reader sees it): no frames -> placeholder. */
-	f = fopen(path, "wb");
-	fputs("YUV4MPEG2 W64 H48\nbroken", f);
-	fclose(f);
-	for (unsigned int i = 0; i < 5; i++)
-		g_assert_cmpint(produce(src, &pix, buf, NULL), ==, 0);
-	g_assert_cmpuint(buf[0], ==, 255);
-	g_assert_cmpuint(buf[pix.sizeimage - 1], ==, 255);
-	v4l2cuse_source_destroy(src);
+	g_assert_cmpint(placeholder_fill(ph, &pix, buf, pix.sizeimage, &used), ==, 0);
+	g_assert_cmpuint(used, ==, pix.sizeimage);
+	g_assert_cmpuint(buf[1], ==, 128);
+	g_assert_cmpuint(buf[3], ==, 128);
+	for (uint32_t x = 0; x < 64; x++) {
+		g_assert_cmpuint(buf[(0 * 64 + x) * 2], ==, CARD_Y);
+		g_assert_cmpuint(buf[(47 * 64 + x) * 2], ==, CARD_Y);
+		bright += buf[(24 * 64 + x) * 2] > 150;
+	}
+	g_assert_cmpuint(bright, >, 4);
 
-	/* The default card converts to every format, MJPEG included. */
-	g_assert_cmpint(placeholder_new(NULL, &ph, &error), ==, 0);
+	/* It converts to every format, MJPEG included. */
 	for (unsigned int i = 0; v4l2cuse_format_by_index(i); i++) {
 		struct v4l2_pix_format p = {
 			.pixelformat = v4l2cuse_format_by_index(i)->fourcc, .width = 320, .height = 240,
@@ -681,7 +676,7 @@ test_placeholder_image(void)
 		g_assert_cmpint(placeholder_fill(ph, &p, d, p.sizeimage, &used), ==, 0);
 		g_assert_cmpuint(used, >, 0);
 		if (p.pixelformat == V4L2_PIX_FMT_GREY)
-			g_assert_cmpint(abs((int)d[0] - 32), <=, 1);
+			g_assert_cmpint(abs((int)d[0] - PLACEHOLDER_BG_RGB), <=, 1);
 	}
 	placeholder_free(ph);
 }
@@ -815,7 +810,7 @@ main(int argc, char **argv)
 	g_test_add_func("/file/stills", test_stills);
 	g_test_add_func("/file/errors", test_errors);
 	g_test_add_func("/file/runtime-failure", test_runtime_failure);
-	g_test_add_func("/file/placeholder-image", test_placeholder_image);
+	g_test_add_func("/placeholder/card", test_card);
 #if HAVE_GSTREAMER_READER
 	g_test_add_func("/file/gstreamer", test_gstreamer);
 #endif
