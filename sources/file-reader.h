@@ -18,7 +18,7 @@
  *
  * Threading: one thread owns a reader (the daemon's dispatcher). Reads of
  * regular files are synchronous; gst.c decodes on GStreamer's threads and
- * never waits.
+ * never waits, not even for its first frame (see probe()).
  */
 
 #include <stdbool.h>
@@ -35,7 +35,7 @@
 struct file_reader;
 
 struct file_reader_info {
-	uint32_t width, height;		/* frame size (of the first frame) */
+	uint32_t width, height;		/* frame size (of the first frame); 0 until probe() */
 	struct v4l2_fract interval;	/* seconds per frame; 0/0: the file has no rate */
 	struct v4l2_fract aspect;	/* pixel aspect ratio (Y4M A, GStreamer PAR); 0:0 unknown */
 	uint32_t fourcc;		/* what next() delivers (for the format list's order) */
@@ -58,6 +58,14 @@ struct file_reader_ops {
 	int (*rewind)(struct file_reader *r);
 	/* Required. */
 	void (*destroy)(struct file_reader *r);
+	/*
+	 * Optional, never blocks: for a reader that learns the file's info
+	 * only from its first decoded frame (GStreamer); until then the
+	 * info's size is 0 and only fourcc and kind are known. 0: the info
+	 * is complete; -EAGAIN: not yet; other -errno: the file cannot be
+	 * played, with a one-line reason in *ret_error (g_free).
+	 */
+	int (*probe)(struct file_reader *r, char **ret_error);
 };
 
 struct file_reader {
@@ -70,6 +78,12 @@ file_reader_free(struct file_reader *r)
 {
 	if (r)
 		r->ops->destroy(r);
+}
+
+static inline int
+file_reader_probe(struct file_reader *r, char **ret_error)
+{
+	return r->ops->probe ? r->ops->probe(r, ret_error) : 0;
 }
 
 /*
@@ -87,7 +101,8 @@ int image_reader_open(FILE *f, struct file_reader **ret, char **ret_error);
 int raw_reader_open(FILE *f, uint32_t fourcc, uint32_t width, uint32_t height,
 		    const struct v4l2_fract *fps_iv, struct file_reader **ret, char **ret_error);
 #if HAVE_GSTREAMER_READER
-int gst_reader_open(const char *path, struct file_reader **ret, char **ret_error);
+/* @path for GStreamer's own open and the extension; @f for typefinding. */
+int gst_reader_open(FILE *f, const char *path, struct file_reader **ret, char **ret_error);
 #endif
 
 /* What file_reader_open() is told beyond the path (file.c's options). */

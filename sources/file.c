@@ -34,6 +34,22 @@
  *                   BX24 XR24 RGBP GREY MJPG)
  * Frame intervals offered: the file's rate, then 30, 25 and 15 fps.
  *
+ * GStreamer files start without waiting: create() only checks that
+ * GStreamer recognises the file (typefinding its first 256 KiB) and starts
+ * decoding on GStreamer's threads; nothing on the calling thread (the
+ * daemon's loop, e.g. for v4l2cuse-ctl set-source) waits for the first
+ * frame. Until that frame has arrived the source knows the file's format
+ * (YU12, what GStreamer hands over) but not its size or rate, and offers
+ * what it can deliver whatever they are: every format at the sizes of
+ * sizes= (else 320x240 640x480 1280x720 1920x1080) and the rates of fps=
+ * (if given), 30, 25 and 15 fps; produce() answers -EAGAIN (nothing yet).
+ * With the first frame the file's own size (and square-pixel size) and
+ * rate are added in front of those lists, as for other files; nothing
+ * offered before is taken away, so a format negotiated meanwhile stays
+ * valid. What GStreamer finds wrong after create() (no video stream, a
+ * missing decoder, no frame within 10 s) is one warning naming the file,
+ * and the source has no signal (-ENOLINK).
+ *
  * Pacing: produce() runs at the negotiated interval; output frame n shows
  * file frame floor(n * interval / file interval), so the file plays at its
  * own speed at any negotiated rate (frames are repeated or skipped; at
@@ -43,8 +59,8 @@
  * being skipped.
  *
  * Errors: everything wrong with the file at create() (missing, unreadable,
- * unsupported, first frame does not decode) is a one-line error naming the
- * file. At runtime a corrupt frame is skipped (the previous one is shown
+ * unsupported, first frame does not decode; for GStreamer files: not
+ * recognised) is a one-line error naming the file. At runtime a corrupt frame is skipped (the previous one is shown
  * again) with a rate-limited warning; a read error, or a whole pass of the
  * file without a good frame, is "no signal": produce() returns -ENOLINK
  * (the device shows its placeholder) and the file is reopened every second
@@ -82,6 +98,8 @@ struct file_source {
 	struct file_reader_opts ropts;
 	struct file_reader *rd;
 	struct file_reader_info info;	/* of the first open; enumerations use it */
+	bool pending;			/* info not known yet (GStreamer starting) */
+	bool own_sizes;			/* sizes= replaced the file's own size */
 	struct v4l2_fract file_iv;	/* seconds per file frame */
 	bool loop;
 	struct cv *cv;
@@ -279,8 +297,7 @@ file_reader_open(const char *path, const struct file_reader_opts *opts,
 		}
 	} else {
 #if HAVE_GSTREAMER_READER
-		fclose(f);
-		r = gst_reader_open(path, ret, &error);
+		r = gst_reader_open(f, path, ret, &error);
 #else
 		fclose(f);
 		error = g_strdup("unsupported file type (not Y4M, MJPEG, JPEG or PNG; raw "
@@ -349,7 +366,12 @@ fs_parse_open_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char *
 	return 0;
 }
 
-/* Offered formats, sizes and rates, once the file's own are known. */
+/*
+ * Offered formats, sizes and rates that do not depend on the file's first
+ * frame: the options', else every format (the file's own first) at the
+ * common sizes and rates. fs_info_known() adds the file's own size and
+ * rate in front once they are known.
+ */
 static int
 fs_parse_offer_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char **ret_error)
 {
@@ -373,35 +395,56 @@ fs_parse_offer_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char 
 			modes_add_format(m, modes_output_formats[i]);
 	}
 
-	if ((v = v4l2cuse_opts_get_str(o, "sizes", NULL))) {
+	fs->own_sizes = (v = v4l2cuse_opts_get_str(o, "sizes", NULL)) != NULL;
+	if (fs->own_sizes) {
 		r = modes_parse_sizes(m, o, v, ret_error);
 		if (r < 0)
 			return r;
 	} else {
-		const struct v4l2_fract *a = &fs->info.aspect;
-
-		if (fs->info.width >= 2 && fs->info.height >= 2)
-			modes_add_size(m, fs->info.width & ~1u, fs->info.height & ~1u);
-		/* Non-square pixels (Y4M A, GStreamer PAR): also the square-pixel size. */
-		if (a->numerator && a->denominator && a->numerator != a->denominator &&
-		    fs->info.height >= 2) {
-			uint64_t w = ((uint64_t)fs->info.width * a->numerator + a->denominator / 2) /
-				     a->denominator;
-
-			if (w >= 2 && w <= V4L2CUSE_MAX_WIDTH)
-				modes_add_size(m, (uint32_t)w & ~1u, fs->info.height & ~1u);
-		}
 		modes_add_size(m, 320, 240);
 		modes_add_size(m, 640, 480);
 		modes_add_size(m, 1280, 720);
 		modes_add_size(m, 1920, 1080);
 	}
 
-	modes_add_interval(m, fs->file_iv);
+	if (fs->ropts.fps_iv.denominator)
+		modes_add_interval(m, fs->ropts.fps_iv);
 	modes_add_interval(m, (struct v4l2_fract){ 1, 30 });
 	modes_add_interval(m, (struct v4l2_fract){ 1, 25 });
 	modes_add_interval(m, (struct v4l2_fract){ 1, 15 });
 	return 0;
+}
+
+/*
+ * The file's info is known (at create, or with a GStreamer file's first
+ * frame): its rate paces the file, and its own size (the square-pixel one
+ * too for non-square pixels) and rate go in front of the offer, unless
+ * sizes= and fps= replaced them. Nothing offered before goes away.
+ */
+static void
+fs_info_known(struct file_source *fs)
+{
+	const struct v4l2_fract *a = &fs->info.aspect;
+	struct modes *m = &fs->modes;
+
+	fs->info = fs->rd->info;
+	g_debug("file: '%s': %s, %ux%u, rate %u/%u", fs->path, fs->info.kind, fs->info.width,
+		fs->info.height, fs->info.interval.denominator, fs->info.interval.numerator);
+	fs->file_iv = fs->ropts.fps_iv.denominator ? fs->ropts.fps_iv :
+		      fs->info.interval.denominator && fs->info.interval.numerator ?
+		      fs->info.interval : (struct v4l2_fract){ 1, 30 };
+	modes_prepend_interval(m, fs->file_iv);
+	if (fs->own_sizes || fs->info.width < 2 || fs->info.height < 2)
+		return;
+	/* Non-square pixels (Y4M A, GStreamer PAR): also the square-pixel size. */
+	if (a->numerator && a->denominator && a->numerator != a->denominator) {
+		uint64_t w = ((uint64_t)fs->info.width * a->numerator + a->denominator / 2) /
+			     a->denominator;
+
+		if (w >= 2 && w <= V4L2CUSE_MAX_WIDTH)
+			modes_prepend_size(m, (uint32_t)w & ~1u, fs->info.height & ~1u);
+	}
+	modes_prepend_size(m, fs->info.width & ~1u, fs->info.height & ~1u);
 }
 
 /* --- ops ---------------------------------------------------------------- */
@@ -441,22 +484,44 @@ fs_check_first_frame(struct file_source *fs, char **ret_error)
 	uint32_t w, h;
 	int r, tries = 0;
 
-	while ((r = fs->rd->ops->next(fs->rd, &img)) == -EBADMSG || r == -EAGAIN) {
-		if (++tries > 500)
-			break;
-		if (r == -EAGAIN)
-			g_usleep(10000);
-	}
+	while ((r = fs->rd->ops->next(fs->rd, &img)) == -EBADMSG && ++tries < 500)
+		;
 	if (r == 0)
 		r = cv_to_rgb24(fs->cv, &img, &rgb, &w, &h);
 	if (r < 0) {
 		*ret_error = g_strdup_printf("file: '%s': %s", fs->path,
 					     r == -ENODATA ? "no frames" :
-					     r == -EBADMSG || r == -EAGAIN ? "no frame decodes" :
-					     g_strerror(-r));
-		return r == -EAGAIN || r == -ENODATA ? -EINVAL : r;
+					     r == -EBADMSG ? "no frame decodes" : g_strerror(-r));
+		return r == -ENODATA ? -EINVAL : r;
 	}
 	return fs->rd->ops->rewind(fs->rd);
+}
+
+/*
+ * A reader that is still starting (GStreamer before its first frame):
+ * true while its info is unknown. When it arrives, the offer grows; when
+ * the file turns out unplayable, that is logged once and the source has no
+ * signal from then on.
+ */
+static bool
+fs_pending(struct file_source *fs)
+{
+	g_autofree char *error = NULL;
+	int r;
+
+	if (!fs->pending)
+		return false;
+	r = file_reader_probe(fs->rd, &error);
+	if (r == -EAGAIN)
+		return true;
+	fs->pending = false;
+	if (r < 0) {
+		g_warning("file: '%s': %s; no signal", fs->path, error);
+		fs->failed = true;
+		return false;
+	}
+	fs_info_known(fs);
+	return false;
 }
 
 static int
@@ -482,17 +547,17 @@ fs_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 		goto err;
 	}
 	fs->info = fs->rd->info;
-	fs->file_iv = fs->ropts.fps_iv.denominator ? fs->ropts.fps_iv :
-		      fs->info.interval.denominator && fs->info.interval.numerator ?
-		      fs->info.interval : (struct v4l2_fract){ 1, 30 };
-	r = fs_check_first_frame(fs, &error);
-	if (r < 0)
-		goto err;
+	fs->pending = fs->info.width == 0;
+	if (!fs->pending) {
+		r = fs_check_first_frame(fs, &error);
+		if (r < 0)
+			goto err;
+	}
 	r = fs_parse_offer_opts(fs, o, &error);
 	if (r < 0)
 		goto err;
-	g_debug("file: '%s': %s, %ux%u, %u/%u s per frame", fs->path, fs->info.kind,
-		fs->info.width, fs->info.height, fs->file_iv.numerator, fs->file_iv.denominator);
+	if (!fs->pending)
+		fs_info_known(fs);
 	v4l2cuse_opts_free(o);
 	*ret_src = &fs->base;
 	return 0;
@@ -517,14 +582,20 @@ static int
 fs_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index,
 		  uint32_t *ret_width, uint32_t *ret_height)
 {
-	return modes_enum_framesize(&fs_from(src)->modes, fourcc, index, ret_width, ret_height);
+	struct file_source *fs = fs_from(src);
+
+	fs_pending(fs);
+	return modes_enum_framesize(&fs->modes, fourcc, index, ret_width, ret_height);
 }
 
 static int
 fs_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
 		      uint32_t height, unsigned int index, struct v4l2_fract *ret)
 {
-	return modes_enum_frameinterval(&fs_from(src)->modes, fourcc, width, height, index, ret);
+	struct file_source *fs = fs_from(src);
+
+	fs_pending(fs);
+	return modes_enum_frameinterval(&fs->modes, fourcc, width, height, index, ret);
 }
 
 static void
@@ -570,7 +641,7 @@ fs_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 									     : fs->modes.intervals[0];
 	fs->n = 0;
 	fs_restart_pacing(fs);
-	if (fs->rd && !fs->failed)
+	if (fs->rd && !fs->failed && !fs_pending(fs))
 		fs->rd->ops->rewind(fs->rd);
 	fs->cache = g_malloc(f.sizeimage);
 	fs->cache_valid = false;
@@ -722,6 +793,8 @@ fs_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 		return -EINVAL;
 	if (!frame->data || frame->length < fs->pix.sizeimage)
 		return -EINVAL;
+	if (fs_pending(fs))
+		return -EAGAIN;		/* GStreamer's first frame is not there yet */
 	if (fs->failed)
 		fs_try_reopen(fs);
 	if (!fs->failed)
@@ -732,9 +805,8 @@ fs_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 		frame->bytesused = fs->cache_used;
 		return 0;
 	}
-	if (!fs->failed)
-		return -ENODATA;	/* nothing decoded yet (GStreamer starting) */
-	return -ENOLINK;
+	/* Nothing decoded yet (GStreamer after a rewind): nothing to show, no gap. */
+	return fs->failed ? -ENOLINK : -EAGAIN;
 }
 
 const struct v4l2cuse_source_ops v4l2cuse_file_ops = {

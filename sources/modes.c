@@ -27,25 +27,39 @@ modes_has_format(const struct modes *m, uint32_t fourcc)
 	return false;
 }
 
+/* The index of a size or interval in its list, the list's length if absent. */
+static unsigned int
+modes_find_size(const struct modes *m, uint32_t width, uint32_t height)
+{
+	unsigned int i = 0;
+
+	while (i < m->n_sizes && (m->sizes[i].width != width || m->sizes[i].height != height))
+		i++;
+	return i;
+}
+
+static unsigned int
+modes_find_interval(const struct modes *m, struct v4l2_fract iv)
+{
+	unsigned int i = 0;
+
+	while (i < m->n_intervals &&
+	       (uint64_t)m->intervals[i].numerator * iv.denominator !=
+	       (uint64_t)iv.numerator * m->intervals[i].denominator)
+		i++;
+	return i;
+}
+
 static bool
 modes_has_size(const struct modes *m, uint32_t width, uint32_t height)
 {
-	for (unsigned int i = 0; i < m->n_sizes; i++) {
-		if (m->sizes[i].width == width && m->sizes[i].height == height)
-			return true;
-	}
-	return false;
+	return modes_find_size(m, width, height) < m->n_sizes;
 }
 
 static bool
 modes_has_interval(const struct modes *m, struct v4l2_fract iv)
 {
-	for (unsigned int i = 0; i < m->n_intervals; i++) {
-		if ((uint64_t)m->intervals[i].numerator * iv.denominator ==
-		    (uint64_t)iv.numerator * m->intervals[i].denominator)
-			return true;
-	}
-	return false;
+	return modes_find_interval(m, iv) < m->n_intervals;
 }
 
 bool
@@ -79,6 +93,39 @@ modes_add_interval(struct modes *m, struct v4l2_fract interval)
 		return false;
 	m->intervals[m->n_intervals++] = interval;
 	return true;
+}
+
+/* Move entry @i (== *n: a new one, @item) of @list to the front. */
+static bool
+modes_prepend(void *list, size_t item_size, unsigned int *n, unsigned int max, unsigned int i,
+	      const void *item)
+{
+	uint8_t *l = list;
+
+	if (i == *n) {
+		if (*n == max)
+			return false;
+		(*n)++;
+	}
+	memmove(l + item_size, l, item_size * i);
+	memcpy(l, item, item_size);
+	return true;
+}
+
+bool
+modes_prepend_size(struct modes *m, uint32_t width, uint32_t height)
+{
+	const struct modes_size sz = { width, height };
+
+	return modes_prepend(m->sizes, sizeof(sz), &m->n_sizes, MODES_MAX_SIZES,
+			     modes_find_size(m, width, height), &sz);
+}
+
+bool
+modes_prepend_interval(struct modes *m, struct v4l2_fract iv)
+{
+	return modes_prepend(m->intervals, sizeof(iv), &m->n_intervals, MODES_MAX_RATES,
+			     modes_find_interval(m, iv), &iv);
 }
 
 int

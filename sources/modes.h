@@ -46,6 +46,12 @@ struct modes {
 bool modes_add_format(struct modes *m, uint32_t fourcc);
 bool modes_add_size(struct modes *m, uint32_t width, uint32_t height);
 bool modes_add_interval(struct modes *m, struct v4l2_fract interval);
+/*
+ * Move to the front, inserting it if absent (false when the list is full):
+ * the list only grows, so whatever was offered stays offered.
+ */
+bool modes_prepend_size(struct modes *m, uint32_t width, uint32_t height);
+bool modes_prepend_interval(struct modes *m, struct v4l2_fract interval);
 
 bool modes_has_format(const struct modes *m, uint32_t fourcc);
 bool modes_has(const struct modes *m, uint32_t fourcc, uint32_t width, uint32_t height);
