@@ -25,86 +25,62 @@
 
 /* --- input formats ------------------------------------------------------ */
 
-struct cv_fmt {
-	uint32_t fourcc;
-	uint8_t n_planes;	/* 0: compressed */
-	uint8_t bpp[3];		/* bits per pixel of each plane's lines */
-	uint8_t vs;		/* chroma planes have height >> vs lines */
-	uint8_t align_w, align_h;
-	bool v4l;		/* libv4lconvert takes it as a source (and does it well) */
-	bool v4l_rgb_direct;	/* R'G'B' or grey: no Y'CbCr planes to scale */
-};
-
-static const struct cv_fmt cv_fmts[] = {
-	{ V4L2_PIX_FMT_YUYV, 1, { 16 }, 0, 2, 1, true },
-	{ V4L2_PIX_FMT_UYVY, 1, { 16 }, 0, 2, 1, true },
-	{ V4L2_PIX_FMT_YVYU, 1, { 16 }, 0, 2, 1, true },
-	{ V4L2_PIX_FMT_NV16, 2, { 8, 8 }, 0, 2, 1, false },
-	{ V4L2_PIX_FMT_NV61, 2, { 8, 8 }, 0, 2, 1, false },
-	{ V4L2_PIX_FMT_NV12, 2, { 8, 8 }, 1, 2, 2, false },
-	{ V4L2_PIX_FMT_NV21, 2, { 8, 8 }, 1, 2, 2, false },
-	{ V4L2_PIX_FMT_YUV420, 3, { 8, 4, 4 }, 1, 2, 2, true },
-	{ V4L2_PIX_FMT_YVU420, 3, { 8, 4, 4 }, 1, 2, 2, true },
-	{ V4L2_PIX_FMT_YUV422P, 3, { 8, 4, 4 }, 0, 2, 1, false },
-	{ CV_FMT_YUV444P, 3, { 8, 8, 8 }, 0, 2, 2, false },
-	{ V4L2_PIX_FMT_RGB24, 1, { 24 }, 0, 1, 1, true, true },
-	{ V4L2_PIX_FMT_BGR24, 1, { 24 }, 0, 1, 1, true, true },
-	{ V4L2_PIX_FMT_XRGB32, 1, { 32 }, 0, 1, 1, true, true },
-	{ V4L2_PIX_FMT_XBGR32, 1, { 32 }, 0, 1, 1, true, true },
-	{ V4L2_PIX_FMT_RGB565, 1, { 16 }, 0, 1, 1, true, true },
-	{ V4L2_PIX_FMT_GREY, 1, { 8 }, 0, 1, 1, true, true },
-	{ V4L2_PIX_FMT_MJPEG, 0, { 0 }, 0, 1, 1, false },
-	{ V4L2_PIX_FMT_JPEG, 0, { 0 }, 0, 1, 1, false },
-};
-
-static const struct cv_fmt *
-cv_fmt(uint32_t fourcc)
+/*
+ * Every format of format.c is an input. Y'CbCr goes through a 4:2:x
+ * intermediate, so its widths must be even; the rest of the layout is
+ * format.c's. 0 if bad.
+ */
+static size_t
+cv_layout(const struct v4l2cuse_format_info *f, uint32_t w, uint32_t h, uint32_t bpl,
+	  size_t off[3], size_t stride[3])
 {
-	for (size_t i = 0; i < ARRAY_SIZE(cv_fmts); i++) {
-		if (cv_fmts[i].fourcc == fourcc)
-			return &cv_fmts[i];
+	if (!f || (f->yuv && (w & 1)))
+		return 0;
+	return v4l2cuse_format_frame_size(f, w, h, bpl, off, stride);
+}
+
+/* Chroma planes of @f have height >> cv_vs(f) lines. */
+static unsigned int
+cv_vs(const struct v4l2cuse_format_info *f)
+{
+	return f->vdiv > 1 ? 1 : 0;
+}
+
+/*
+ * The raw formats libv4lconvert takes as a source (and does well); the
+ * others are repacked first. A fact of the library, not of the formats.
+ */
+static bool
+cv_v4l_reads(uint32_t fourcc)
+{
+	switch (fourcc) {
+	case V4L2_PIX_FMT_YUYV:
+	case V4L2_PIX_FMT_UYVY:
+	case V4L2_PIX_FMT_YVYU:
+	case V4L2_PIX_FMT_YUV420:
+	case V4L2_PIX_FMT_YVU420:
+	case V4L2_PIX_FMT_RGB24:
+	case V4L2_PIX_FMT_BGR24:
+	case V4L2_PIX_FMT_XRGB32:
+	case V4L2_PIX_FMT_XBGR32:
+	case V4L2_PIX_FMT_RGB565:
+	case V4L2_PIX_FMT_GREY:
+		return true;
+	default:
+		return false;
 	}
-	return NULL;
 }
 
 bool
 cv_input_supported(uint32_t fourcc)
 {
-	return cv_fmt(fourcc) != NULL;
-}
-
-/* Plane i's offset and stride in a V4L2 single-buffer frame; 0 total if bad. */
-static size_t
-cv_layout(const struct cv_fmt *f, uint32_t w, uint32_t h, uint32_t bpl,
-	  size_t off[3], size_t stride[3])
-{
-	uint64_t natural, total = 0;
-
-	if (!f || !f->n_planes || w == 0 || h == 0 || w > V4L2CUSE_MAX_WIDTH ||
-	    h > V4L2CUSE_MAX_HEIGHT || w % f->align_w || h % f->align_h)
-		return 0;
-	natural = (uint64_t)w * f->bpp[0] / 8;
-	if (bpl == 0)
-		bpl = (uint32_t)natural;
-	if (bpl < natural)
-		return 0;
-	for (unsigned int i = 0; i < f->n_planes; i++) {
-		uint64_t s = (uint64_t)bpl * f->bpp[i] / f->bpp[0];
-		uint64_t lines = i ? h >> f->vs : h;
-
-		off[i] = (size_t)total;
-		stride[i] = (size_t)s;
-		total += s * lines;
-	}
-	return total > SIZE_MAX / 2 ? 0 : (size_t)total;
+	return v4l2cuse_format_lookup(fourcc) != NULL;
 }
 
 size_t
 cv_input_size(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t bytesperline)
 {
-	size_t off[3], stride[3];
-
-	return cv_layout(cv_fmt(fourcc), width, height, bytesperline, off, stride);
+	return cv_layout(v4l2cuse_format_lookup(fourcc), width, height, bytesperline, NULL, NULL);
 }
 
 /* --- state -------------------------------------------------------------- */
@@ -445,7 +421,7 @@ static const uint8_t *cv_luma_lut(void);
  * GREY mapping) makes the pair consistent.
  */
 static const uint8_t *
-cv_expand_luma(struct cv *cv, const struct cv_fmt *f, uint32_t w, uint32_t h, uint32_t bpl,
+cv_expand_luma(struct cv *cv, const struct v4l2cuse_format_info *f, uint32_t w, uint32_t h, uint32_t bpl,
 	       const uint8_t *data)
 {
 	const uint8_t *lut = cv_luma_lut();
@@ -482,12 +458,10 @@ cv_v4l(struct cv *cv, uint32_t fourcc, uint32_t w, uint32_t h, uint32_t bpl,
 {
 	struct v4l2_format s = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 	struct v4l2_format d = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
-	const struct cv_fmt *f = cv_fmt(fourcc);
+	const struct v4l2cuse_format_info *f = v4l2cuse_format_lookup(fourcc);
 	int r;
 
-	if ((dst_fourcc == V4L2_PIX_FMT_RGB24 || dst_fourcc == V4L2_PIX_FMT_BGR24) &&
-	    f->n_planes && (f->bpp[0] == 16 && fourcc != V4L2_PIX_FMT_RGB565 ? true :
-			    f->n_planes > 1))
+	if ((dst_fourcc == V4L2_PIX_FMT_RGB24 || dst_fourcc == V4L2_PIX_FMT_BGR24) && f->yuv)
 		data = cv_expand_luma(cv, f, w, h, bpl, data);
 	s.fmt.pix.width = d.fmt.pix.width = w;
 	s.fmt.pix.height = d.fmt.pix.height = h;
@@ -496,8 +470,7 @@ cv_v4l(struct cv *cv, uint32_t fourcc, uint32_t w, uint32_t h, uint32_t bpl,
 	s.fmt.pix.bytesperline = bpl ? bpl : w * f->bpp[0] / 8;
 	s.fmt.pix.sizeimage = (uint32_t)size;
 	d.fmt.pix.pixelformat = dst_fourcc;
-	d.fmt.pix.bytesperline = dst_fourcc == V4L2_PIX_FMT_RGB24 ||
-				 dst_fourcc == V4L2_PIX_FMT_BGR24 ? w * 3 : w;
+	d.fmt.pix.bytesperline = w * v4l2cuse_format_lookup(dst_fourcc)->bpp[0] / 8;
 	d.fmt.pix.sizeimage = (uint32_t)dst_len;
 	r = v4lconvert_convert(cv->v4l, &s, &d, (unsigned char *)data, (int)size, dst,
 			       (int)dst_len);
@@ -525,7 +498,7 @@ cv_pic_yuv(struct cv_pic *pic, uint32_t w, uint32_t h, unsigned int vs, uint8_t 
 
 /* Y'CbCr with any vs from planar or semi-planar input (no libraries needed). */
 static bool
-cv_yuv_direct(struct cv *cv, const struct cv_fmt *f, const struct cv_image *in,
+cv_yuv_direct(struct cv *cv, const struct v4l2cuse_format_info *f, const struct cv_image *in,
 	      const size_t off[3], const size_t stride[3], bool need420, struct cv_pic *pic)
 {
 	uint32_t w = in->width, h = in->height, cw = w / 2;
@@ -540,11 +513,11 @@ cv_yuv_direct(struct cv *cv, const struct cv_fmt *f, const struct cv_image *in,
 		bool swap = f->fourcc == V4L2_PIX_FMT_YVU420;
 
 		*pic = (struct cv_pic){
-			.kind = CV_YUV, .w = w, .h = h, .vs = f->vs,
+			.kind = CV_YUV, .w = w, .h = h, .vs = cv_vs(f),
 			.p = { base + off[0], base + off[swap ? 2 : 1], base + off[swap ? 1 : 2] },
 			.stride = { stride[0], stride[1], stride[2] },
 		};
-		if (f->vs == 1 || !need420)
+		if (cv_vs(f) == 1 || !need420)
 			return true;
 		/* 4:2:2 -> 4:2:0: average line pairs. */
 		cb = cv_buf(cv, CV_BUF_CANON, (size_t)cw * (h / 2) * 2);
@@ -567,7 +540,7 @@ cv_yuv_direct(struct cv *cv, const struct cv_fmt *f, const struct cv_image *in,
 		pic->stride[1] = pic->stride[2] = cw;
 		return true;
 	}
-	case CV_FMT_YUV444P:
+	case V4L2CUSE_PIX_FMT_YUV444P:
 		vs = need420 ? 1 : 0;
 		cb = cv_buf(cv, CV_BUF_CANON, (size_t)cw * (h >> vs) * 2);
 		cr = cb + (size_t)cw * (h >> vs);
@@ -593,9 +566,9 @@ cv_yuv_direct(struct cv *cv, const struct cv_fmt *f, const struct cv_image *in,
 	case V4L2_PIX_FMT_NV16:
 	case V4L2_PIX_FMT_NV61: {
 		bool swap = f->fourcc == V4L2_PIX_FMT_NV21 || f->fourcc == V4L2_PIX_FMT_NV61;
-		unsigned int step = f->vs == 0 && need420 ? 2 : 1;
+		unsigned int step = cv_vs(f) == 0 && need420 ? 2 : 1;
 
-		vs = f->vs ? 1 : (need420 ? 1 : 0);
+		vs = cv_vs(f) ? 1 : (need420 ? 1 : 0);
 		cb = cv_buf(cv, CV_BUF_CANON, (size_t)cw * (h >> vs) * 2);
 		cr = cb + (size_t)cw * (h >> vs);
 		for (uint32_t y = 0; y < h >> vs; y++) {
@@ -654,14 +627,14 @@ cv_yuv_direct(struct cv *cv, const struct cv_fmt *f, const struct cv_image *in,
 static int
 cv_to_yuv(struct cv *cv, const struct cv_image *in, bool need420, struct cv_pic *pic)
 {
-	const struct cv_fmt *f = cv_fmt(in->fourcc);
+	const struct v4l2cuse_format_info *f = v4l2cuse_format_lookup(in->fourcc);
 	size_t off[3], stride[3];
 	struct cv_pic rgb;
 	uint32_t w, h;
 	uint8_t *buf;
 	int r;
 
-	if (f->n_planes == 0) {
+	if (f->compressed) {
 		r = cv_jpeg_decode(cv, in->data, in->size, &rgb);
 		if (r < 0)
 			return r;
@@ -715,13 +688,13 @@ cv_yuv_to_rgb(struct cv *cv, const struct cv_pic *yuv, uint32_t rgb_fourcc, uint
 static int
 cv_to_rgb(struct cv *cv, const struct cv_image *in, struct cv_pic *pic)
 {
-	const struct cv_fmt *f = cv_fmt(in->fourcc);
+	const struct v4l2cuse_format_info *f = v4l2cuse_format_lookup(in->fourcc);
 	size_t off[3], stride[3];
 	size_t rgb_size = (size_t)in->width * in->height * 3;
 	uint8_t *out;
 	int r;
 
-	if (f->n_planes == 0)
+	if (f->compressed)
 		return cv_jpeg_decode(cv, in->data, in->size, pic);
 	cv_layout(f, in->width, in->height, in->bytesperline, off, stride);
 	if (in->fourcc == V4L2_PIX_FMT_RGB24) {
@@ -732,7 +705,7 @@ cv_to_rgb(struct cv *cv, const struct cv_image *in, struct cv_pic *pic)
 		return 0;
 	}
 	out = cv_buf(cv, CV_BUF_DEC, rgb_size);
-	if (f->v4l) {
+	if (cv_v4l_reads(f->fourcc)) {
 		r = cv_v4l(cv, in->fourcc, in->width, in->height, in->bytesperline, in->data,
 			   in->size, V4L2_PIX_FMT_RGB24, out, rgb_size);
 	} else {
@@ -1026,17 +999,17 @@ cv_pack(struct cv *cv, const struct cv_pic *pic, const struct v4l2_pix_format *o
 
 /* --- entry points ------------------------------------------------------- */
 
+/* Targets made from the RGB24 intermediate: the RGB formats and MJPEG (convert.h). */
 static bool
-cv_is_rgb_target(uint32_t f)
+cv_is_rgb_target(const struct v4l2cuse_format_info *oi)
 {
-	return f == V4L2_PIX_FMT_RGB24 || f == V4L2_PIX_FMT_BGR24 || f == V4L2_PIX_FMT_XRGB32 ||
-	       f == V4L2_PIX_FMT_XBGR32 || f == V4L2_PIX_FMT_RGB565 || f == V4L2_PIX_FMT_MJPEG;
+	return !oi->yuv && oi->fourcc != V4L2_PIX_FMT_GREY;
 }
 
 /* Same format and size: copy the planes to the unpadded target layout. */
 static int
-cv_copy(const struct cv_fmt *f, const struct cv_image *in, const struct v4l2_pix_format *out,
-	uint8_t *dst, uint32_t *ret_bytesused)
+cv_copy(const struct v4l2cuse_format_info *f, const struct cv_image *in,
+	const struct v4l2_pix_format *out, uint8_t *dst, uint32_t *ret_bytesused)
 {
 	size_t off[3], stride[3], doff[3], dstride[3];
 
@@ -1045,21 +1018,24 @@ cv_copy(const struct cv_fmt *f, const struct cv_image *in, const struct v4l2_pix
 		return -EINVAL;
 	for (unsigned int i = 0; i < f->n_planes; i++)
 		cv_copy_plane(dst + doff[i], dstride[i], in->data + off[i], stride[i], dstride[i],
-			      i ? out->height >> f->vs : out->height);
+			      i ? out->height >> cv_vs(f) : out->height);
 	*ret_bytesused = out->sizeimage;
 	return 0;
 }
 
 static int
-cv_validate(const struct cv_image *in, const struct cv_fmt **ret_f)
+cv_validate(const struct cv_image *in, const struct v4l2cuse_format_info **ret_f)
 {
-	const struct cv_fmt *f = in ? cv_fmt(in->fourcc) : NULL;
+	const struct v4l2cuse_format_info *f = in ? v4l2cuse_format_lookup(in->fourcc) : NULL;
+
+	size_t need;
 
 	if (!f || !in->data)
 		return -EINVAL;
-	if (f->n_planes && (cv_input_size(in->fourcc, in->width, in->height, in->bytesperline) == 0 ||
-			    in->size < cv_input_size(in->fourcc, in->width, in->height,
-						     in->bytesperline)))
+	/* Raw frames must hold their layout; a JPEG's own header tells (decoding). */
+	need = f->compressed ? 0 : cv_layout(f, in->width, in->height, in->bytesperline, NULL,
+					      NULL);
+	if ((!f->compressed && need == 0) || in->size < need)
 		return -EINVAL;
 	*ret_f = f;
 	return 0;
@@ -1071,7 +1047,7 @@ cv_convert(struct cv *cv, const struct cv_image *in, const struct v4l2_pix_forma
 {
 	const struct v4l2cuse_format_info *oi = v4l2cuse_format_info(out->pixelformat);
 	uint32_t f_out = out->pixelformat, w = out->width, h = out->height;
-	const struct cv_fmt *f;
+	const struct v4l2cuse_format_info *f;
 	struct cv_pic pic, scaled;
 	int r;
 
@@ -1084,9 +1060,9 @@ cv_convert(struct cv *cv, const struct cv_image *in, const struct v4l2_pix_forma
 		return r;
 
 	/* Same format and size. */
-	if (f->n_planes && in->fourcc == f_out && in->width == w && in->height == h)
+	if (!f->compressed && in->fourcc == f_out && in->width == w && in->height == h)
 		return cv_copy(f, in, out, dst, ret_bytesused);
-	if (!f->n_planes && f_out == V4L2_PIX_FMT_MJPEG && in->size <= out->sizeimage) {
+	if (f->compressed && f_out == V4L2_PIX_FMT_MJPEG && in->size <= out->sizeimage) {
 		uint32_t jw, jh;
 
 		if (cv_jpeg_size(in->data, in->size, &jw, &jh) == 0 && jw == w && jh == h) {
@@ -1096,7 +1072,7 @@ cv_convert(struct cv *cv, const struct cv_image *in, const struct v4l2_pix_forma
 		}
 	}
 	/* libv4lconvert straight into the target. */
-	if (f->v4l && in->width == w && in->height == h &&
+	if (cv_v4l_reads(f->fourcc) && in->width == w && in->height == h &&
 	    (f_out == V4L2_PIX_FMT_RGB24 || f_out == V4L2_PIX_FMT_BGR24 ||
 	     f_out == V4L2_PIX_FMT_YUV420 || f_out == V4L2_PIX_FMT_YVU420)) {
 		r = cv_v4l(cv, in->fourcc, w, h, in->bytesperline, in->data, in->size, f_out,
@@ -1106,7 +1082,7 @@ cv_convert(struct cv *cv, const struct cv_image *in, const struct v4l2_pix_forma
 		return r;
 	}
 
-	if (cv_is_rgb_target(f_out) && f->n_planes && !f->v4l_rgb_direct &&
+	if (cv_is_rgb_target(oi) && f->yuv &&
 	    (in->width != w || in->height != h) && !(w & 1) && !(h & 1)) {
 		/*
 		 * Y'CbCr to RGB at another size: scale first (half the samples
@@ -1132,7 +1108,7 @@ cv_convert(struct cv *cv, const struct cv_image *in, const struct v4l2_pix_forma
 		};
 		return cv_pack(cv, &pic, out, dst, dst_len, ret_bytesused);
 	}
-	if (cv_is_rgb_target(f_out))
+	if (cv_is_rgb_target(oi))
 		r = cv_to_rgb(cv, in, &pic);
 	else if (f_out == V4L2_PIX_FMT_GREY && in->fourcc == V4L2_PIX_FMT_GREY)
 		r = 0, pic = (struct cv_pic){
@@ -1155,7 +1131,7 @@ int
 cv_to_rgb24(struct cv *cv, const struct cv_image *in, const uint8_t **ret_rgb,
 	    uint32_t *ret_width, uint32_t *ret_height)
 {
-	const struct cv_fmt *f;
+	const struct v4l2cuse_format_info *f;
 	struct cv_pic pic;
 	uint8_t *buf;
 	int r;

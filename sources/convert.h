@@ -39,8 +39,7 @@
 #include <stdint.h>
 #include <linux/videodev2.h>
 
-/* A private fourcc: planar 4:4:4 (Y, then Cb, then Cr, each width x height). */
-#define CV_FMT_YUV444P	v4l2_fourcc('4', '4', '4', 'P')
+#include "v4l2cuse/format.h"
 
 /*
  * One input frame in V4L2's single-buffer layout: plane 0 has lines of
@@ -50,9 +49,10 @@
  * JPEG, and the frame's own header gives the size (@width/@height are only
  * a hint).
  *
- * Inputs: YUYV UYVY YVYU NV16 NV61 NV12 NV21 YU12 YV12 422P CV_FMT_YUV444P
- * RGB3 BGR3 BX24 XR24 RGBP GREY MJPG JPEG. Subsampled formats need even
- * sizes.
+ * Inputs: every format of format.c (v4l2cuse_format_lookup(): the output
+ * formats and NV16 NV61 422P V4L2CUSE_PIX_FMT_YUV444P JPEG), in the layout
+ * v4l2cuse_format_frame_size() describes. Y'CbCr inputs need even widths
+ * (and 4:2:0 ones even heights).
  */
 struct cv_image {
 	uint32_t fourcc;

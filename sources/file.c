@@ -21,8 +21,9 @@
  *                   the last frame
  *   fps=N[/D]       the file's frame rate (raw and MJPEG files have none;
  *                   for the others it overrides the header: playback speed)
- *   format=FOURCC   raw frames of this format: YUYV UYVY YVYU NV16 NV61 NV12
- *                   NV21 YU12 YV12 422P RGB3 BGR3 BX24 XR24 RGBP GREY
+ *   format=FOURCC   raw frames of this format (every uncompressed one of
+ *                   format.c): YUYV UYVY YVYU NV12 NV21 YU12 YV12 NV16 NV61
+ *                   422P 444P (planar 4:4:4) RGB3 BGR3 BX24 XR24 RGBP GREY
  *   size=WxH        raw frame size
  *   sizes=WxH+...   sizes to offer (default: the file's, rounded down to
  *                   even; with non-square pixels (Y4M A, GStreamer PAR)
@@ -314,14 +315,6 @@ file_reader_open(const char *path, const struct file_reader_opts *opts,
 
 /* --- options ------------------------------------------------------------ */
 
-
-static const uint32_t fs_raw_formats[] = {
-	V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_UYVY, V4L2_PIX_FMT_YVYU, V4L2_PIX_FMT_NV16,
-	V4L2_PIX_FMT_NV61, V4L2_PIX_FMT_NV12, V4L2_PIX_FMT_NV21, V4L2_PIX_FMT_YUV420,
-	V4L2_PIX_FMT_YVU420, V4L2_PIX_FMT_YUV422P, V4L2_PIX_FMT_RGB24, V4L2_PIX_FMT_BGR24,
-	V4L2_PIX_FMT_XRGB32, V4L2_PIX_FMT_XBGR32, V4L2_PIX_FMT_RGB565, V4L2_PIX_FMT_GREY,
-};
-
 /* Options that matter before the file is opened. */
 static int
 fs_parse_open_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char **ret_error)
@@ -347,10 +340,9 @@ fs_parse_open_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char *
 		return -EINVAL;
 	}
 	if ((v = v4l2cuse_opts_get_str(o, "format", NULL))) {
-		fs->ropts.raw_fourcc = modes_fourcc_from(v, fs_raw_formats, G_N_ELEMENTS(fs_raw_formats));
+		fs->ropts.raw_fourcc = modes_fourcc_from(v, V4L2CUSE_FORMATS_RAW);
 		if (!fs->ropts.raw_fourcc) {
-			g_autofree char *known = modes_fourcc_list(fs_raw_formats,
-								G_N_ELEMENTS(fs_raw_formats));
+			g_autofree char *known = modes_fourcc_list(V4L2CUSE_FORMATS_RAW);
 
 			*ret_error = v4l2cuse_opts_error(o, "option 'format': unknown raw format "
 							 "'%s' (known: %s)", v, known);
@@ -380,19 +372,14 @@ fs_parse_offer_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char 
 	int r;
 
 	if ((v = v4l2cuse_opts_get_str(o, "formats", NULL))) {
-		r = modes_parse_formats(m, o, v, modes_output_formats,
-					G_N_ELEMENTS(modes_output_formats),
-					ret_error);
+		r = modes_parse_formats(m, o, v, ret_error);
 		if (r < 0)
 			return r;
 	} else {
 		/* The file's own format first: no conversion by default. */
-		for (size_t i = 0; i < G_N_ELEMENTS(modes_output_formats); i++) {
-			if (modes_output_formats[i] == fs->info.fourcc)
-				modes_add_format(m, fs->info.fourcc);
-		}
-		for (size_t i = 0; i < G_N_ELEMENTS(modes_output_formats); i++)
-			modes_add_format(m, modes_output_formats[i]);
+		if (v4l2cuse_format_info(fs->info.fourcc))
+			modes_add_format(m, fs->info.fourcc);
+		modes_add_output_formats(m);
 	}
 
 	fs->own_sizes = (v = v4l2cuse_opts_get_str(o, "sizes", NULL)) != NULL;

@@ -10,13 +10,6 @@
 #include "v4l2cuse/source.h"
 #include "modes.h"
 
-const uint32_t modes_output_formats[MODES_N_OUTPUT_FORMATS] = {
-	V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_UYVY, V4L2_PIX_FMT_YVYU, V4L2_PIX_FMT_NV12,
-	V4L2_PIX_FMT_NV21, V4L2_PIX_FMT_YUV420, V4L2_PIX_FMT_YVU420, V4L2_PIX_FMT_RGB24,
-	V4L2_PIX_FMT_BGR24, V4L2_PIX_FMT_XRGB32, V4L2_PIX_FMT_XBGR32, V4L2_PIX_FMT_RGB565,
-	V4L2_PIX_FMT_GREY, V4L2_PIX_FMT_MJPEG,
-};
-
 bool
 modes_has_format(const struct modes *m, uint32_t fourcc)
 {
@@ -75,6 +68,15 @@ modes_add_format(struct modes *m, uint32_t fourcc)
 		return false;
 	m->formats[m->n_formats++] = fourcc;
 	return true;
+}
+
+void
+modes_add_output_formats(struct modes *m)
+{
+	const struct v4l2cuse_format_info *fi;
+
+	for (unsigned int i = 0; (fi = v4l2cuse_format_by_index(i)); i++)
+		modes_add_format(m, fi->fourcc);
 }
 
 bool
@@ -200,24 +202,31 @@ modes_parse_rate(const char *s, struct v4l2_fract *ret_interval)
 }
 
 uint32_t
-modes_fourcc_from(const char *s, const uint32_t *known, size_t n_known)
+modes_fourcc_from(const char *s, enum v4l2cuse_format_set set)
 {
+	const struct v4l2cuse_format_info *fi;
+
 	if (strlen(s) != 4)
 		return 0;
-	for (size_t i = 0; i < n_known; i++) {
-		if (g_ascii_strncasecmp(s, (const char *)&known[i], 4) == 0)
-			return known[i];
+	for (unsigned int i = 0; (fi = v4l2cuse_format_lookup_by_index(i)); i++) {
+		if (v4l2cuse_format_in_set(fi, set) &&
+		    g_ascii_strncasecmp(s, (const char *)&fi->fourcc, 4) == 0)
+			return fi->fourcc;
 	}
 	return 0;
 }
 
 char *
-modes_fourcc_list(const uint32_t *known, size_t n_known)
+modes_fourcc_list(enum v4l2cuse_format_set set)
 {
+	const struct v4l2cuse_format_info *fi;
 	GString *s = g_string_new(NULL);
 
-	for (size_t i = 0; i < n_known; i++)
-		g_string_append_printf(s, "%s%.4s", i ? " " : "", (const char *)&known[i]);
+	for (unsigned int i = 0; (fi = v4l2cuse_format_lookup_by_index(i)); i++) {
+		if (v4l2cuse_format_in_set(fi, set))
+			g_string_append_printf(s, "%s%.4s", s->len ? " " : "",
+					       (const char *)&fi->fourcc);
+	}
 	return g_string_free(s, FALSE);
 }
 
@@ -265,20 +274,14 @@ modes_added(bool added, bool present, const struct v4l2cuse_opts *o, const char 
 	return -EINVAL;
 }
 
-struct modes_known {
-	const uint32_t *list;
-	size_t n;
-};
-
 static int
 modes_format_item(struct modes *m, const struct v4l2cuse_opts *o, const char *item,
 		  const void *data, char **ret_error)
 {
-	const struct modes_known *known = data;
-	uint32_t f = modes_fourcc_from(item, known->list, known->n);
+	uint32_t f = modes_fourcc_from(item, V4L2CUSE_FORMATS_OUTPUT);
 
 	if (!f) {
-		g_autofree char *names = modes_fourcc_list(known->list, known->n);
+		g_autofree char *names = modes_fourcc_list(V4L2CUSE_FORMATS_OUTPUT);
 
 		*ret_error = v4l2cuse_opts_error(o, "option 'formats': unknown format '%s' "
 						 "(known: %s)", item, names);
@@ -320,11 +323,9 @@ modes_rate_item(struct modes *m, const struct v4l2cuse_opts *o, const char *item
 
 int
 modes_parse_formats(struct modes *m, const struct v4l2cuse_opts *o, const char *value,
-		    const uint32_t *known, size_t n_known, char **ret_error)
+		    char **ret_error)
 {
-	const struct modes_known k = { known, n_known };
-
-	return modes_parse_list(m, o, "formats", value, &m->n_formats, modes_format_item, &k,
+	return modes_parse_list(m, o, "formats", value, &m->n_formats, modes_format_item, NULL,
 				ret_error);
 }
 

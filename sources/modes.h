@@ -15,19 +15,13 @@
 #include <stdint.h>
 #include <linux/videodev2.h>
 
+#include "v4l2cuse/format.h"
+
 struct v4l2cuse_opts;
 
 #define MODES_MAX_FORMATS	16
 #define MODES_MAX_SIZES		16
 #define MODES_MAX_RATES		16
-
-/*
- * Every format a source can deliver through sources/convert.c, in the
- * order offered by default: the pattern's list, and the converted formats
- * of the file and uvc sources.
- */
-#define MODES_N_OUTPUT_FORMATS	14
-extern const uint32_t modes_output_formats[MODES_N_OUTPUT_FORMATS];
 
 struct modes_size {
 	uint32_t width, height;
@@ -44,6 +38,8 @@ struct modes {
 
 /* Append unless present or full; true when appended. */
 bool modes_add_format(struct modes *m, uint32_t fourcc);
+/* Every output format of format.c, in its order (what sources offer by default). */
+void modes_add_output_formats(struct modes *m);
 bool modes_add_size(struct modes *m, uint32_t width, uint32_t height);
 bool modes_add_interval(struct modes *m, struct v4l2_fract interval);
 /*
@@ -67,19 +63,19 @@ int modes_enum_frameinterval(const struct modes *m, uint32_t fourcc, uint32_t wi
 bool modes_parse_size(const char *s, uint32_t *ret_width, uint32_t *ret_height);
 /* "N" or "N/D" frames per second (at most 1000) -> seconds per frame. */
 bool modes_parse_rate(const char *s, struct v4l2_fract *ret_interval);
-/* The fourcc of @s (case-insensitive) among @known, 0 if none. */
-uint32_t modes_fourcc_from(const char *s, const uint32_t *known, size_t n_known);
-/* "YUYV UYVY ...": @known for error messages (g_free). */
-char *modes_fourcc_list(const uint32_t *known, size_t n_known);
+/* The fourcc of @s (case-insensitive) in @set, 0 if none. */
+uint32_t modes_fourcc_from(const char *s, enum v4l2cuse_format_set set);
+/* "YUYV UYVY ...": @set for error messages (g_free). */
+char *modes_fourcc_list(enum v4l2cuse_format_set set);
 
 /*
- * Option values replacing a list: formats= (among @known), sizes= (even W
+ * Option values replacing a list: formats= (output formats), sizes= (even W
  * and H), fps=. An empty item is skipped; an unknown, malformed or repeated
  * item, too many items or none at all fail with -EINVAL and one line
  * naming the option (v4l2cuse_opts_error()).
  */
 int modes_parse_formats(struct modes *m, const struct v4l2cuse_opts *o, const char *value,
-			const uint32_t *known, size_t n_known, char **ret_error);
+			char **ret_error);
 int modes_parse_sizes(struct modes *m, const struct v4l2cuse_opts *o, const char *value,
 		      char **ret_error);
 int modes_parse_rates(struct modes *m, const struct v4l2cuse_opts *o, const char *value,

@@ -254,8 +254,7 @@ tp_parse(struct tp_source *tp, const char *args, char **ret_error)
 		tp->params.pattern = r;
 	}
 
-	for (size_t i = 0; i < G_N_ELEMENTS(modes_output_formats); i++)
-		modes_add_format(&tp->modes, modes_output_formats[i]);
+	modes_add_output_formats(&tp->modes);
 	modes_add_size(&tp->modes, 320, 240);
 	modes_add_size(&tp->modes, 640, 480);
 	modes_add_size(&tp->modes, 1280, 720);
@@ -271,8 +270,7 @@ tp_parse(struct tp_source *tp, const char *args, char **ret_error)
 	    (r = modes_parse_rates(&tp->modes, o, v, ret_error)) < 0)
 		goto out;
 	if ((v = v4l2cuse_opts_get_str(o, "formats", NULL)) &&
-	    (r = modes_parse_formats(&tp->modes, o, v, modes_output_formats,
-				     G_N_ELEMENTS(modes_output_formats), ret_error)) < 0)
+	    (r = modes_parse_formats(&tp->modes, o, v, ret_error)) < 0)
 		goto out;
 	if ((r = tp_parse_overlay(tp, o, ret_error)) < 0)
 		goto out;

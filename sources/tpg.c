@@ -43,6 +43,7 @@
 #include <glib.h>
 
 #include "util/macros.h"
+#include "v4l2cuse/format.h"
 #include "tpg.h"
 
 const char *const tpg_pattern_menu[TPG_PAT_COUNT + 1] = {
@@ -153,42 +154,10 @@ static const uint16_t tpg_bars[3][8] = {
 	  C_CSC_MAGENTA, C_CSC_RED, C_CSC_BLUE, C_CSC_BLACK },
 };
 
-enum tpg_kind {
-	K_YUYV, K_UYVY, K_YVYU, K_NV12, K_NV21, K_YU12, K_YV12, K_422P,
-	K_RGB24, K_BGR24, K_XRGB32, K_XBGR32, K_RGB565, K_GREY,
-};
-
-struct tpg_kind_info {
-	uint32_t fourcc;
-	enum tpg_kind kind;
-	uint8_t bpp0;		/* bytes per pixel of plane 0 */
-	uint8_t n_planes;
-	uint8_t vsub;		/* chroma rows per luma row (1 or 2) */
-	bool yuv;
-	bool align2;		/* x positions and widths must be even */
-};
-
-static const struct tpg_kind_info tpg_kinds[] = {
-	{ V4L2_PIX_FMT_YUYV, K_YUYV, 2, 1, 1, true, true },
-	{ V4L2_PIX_FMT_UYVY, K_UYVY, 2, 1, 1, true, true },
-	{ V4L2_PIX_FMT_YVYU, K_YVYU, 2, 1, 1, true, true },
-	{ V4L2_PIX_FMT_NV12, K_NV12, 1, 2, 2, true, true },
-	{ V4L2_PIX_FMT_NV21, K_NV21, 1, 2, 2, true, true },
-	{ V4L2_PIX_FMT_YUV420, K_YU12, 1, 3, 2, true, true },
-	{ V4L2_PIX_FMT_YVU420, K_YV12, 1, 3, 2, true, true },
-	{ V4L2_PIX_FMT_YUV422P, K_422P, 1, 3, 1, true, true },
-	{ V4L2_PIX_FMT_RGB24, K_RGB24, 3, 1, 1, false, false },
-	{ V4L2_PIX_FMT_BGR24, K_BGR24, 3, 1, 1, false, false },
-	{ V4L2_PIX_FMT_XRGB32, K_XRGB32, 4, 1, 1, false, false },
-	{ V4L2_PIX_FMT_XBGR32, K_XBGR32, 4, 1, 1, false, false },
-	{ V4L2_PIX_FMT_RGB565, K_RGB565, 2, 1, 1, false, false },
-	{ V4L2_PIX_FMT_GREY, K_GREY, 1, 1, 1, false, false },
-};
-
 #define TPG_MAX_PAT 8
 
 struct tpg {
-	const struct tpg_kind_info *k;
+	const struct v4l2cuse_format_info *fi;	/* NULL: no format set */
 	uint32_t width, height;
 	uint32_t ycbcr_enc, quantization;
 	size_t plane_off[3];
@@ -216,11 +185,16 @@ struct tpg {
 bool
 tpg_supports(uint32_t fourcc)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(tpg_kinds); i++) {
-		if (tpg_kinds[i].fourcc == fourcc)
-			return true;
-	}
-	return false;
+	const struct v4l2cuse_format_info *fi = v4l2cuse_format_lookup(fourcc);
+
+	return fi && !fi->compressed && (fi->output || fourcc == V4L2_PIX_FMT_YUV422P);
+}
+
+/* Luma rows per chroma row (2 for 4:2:0). */
+static unsigned int
+tpg_vsub(const struct v4l2cuse_format_info *fi)
+{
+	return fi->n_planes > 1 ? fi->vdiv : 1;
 }
 
 struct tpg *
@@ -269,49 +243,28 @@ int
 tpg_set_format(struct tpg *t, uint32_t fourcc, uint32_t width, uint32_t height,
 	       uint32_t ycbcr_enc, uint32_t quantization)
 {
-	const struct tpg_kind_info *k = NULL;
-	size_t bpl0, csize = 0;
+	const struct v4l2cuse_format_info *fi = v4l2cuse_format_lookup(fourcc);
+	size_t bpl0, csize;
 
-	for (size_t i = 0; i < ARRAY_SIZE(tpg_kinds); i++) {
-		if (tpg_kinds[i].fourcc == fourcc)
-			k = &tpg_kinds[i];
-	}
-	if (!k || width == 0 || height == 0 || width > 8192 || height > 8192)
-		return -EINVAL;
-	if (k->align2 && (width & 1))
-		return -EINVAL;
-	if (k->vsub == 2 && (height & 1))
+	if (!tpg_supports(fourcc) ||
+	    !v4l2cuse_format_frame_size(fi, width, height, 0, NULL, NULL))
 		return -EINVAL;
 
 	tpg_free_buffers(t);
-	t->k = k;
+	t->fi = fi;
 	t->width = width;
 	t->height = height;
 	t->ycbcr_enc = ycbcr_enc == V4L2_YCBCR_ENC_709 ? V4L2_YCBCR_ENC_709 : V4L2_YCBCR_ENC_601;
 	t->quantization = quantization == V4L2_QUANTIZATION_FULL_RANGE ?
 			  V4L2_QUANTIZATION_FULL_RANGE : V4L2_QUANTIZATION_LIM_RANGE;
 
-	bpl0 = (size_t)width * k->bpp0;
 	memset(t->plane_off, 0, sizeof(t->plane_off));
 	memset(t->plane_bpl, 0, sizeof(t->plane_bpl));
-	t->plane_bpl[0] = bpl0;
-	t->frame_size = bpl0 * height;
-	if (k->n_planes == 2) {
-		t->plane_bpl[1] = width;
-		t->plane_off[1] = t->frame_size;
-		t->frame_size += (size_t)width * (height / 2);
-		t->chroma_line = 2 * (size_t)width;
-	} else if (k->n_planes == 3) {
-		size_t rows = height / k->vsub;
-
-		t->plane_bpl[1] = t->plane_bpl[2] = width / 2;
-		t->plane_off[1] = t->frame_size;
-		t->plane_off[2] = t->frame_size + (size_t)(width / 2) * rows;
-		t->frame_size += 2 * (size_t)(width / 2) * rows;
-		t->chroma_line = width;
-	} else {
-		t->chroma_line = 0;
-	}
+	t->frame_size = v4l2cuse_format_frame_size(fi, width, height, 0, t->plane_off,
+						   t->plane_bpl);
+	bpl0 = t->plane_bpl[0];
+	/* A cached chroma line covers 2 * width pixels, like the luma lines. */
+	t->chroma_line = 2 * t->plane_bpl[1];
 	csize = t->chroma_line;
 
 	t->row_pat = g_malloc0(height);
@@ -319,12 +272,12 @@ tpg_set_format(struct tpg *t, uint32_t fourcc, uint32_t width, uint32_t height,
 	t->solid = g_new0(uint16_t, width);
 	for (unsigned int i = 0; i < TPG_MAX_PAT; i++) {
 		t->line[i][0] = g_malloc0(2 * bpl0);
-		for (unsigned int p = 1; p < k->n_planes; p++)
+		for (unsigned int p = 1; p < fi->n_planes; p++)
 			t->line[i][p] = g_malloc0(csize);
 	}
 	for (unsigned int r = 0; r < 2; r++) {
 		t->tmp[r][0] = g_malloc0(bpl0);
-		for (unsigned int p = 1; p < k->n_planes; p++)
+		for (unsigned int p = 1; p < fi->n_planes; p++)
 			t->tmp[r][p] = g_malloc0(width);
 	}
 	t->canvas_size = (size_t)TPG_TEXT_CELL_H * TPG_TEXT_MAX_LINES + 2 * TPG_TEXT_PAD;
@@ -337,7 +290,7 @@ tpg_set_format(struct tpg *t, uint32_t fourcc, uint32_t width, uint32_t height,
 size_t
 tpg_frame_size(const struct tpg *t)
 {
-	return t->k ? t->frame_size : 0;
+	return t->fi ? t->frame_size : 0;
 }
 
 void
@@ -394,7 +347,7 @@ tpg_overlay_rect_for(uint32_t width, uint32_t height, unsigned int n_lines,
 void
 tpg_overlay_rect(const struct tpg *t, unsigned int n_lines, struct v4l2_rect *ret)
 {
-	if (!t->k) {
+	if (!t->fi) {
 		memset(ret, 0, sizeof(*ret));
 		return;
 	}
@@ -417,7 +370,7 @@ tpg_compute_color(const struct tpg *t, const double rgb[3], bool controls,
 	const struct tpg_params *p = &t->p;
 	bool identity = !controls || (p->brightness == 128 && p->contrast == 128 &&
 				      p->saturation == 128 && p->hue == 0);
-	bool yuv = t->k->yuv;
+	bool yuv = t->fi->yuv;
 	bool full = !yuv || t->quantization == V4L2_QUANTIZATION_FULL_RANGE;
 	bool bt709 = yuv && t->ycbcr_enc == V4L2_YCBCR_ENC_709;
 	double kr = bt709 ? 0.2126 : 0.299, kb = bt709 ? 0.0722 : 0.114;
@@ -429,7 +382,7 @@ tpg_compute_color(const struct tpg *t, const double rgb[3], bool controls,
 	double y, cb, cr;
 
 	memset(out, 0, sizeof(*out));
-	if (t->k->kind == K_GREY) {
+	if (t->fi->fourcc == V4L2_PIX_FMT_GREY) {
 		y = 255.0 * luma;
 		if (!identity)
 			y = y * p->contrast / 128.0 + (p->brightness - 128);
@@ -674,26 +627,26 @@ tpg_pack(const struct tpg *t, const uint16_t *idx, size_t n, uint8_t *o0,
 {
 	const struct tpg_pixel *pal = t->pal;
 
-	switch (t->k->kind) {
-	case K_YUYV:
-	case K_UYVY:
-	case K_YVYU:
+	switch (t->fi->fourcc) {
+	case V4L2_PIX_FMT_YUYV:
+	case V4L2_PIX_FMT_UYVY:
+	case V4L2_PIX_FMT_YVYU:
 		for (size_t x = 0; x < n; x += 2, o0 += 4) {
 			const struct tpg_pixel *a = &pal[idx[x]], *b = &pal[idx[x + 1]];
 			uint8_t u = tpg_avg(a->cb, b->cb), v = tpg_avg(a->cr, b->cr);
 
-			if (t->k->kind == K_YUYV) {
+			if (t->fi->fourcc == V4L2_PIX_FMT_YUYV) {
 				o0[0] = a->y; o0[1] = u; o0[2] = b->y; o0[3] = v;
-			} else if (t->k->kind == K_UYVY) {
+			} else if (t->fi->fourcc == V4L2_PIX_FMT_UYVY) {
 				o0[0] = u; o0[1] = a->y; o0[2] = v; o0[3] = b->y;
 			} else {
 				o0[0] = a->y; o0[1] = v; o0[2] = b->y; o0[3] = u;
 			}
 		}
 		break;
-	case K_NV12:
-	case K_NV21: {
-		bool swap = t->k->kind == K_NV21;
+	case V4L2_PIX_FMT_NV12:
+	case V4L2_PIX_FMT_NV21: {
+		bool swap = t->fi->fourcc == V4L2_PIX_FMT_NV21;
 
 		for (size_t x = 0; x < n; x += 2) {
 			const struct tpg_pixel *a = &pal[idx[x]], *b = &pal[idx[x + 1]];
@@ -706,11 +659,11 @@ tpg_pack(const struct tpg *t, const uint16_t *idx, size_t n, uint8_t *o0,
 		}
 		break;
 	}
-	case K_YU12:
-	case K_YV12:
-	case K_422P: {
-		uint8_t *ou = t->k->kind == K_YV12 ? o2 : o1;
-		uint8_t *ov = t->k->kind == K_YV12 ? o1 : o2;
+	case V4L2_PIX_FMT_YUV420:
+	case V4L2_PIX_FMT_YVU420:
+	case V4L2_PIX_FMT_YUV422P: {
+		uint8_t *ou = t->fi->fourcc == V4L2_PIX_FMT_YVU420 ? o2 : o1;
+		uint8_t *ov = t->fi->fourcc == V4L2_PIX_FMT_YVU420 ? o1 : o2;
 
 		for (size_t x = 0; x < n; x += 2) {
 			const struct tpg_pixel *a = &pal[idx[x]], *b = &pal[idx[x + 1]];
@@ -722,35 +675,35 @@ tpg_pack(const struct tpg *t, const uint16_t *idx, size_t n, uint8_t *o0,
 		}
 		break;
 	}
-	case K_RGB24:
+	case V4L2_PIX_FMT_RGB24:
 		for (size_t x = 0; x < n; x++, o0 += 3) {
 			const struct tpg_pixel *a = &pal[idx[x]];
 
 			o0[0] = a->r; o0[1] = a->g; o0[2] = a->b;
 		}
 		break;
-	case K_BGR24:
+	case V4L2_PIX_FMT_BGR24:
 		for (size_t x = 0; x < n; x++, o0 += 3) {
 			const struct tpg_pixel *a = &pal[idx[x]];
 
 			o0[0] = a->b; o0[1] = a->g; o0[2] = a->r;
 		}
 		break;
-	case K_XRGB32:
+	case V4L2_PIX_FMT_XRGB32:
 		for (size_t x = 0; x < n; x++, o0 += 4) {
 			const struct tpg_pixel *a = &pal[idx[x]];
 
 			o0[0] = 0xff; o0[1] = a->r; o0[2] = a->g; o0[3] = a->b;
 		}
 		break;
-	case K_XBGR32:
+	case V4L2_PIX_FMT_XBGR32:
 		for (size_t x = 0; x < n; x++, o0 += 4) {
 			const struct tpg_pixel *a = &pal[idx[x]];
 
 			o0[0] = a->b; o0[1] = a->g; o0[2] = a->r; o0[3] = 0xff;
 		}
 		break;
-	case K_RGB565:
+	case V4L2_PIX_FMT_RGB565:
 		for (size_t x = 0; x < n; x++, o0 += 2) {
 			const struct tpg_pixel *a = &pal[idx[x]];
 			uint16_t v = (uint16_t)((a->r >> 3) << 11 | (a->g >> 2) << 5 | (a->b >> 3));
@@ -759,7 +712,7 @@ tpg_pack(const struct tpg *t, const uint16_t *idx, size_t n, uint8_t *o0,
 			o0[1] = (uint8_t)(v >> 8);
 		}
 		break;
-	case K_GREY:
+	case V4L2_PIX_FMT_GREY:
 		for (size_t x = 0; x < n; x++)
 			o0[x] = pal[idx[x]].y;
 		break;
@@ -813,7 +766,7 @@ static uint8_t *const *
 tpg_pair(struct tpg *t, unsigned int a, unsigned int b)
 {
 	if (!t->pair_valid[a][b]) {
-		for (unsigned int p = 1; p < t->k->n_planes; p++) {
+		for (unsigned int p = 1; p < t->fi->n_planes; p++) {
 			uint8_t *d, *s1 = t->line[a][p], *s2 = t->line[b][p];
 
 			if (!t->pair[a][b][p - 1])
@@ -855,13 +808,14 @@ static void
 tpg_blit(struct tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
 	 uint32_t rh, const uint16_t *idx, size_t stride)
 {
-	const struct tpg_kind_info *k = t->k;
-	size_t bpp = k->bpp0;
+	const struct v4l2cuse_format_info *fi = t->fi;
+	size_t bpp = fi->bpp[0] / 8;
+	unsigned int vsub = tpg_vsub(fi);
 
 	if (rw == 0 || rh == 0)
 		return;
-	for (uint32_t r = 0; r < rh; r += k->vsub) {
-		unsigned int rows = MIN(k->vsub, rh - r);
+	for (uint32_t r = 0; r < rh; r += vsub) {
+		unsigned int rows = MIN(vsub, rh - r);
 
 		for (unsigned int i = 0; i < rows; i++) {
 			uint32_t y = y0 + r + i;
@@ -870,12 +824,12 @@ tpg_blit(struct tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
 				 t->tmp[i][1], t->tmp[i][2]);
 			memcpy(dst + y * t->plane_bpl[0] + x0 * bpp, t->tmp[i][0], rw * bpp);
 		}
-		if (k->n_planes == 1)
+		if (fi->n_planes == 1)
 			continue;
-		for (unsigned int p = 1; p < k->n_planes; p++) {
-			size_t n = k->n_planes == 2 ? rw : rw / 2;
-			size_t xo = k->n_planes == 2 ? x0 : x0 / 2;
-			uint8_t *d = dst + t->plane_off[p] + ((y0 + r) / k->vsub) * t->plane_bpl[p] + xo;
+		for (unsigned int p = 1; p < fi->n_planes; p++) {
+			size_t n = fi->n_planes == 2 ? rw : rw / 2;
+			size_t xo = fi->n_planes == 2 ? x0 : x0 / 2;
+			uint8_t *d = dst + t->plane_off[p] + ((y0 + r) / vsub) * t->plane_bpl[p] + xo;
 
 			if (rows == 2) {
 				for (size_t i = 0; i < n; i++)
@@ -913,7 +867,7 @@ tpg_box_rect(const struct tpg *t, uint32_t frame, struct v4l2_rect *ret)
 	uint32_t w = t->width, h = t->height;
 	uint32_t bs;
 
-	if (!t->k || !t->p.box)
+	if (!t->fi || !t->p.box)
 		return false;
 	bs = MIN(MAX(2u, (MIN(w, h) / 8) & ~1u), MIN(w, h) & ~1u);
 	if (!bs)
@@ -970,23 +924,23 @@ void
 tpg_fill(struct tpg *t, uint8_t *dst, uint32_t frame, const char *const *text,
 	 unsigned int n_lines)
 {
-	const struct tpg_kind_info *k = t->k;
+	const struct v4l2cuse_format_info *fi = t->fi;
 	uint32_t w = t->width, h = t->height;
 	uint32_t hoff, voff;
 	size_t bpp, row_bytes;
 	bool noise;
 
-	if (!k)
+	if (!fi)
 		return;
 	if (t->dirty)
 		tpg_build_lines(t);
 
-	bpp = k->bpp0;
+	bpp = fi->bpp[0] / 8;
 	row_bytes = (size_t)w * bpp;
 	noise = t->p.pattern == TPG_PAT_NOISE;
 	hoff = tpg_umod((int64_t)frame * t->p.hscroll, w);
 	voff = tpg_umod((int64_t)frame * t->p.vscroll, h);
-	if (k->align2)
+	if (fi->hdiv > 1)
 		hoff &= ~1u;
 	t->rng = 0x5eed0000ULL + frame;
 
@@ -996,26 +950,26 @@ tpg_fill(struct tpg *t, uint8_t *dst, uint32_t frame, const char *const *text,
 
 		if (noise) {
 			off = (uint32_t)(tpg_rand(&t->rng) % w);
-			if (k->align2)
+			if (fi->hdiv > 1)
 				off &= ~1u;
 		}
 		memcpy(dst + y * t->plane_bpl[0], t->line[pl][0] + off * bpp, row_bytes);
 	}
 
-	if (k->n_planes > 1) {
-		size_t xo = k->n_planes == 2 ? hoff : hoff / 2;
+	if (fi->n_planes > 1) {
+		size_t xo = fi->n_planes == 2 ? hoff : hoff / 2;
 
-		for (uint32_t cy = 0; cy < h / k->vsub; cy++) {
+		for (uint32_t cy = 0; cy < h / tpg_vsub(fi); cy++) {
 			uint8_t *const *src;
 			unsigned int a, b;
 
-			a = t->row_pat[tpg_src_row(t, cy * k->vsub, voff)];
-			b = k->vsub == 2 ? t->row_pat[tpg_src_row(t, cy * 2 + 1, voff)] : a;
+			a = t->row_pat[tpg_src_row(t, cy * tpg_vsub(fi), voff)];
+			b = tpg_vsub(fi) == 2 ? t->row_pat[tpg_src_row(t, cy * 2 + 1, voff)] : a;
 			if (a == b)
 				src = &t->line[a][1];
 			else
 				src = tpg_pair(t, a, b);
-			for (unsigned int p = 1; p < k->n_planes; p++)
+			for (unsigned int p = 1; p < fi->n_planes; p++)
 				memcpy(dst + t->plane_off[p] + cy * t->plane_bpl[p],
 				       src[p - 1] + xo, t->plane_bpl[p]);
 		}

@@ -86,15 +86,6 @@ static const char *const uvc_keys[] = {
 };
 
 
-/* Camera formats to feed a converted format from, best first. */
-static const uint32_t uvc_feed_order[] = {
-	V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_UYVY, V4L2_PIX_FMT_YVYU, V4L2_PIX_FMT_NV12,
-	V4L2_PIX_FMT_NV21, V4L2_PIX_FMT_YUV420, V4L2_PIX_FMT_YVU420, V4L2_PIX_FMT_NV16,
-	V4L2_PIX_FMT_NV61, V4L2_PIX_FMT_YUV422P, V4L2_PIX_FMT_RGB24, V4L2_PIX_FMT_BGR24,
-	V4L2_PIX_FMT_XBGR32, V4L2_PIX_FMT_XRGB32, V4L2_PIX_FMT_RGB565, V4L2_PIX_FMT_GREY,
-	V4L2_PIX_FMT_MJPEG, V4L2_PIX_FMT_JPEG,
-};
-
 /* One camera format at one size. */
 struct uvc_mode {
 	uint32_t fourcc, width, height;
@@ -336,16 +327,6 @@ uvc_enum_sizes(struct uvc_source *u, int fd, uint32_t fourcc)
 	}
 }
 
-static bool
-uvc_is_ours(uint32_t fourcc)
-{
-	for (size_t i = 0; i < G_N_ELEMENTS(modes_output_formats); i++) {
-		if (modes_output_formats[i] == fourcc)
-			return true;
-	}
-	return false;
-}
-
 static int
 uvc_snapshot_formats(struct uvc_source *u, int fd, char **ret_error)
 {
@@ -383,15 +364,13 @@ uvc_parse_formats(struct uvc_source *u, const struct v4l2cuse_opts *o, char **re
 	const char *v = v4l2cuse_opts_get_str(o, "formats", NULL);
 
 	if (v)
-		return modes_parse_formats(&u->offered, o, v, modes_output_formats,
-					   G_N_ELEMENTS(modes_output_formats), ret_error);
+		return modes_parse_formats(&u->offered, o, v, ret_error);
 	/* The camera's own formats first (its order), then the converted ones. */
 	for (unsigned int i = 0; i < u->n_modes; i++) {
-		if (uvc_is_ours(u->modes[i].fourcc))
+		if (v4l2cuse_format_info(u->modes[i].fourcc))
 			modes_add_format(&u->offered, u->modes[i].fourcc);
 	}
-	for (size_t i = 0; i < G_N_ELEMENTS(modes_output_formats); i++)
-		modes_add_format(&u->offered, modes_output_formats[i]);
+	modes_add_output_formats(&u->offered);
 	return 0;
 }
 
@@ -848,17 +827,20 @@ err:
 static const struct uvc_mode *
 uvc_feed(const struct uvc_source *u, uint32_t fourcc, uint32_t w, uint32_t h)
 {
+	const struct v4l2cuse_format_info *fi;
+
 	for (unsigned int i = 0; i < u->n_modes; i++) {
 		const struct uvc_mode *m = &u->modes[i];
 
 		if (m->fourcc == fourcc && m->width == w && m->height == h)
 			return m;
 	}
-	for (size_t f = 0; f < G_N_ELEMENTS(uvc_feed_order); f++) {
+	/* format.c's order is the preference: Y'CbCr, RGB, grey, compressed. */
+	for (unsigned int f = 0; (fi = v4l2cuse_format_lookup_by_index(f)); f++) {
 		for (unsigned int i = 0; i < u->n_modes; i++) {
 			const struct uvc_mode *m = &u->modes[i];
 
-			if (m->fourcc == uvc_feed_order[f] && m->width == w && m->height == h)
+			if (m->fourcc == fi->fourcc && m->width == w && m->height == h)
 				return m;
 		}
 	}
@@ -1071,7 +1053,7 @@ uvc_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 		.size = MIN(b.bytesused ? b.bytesused : u->stream->len[b.index],
 			    u->stream->len[b.index]),
 	};
-	if (img.fourcc != V4L2_PIX_FMT_MJPEG && img.fourcc != V4L2_PIX_FMT_JPEG)
+	if (!v4l2cuse_format_lookup(img.fourcc)->compressed)	/* a format we read */
 		img.size = u->stream->len[b.index];
 	r = cv_convert(u->cv, &img, &u->pix, frame->data, frame->length, &frame->bytesused);
 	q = uvc_ioctl(u->stream->fd, VIDIOC_QBUF, &b);

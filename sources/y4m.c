@@ -348,7 +348,7 @@ y4m_setup(struct y4m_reader *y, char **ret_error)
 			y->plane_w[p] = w;
 			y->plane_h[p] = hh;
 		}
-		y->out_fourcc = CV_FMT_YUV444P;
+		y->out_fourcc = V4L2CUSE_PIX_FMT_YUV444P;
 		break;
 	case Y4M_MONO:
 		y->n_planes = 1;

@@ -14,9 +14,10 @@
  * created source is enumerated, negotiated and produces a frame when small
  * (fuzz-source.h).
  *
- * The size check: cv_input_size() (the raw reader's frame size) and
- * v4l2cuse_format_fill() (sizeimage) are computed independently and must
- * agree whenever both accept a size; both refuse sizes past
+ * The size check: cv_input_size() (the raw reader's frame size, with the
+ * converter's alignment rules) and v4l2cuse_format_fill() (sizeimage, with
+ * its rounding) both lay out format.c's planes and must agree whenever both
+ * accept a size as it is; both refuse sizes past
  * V4L2CUSE_MAX_WIDTH x V4L2CUSE_MAX_HEIGHT, and no size wraps around.
  */
 #include "config.h"
@@ -73,7 +74,7 @@ check_sizes(uint32_t fourcc, uint32_t w, uint32_t h, uint32_t bpl)
 			   in, w, h);
 		fuzz_check(!bpl || in >= natural, "padded %zu < natural %zu", in, natural);
 	}
-	/* Input-only formats (NV16, 422P, ...) are not in format.c. */
+	/* Formats that are only read (NV16, 422P, ...) are no output formats. */
 	if (!info || info->compressed) {
 		fuzz_check(!natural || !info, "a raw frame size for compressed %08x", fourcc);
 		fuzz_check(r < 0 || info, "format_fill takes unknown %08x", fourcc);

@@ -210,7 +210,7 @@ test_planar_inputs(void)
 	{
 		g_autofree uint8_t *a = convert_new(cv, V4L2_PIX_FMT_YUV422P, w, h, p422,
 						    sizeof(p422), &out, NULL);
-		g_autofree uint8_t *b = convert_new(cv, CV_FMT_YUV444P, w, h, p444, sizeof(p444),
+		g_autofree uint8_t *b = convert_new(cv, V4L2CUSE_PIX_FMT_YUV444P, w, h, p444, sizeof(p444),
 						    &out, NULL);
 		g_autofree uint8_t *c = convert_new(cv, V4L2_PIX_FMT_NV16, w, h, nv16,
 						    sizeof(nv16), &out, NULL);
