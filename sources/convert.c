@@ -22,6 +22,7 @@
 #include "util/macros.h"
 #include "v4l2cuse/format.h"
 #include "convert.h"
+#include "pack.h"
 
 /* --- input formats ------------------------------------------------------ */
 
@@ -91,7 +92,7 @@ enum {
 	CV_BUF_TMP,	/* a repacked input for libv4lconvert */
 	CV_BUF_SCALE,	/* the scaled intermediate */
 	CV_BUF_XMAP,	/* scaler column tables */
-	CV_BUF_LUMA,	/* Y'CbCr input with its luma expanded for libv4lconvert */
+	CV_BUF_LUMA,	/* Y'CbCr input with its luma expanded for libv4lconvert, GREY */
 	CV_N_BUFS
 };
 
@@ -427,21 +428,12 @@ cv_expand_luma(struct cv *cv, const struct v4l2cuse_format_info *f, uint32_t w, 
 	const uint8_t *lut = cv_luma_lut();
 	size_t off[3], stride[3], total = cv_layout(f, w, h, bpl, off, stride);
 	uint8_t *t = cv_buf(cv, CV_BUF_LUMA, total);
-	unsigned int first, step;
+	struct v4l2cuse_pack_order o;
+	unsigned int first = 0, step = 1;
 
 	memcpy(t, data, total);
-	switch (f->fourcc) {
-	case V4L2_PIX_FMT_YUYV:
-	case V4L2_PIX_FMT_YVYU:
-		first = 0, step = 2;
-		break;
-	case V4L2_PIX_FMT_UYVY:
-		first = 1, step = 2;
-		break;
-	default:
-		first = 0, step = 1;
-		break;
-	}
+	if (v4l2cuse_pack_422_order(f->fourcc, &o))
+		first = o.y0, step = 2;		/* y1 = y0 + 2 */
 	for (uint32_t y = 0; y < h; y++) {
 		uint8_t *row = t + stride[0] * y;
 
@@ -565,24 +557,24 @@ cv_yuv_direct(struct cv *cv, const struct v4l2cuse_format_info *f, const struct 
 	case V4L2_PIX_FMT_NV21:
 	case V4L2_PIX_FMT_NV16:
 	case V4L2_PIX_FMT_NV61: {
-		bool swap = f->fourcc == V4L2_PIX_FMT_NV21 || f->fourcc == V4L2_PIX_FMT_NV61;
 		unsigned int step = cv_vs(f) == 0 && need420 ? 2 : 1;
+		uint8_t *avg;
 
 		vs = cv_vs(f) ? 1 : (need420 ? 1 : 0);
 		cb = cv_buf(cv, CV_BUF_CANON, (size_t)cw * (h >> vs) * 2);
 		cr = cb + (size_t)cw * (h >> vs);
+		avg = step == 2 ? cv_buf(cv, CV_BUF_TMP, w) : NULL;
 		for (uint32_t y = 0; y < h >> vs; y++) {
 			const uint8_t *a = base + off[1] + stride[1] * y * step;
-			const uint8_t *b = step == 2 ? a + stride[1] : a;
-			uint8_t *u = cb + (size_t)y * cw, *v = cr + (size_t)y * cw;
 
-			for (uint32_t x = 0; x < cw; x++) {
-				uint8_t c0 = (uint8_t)((a[2 * x] + b[2 * x] + 1) >> 1);
-				uint8_t c1 = (uint8_t)((a[2 * x + 1] + b[2 * x + 1] + 1) >> 1);
-
-				u[x] = swap ? c1 : c0;
-				v[x] = swap ? c0 : c1;
+			if (avg) {
+				/* 4:2:2 -> 4:2:0: average line pairs. */
+				for (uint32_t x = 0; x < w; x++)
+					avg[x] = (uint8_t)((a[x] + a[stride[1] + x] + 1) >> 1);
+				a = avg;
 			}
+			v4l2cuse_unpack_yuv_line(f->fourcc, a, w, NULL, cb + (size_t)y * cw,
+						 cr + (size_t)y * cw);
 		}
 		*pic = (struct cv_pic){
 			.kind = CV_YUV, .w = w, .h = h, .vs = vs,
@@ -592,32 +584,16 @@ cv_yuv_direct(struct cv *cv, const struct v4l2cuse_format_info *f, const struct 
 	}
 	case V4L2_PIX_FMT_YUYV:
 	case V4L2_PIX_FMT_UYVY:
-	case V4L2_PIX_FMT_YVYU: {
-		unsigned int yo, uo, vo;
-		uint8_t *buf, *yp;
-
+	case V4L2_PIX_FMT_YVYU:
 		if (need420)
 			return false;	/* libv4lconvert does this one */
-		yo = f->fourcc == V4L2_PIX_FMT_UYVY ? 1 : 0;
-		uo = f->fourcc == V4L2_PIX_FMT_YUYV ? 1 : f->fourcc == V4L2_PIX_FMT_UYVY ? 0 : 3;
-		vo = f->fourcc == V4L2_PIX_FMT_YUYV ? 3 : f->fourcc == V4L2_PIX_FMT_UYVY ? 2 : 1;
-		buf = cv_buf(cv, CV_BUF_CANON, (size_t)w * h * 2);
-		cv_pic_yuv(pic, w, h, 0, buf);
-		yp = buf;
-		cb = (uint8_t *)pic->p[1];
-		cr = (uint8_t *)pic->p[2];
-		for (uint32_t y = 0; y < h; y++) {
-			const uint8_t *s = base + stride[0] * y;
-
-			for (uint32_t x = 0; x < cw; x++, s += 4) {
-				*yp++ = s[yo];
-				*yp++ = s[yo + 2];
-				*cb++ = s[uo];
-				*cr++ = s[vo];
-			}
-		}
+		cv_pic_yuv(pic, w, h, 0, cv_buf(cv, CV_BUF_CANON, (size_t)w * h * 2));
+		for (uint32_t y = 0; y < h; y++)
+			v4l2cuse_unpack_yuv_line(f->fourcc, base + stride[0] * y, w,
+						 (uint8_t *)pic->p[0] + (size_t)w * y,
+						 (uint8_t *)pic->p[1] + (size_t)cw * y,
+						 (uint8_t *)pic->p[2] + (size_t)cw * y);
 		return true;
-	}
 	default:
 		return false;
 	}
@@ -668,9 +644,9 @@ cv_to_yuv(struct cv *cv, const struct cv_image *in, bool need420, struct cv_pic 
 	return 0;
 }
 
-/* Pack a Y'CbCr 4:2:x picture as tight YUYV (vs 0 or 1) or YU12 (vs 1). */
+/* A Y'CbCr or grey picture in the tight layout of raw @fourcc. */
 static void
-cv_pack_yuyv(const struct cv_pic *pic, uint8_t *dst, uint32_t fourcc);
+cv_pack_yuv(const struct cv_pic *pic, uint32_t fourcc, uint8_t *dst);
 
 /* A Y'CbCr picture to tight RGB24/BGR24 (libv4lconvert, via a tight YU12/YUYV). */
 static int
@@ -681,7 +657,7 @@ cv_yuv_to_rgb(struct cv *cv, const struct cv_pic *yuv, uint32_t rgb_fourcc, uint
 	size_t tmp_size = yuv->vs ? (size_t)yuv->w * yuv->h * 3 / 2 : (size_t)yuv->w * yuv->h * 2;
 	uint8_t *t = cv_buf(cv, CV_BUF_TMP, tmp_size);
 
-	cv_pack_yuyv(yuv, t, tmp_fourcc);
+	cv_pack_yuv(yuv, tmp_fourcc, t);
 	return cv_v4l(cv, tmp_fourcc, yuv->w, yuv->h, 0, t, tmp_size, rgb_fourcc, out, out_len);
 }
 
@@ -847,34 +823,39 @@ cv_copy_plane(uint8_t *dst, size_t dstride, const uint8_t *src, size_t sstride,
 }
 
 static void
-cv_pack_yuyv(const struct cv_pic *pic, uint8_t *dst, uint32_t fourcc)
+cv_pack_yuv(const struct cv_pic *pic, uint32_t fourcc, uint8_t *dst)
 {
-	uint32_t w = pic->w, h = pic->h, cw = w / 2;
-	unsigned int yo, uo, vo;
+	const struct v4l2cuse_format_info *fi = v4l2cuse_format_lookup(fourcc);
+	unsigned int vsub = fi->n_planes > 1 ? fi->vdiv : 1;
+	size_t off[3], stride[3];
 
-	if (fourcc == V4L2_PIX_FMT_YUV420) {
-		cv_copy_plane(dst, w, pic->p[0], pic->stride[0], w, h);
-		cv_copy_plane(dst + (size_t)w * h, cw, pic->p[1], pic->stride[1], cw, h / 2);
-		cv_copy_plane(dst + (size_t)w * h + (size_t)cw * (h / 2), cw, pic->p[2],
-			      pic->stride[2], cw, h / 2);
-		return;
-	}
-	yo = fourcc == V4L2_PIX_FMT_UYVY ? 1 : 0;
-	uo = fourcc == V4L2_PIX_FMT_YUYV ? 1 : fourcc == V4L2_PIX_FMT_UYVY ? 0 : 3;
-	vo = fourcc == V4L2_PIX_FMT_YUYV ? 3 : fourcc == V4L2_PIX_FMT_UYVY ? 2 : 1;
-	for (uint32_t y = 0; y < h; y++) {
-		const uint8_t *yp = pic->p[0] + pic->stride[0] * y;
-		const uint8_t *u = pic->p[1] + pic->stride[1] * (y >> pic->vs);
-		const uint8_t *v = pic->p[2] + pic->stride[2] * (y >> pic->vs);
-		uint8_t *d = dst + (size_t)w * 2 * y;
+	v4l2cuse_format_frame_size(fi, pic->w, pic->h, 0, off, stride);
+	for (uint32_t y = 0; y < pic->h; y++) {
+		const uint8_t *cb = NULL, *cr = NULL;
+		uint8_t *d1 = NULL, *d2 = NULL;
 
-		for (uint32_t x = 0; x < cw; x++, d += 4) {
-			d[yo] = yp[2 * x];
-			d[yo + 2] = yp[2 * x + 1];
-			d[uo] = u[x];
-			d[vo] = v[x];
+		if (pic->kind == CV_YUV) {
+			cb = pic->p[1] + pic->stride[1] * (y >> pic->vs);
+			cr = pic->p[2] + pic->stride[2] * (y >> pic->vs);
 		}
+		if (fi->n_planes > 1 && y % vsub == 0) {
+			d1 = dst + off[1] + stride[1] * (y / vsub);
+			if (fi->n_planes > 2)
+				d2 = dst + off[2] + stride[2] * (y / vsub);
+		}
+		v4l2cuse_pack_yuv_line(fourcc, pic->p[0] + pic->stride[0] * y, cb, cr, pic->w,
+				       dst + stride[0] * y, d1, d2);
 	}
+}
+
+/* An RGB24 picture in the tight layout of an RGB @fourcc. */
+static void
+cv_pack_rgb(const struct cv_pic *pic, uint32_t fourcc, uint8_t *dst)
+{
+	size_t bpl = (size_t)pic->w * v4l2cuse_format_lookup(fourcc)->bpp[0] / 8;
+
+	for (uint32_t y = 0; y < pic->h; y++)
+		v4l2cuse_pack_rgb_line(fourcc, pic->p[0] + pic->stride[0] * y, pic->w, dst + bpl * y);
 }
 
 static const uint8_t *
@@ -894,110 +875,24 @@ cv_luma_lut(void)
 	return lut;
 }
 
-static int
-cv_pack(struct cv *cv, const struct cv_pic *pic, const struct v4l2_pix_format *out,
-	uint8_t *dst, size_t dst_len, uint32_t *ret_bytesused)
+/* The limited-range luma of a Y'CbCr picture as full-range grey (format.c's GREY). */
+static void
+cv_grey(struct cv *cv, const struct cv_pic *yuv, struct cv_pic *grey)
 {
-	uint32_t w = pic->w, h = pic->h, cw = w / 2;
-	size_t ysize = (size_t)w * h;
+	const uint8_t *lut = cv_luma_lut();
+	uint8_t *buf = cv_buf(cv, CV_BUF_LUMA, (size_t)yuv->w * yuv->h);
 
-	*ret_bytesused = out->sizeimage;
-	switch (out->pixelformat) {
-	case V4L2_PIX_FMT_YUV420:
-	case V4L2_PIX_FMT_YVU420: {
-		bool swap = out->pixelformat == V4L2_PIX_FMT_YVU420;
-		size_t csize = (size_t)cw * (h / 2);
+	for (uint32_t y = 0; y < yuv->h; y++) {
+		const uint8_t *s = yuv->p[0] + yuv->stride[0] * y;
+		uint8_t *d = buf + (size_t)yuv->w * y;
 
-		cv_copy_plane(dst, w, pic->p[0], pic->stride[0], w, h);
-		cv_copy_plane(dst + ysize + (swap ? csize : 0), cw, pic->p[1], pic->stride[1],
-			      cw, h / 2);
-		cv_copy_plane(dst + ysize + (swap ? 0 : csize), cw, pic->p[2], pic->stride[2],
-			      cw, h / 2);
-		return 0;
+		for (uint32_t x = 0; x < yuv->w; x++)
+			d[x] = lut[s[x]];
 	}
-	case V4L2_PIX_FMT_NV12:
-	case V4L2_PIX_FMT_NV21: {
-		bool swap = out->pixelformat == V4L2_PIX_FMT_NV21;
-
-		cv_copy_plane(dst, w, pic->p[0], pic->stride[0], w, h);
-		for (uint32_t y = 0; y < h / 2; y++) {
-			const uint8_t *u = pic->p[1] + pic->stride[1] * y;
-			const uint8_t *v = pic->p[2] + pic->stride[2] * y;
-			uint8_t *d = dst + ysize + (size_t)w * y;
-
-			for (uint32_t x = 0; x < cw; x++) {
-				d[2 * x] = swap ? v[x] : u[x];
-				d[2 * x + 1] = swap ? u[x] : v[x];
-			}
-		}
-		return 0;
-	}
-	case V4L2_PIX_FMT_YUYV:
-	case V4L2_PIX_FMT_UYVY:
-	case V4L2_PIX_FMT_YVYU:
-		cv_pack_yuyv(pic, dst, out->pixelformat);
-		return 0;
-	case V4L2_PIX_FMT_GREY:
-		if (pic->kind == CV_GREY) {
-			cv_copy_plane(dst, w, pic->p[0], pic->stride[0], w, h);
-		} else {
-			const uint8_t *lut = cv_luma_lut();
-
-			for (uint32_t y = 0; y < h; y++) {
-				const uint8_t *s = pic->p[0] + pic->stride[0] * y;
-				uint8_t *d = dst + (size_t)w * y;
-
-				for (uint32_t x = 0; x < w; x++)
-					d[x] = lut[s[x]];
-			}
-		}
-		return 0;
-	case V4L2_PIX_FMT_RGB24:
-		cv_copy_plane(dst, (size_t)w * 3, pic->p[0], pic->stride[0], (size_t)w * 3, h);
-		return 0;
-	case V4L2_PIX_FMT_BGR24:
-	case V4L2_PIX_FMT_XRGB32:
-	case V4L2_PIX_FMT_XBGR32:
-	case V4L2_PIX_FMT_RGB565: {
-		uint32_t f = out->pixelformat;
-		unsigned int bpp = f == V4L2_PIX_FMT_BGR24 ? 3 : f == V4L2_PIX_FMT_RGB565 ? 2 : 4;
-
-		for (uint32_t y = 0; y < h; y++) {
-			const uint8_t *s = pic->p[0] + pic->stride[0] * y;
-			uint8_t *d = dst + (size_t)w * bpp * y;
-
-			for (uint32_t x = 0; x < w; x++, s += 3, d += bpp) {
-				switch (f) {
-				case V4L2_PIX_FMT_BGR24:
-					d[0] = s[2]; d[1] = s[1]; d[2] = s[0];
-					break;
-				case V4L2_PIX_FMT_XRGB32:
-					d[0] = 0xff; d[1] = s[0]; d[2] = s[1]; d[3] = s[2];
-					break;
-				case V4L2_PIX_FMT_XBGR32:
-					d[0] = s[2]; d[1] = s[1]; d[2] = s[0]; d[3] = 0xff;
-					break;
-				default: {
-					uint16_t v = (uint16_t)((s[0] >> 3) << 11 | (s[1] >> 2) << 5 |
-								(s[2] >> 3));
-
-					d[0] = (uint8_t)(v & 0xff);
-					d[1] = (uint8_t)(v >> 8);
-				}
-				}
-			}
-		}
-		return 0;
-	}
-	case V4L2_PIX_FMT_MJPEG:
-		return cv_jpeg_encode(cv, pic, dst, MIN(dst_len, (size_t)out->sizeimage),
-				      ret_bytesused);
-	default:
-		return -EINVAL;
-	}
+	*grey = (struct cv_pic){
+		.kind = CV_GREY, .w = yuv->w, .h = yuv->h, .p = { buf }, .stride = { yuv->w },
+	};
 }
-
-/* --- entry points ------------------------------------------------------- */
 
 /* Targets made from the RGB24 intermediate: the RGB formats and MJPEG (convert.h). */
 static bool
@@ -1005,6 +900,30 @@ cv_is_rgb_target(const struct v4l2cuse_format_info *oi)
 {
 	return !oi->yuv && oi->fourcc != V4L2_PIX_FMT_GREY;
 }
+
+static int
+cv_pack(struct cv *cv, const struct cv_pic *pic, const struct v4l2_pix_format *out,
+	uint8_t *dst, size_t dst_len, uint32_t *ret_bytesused)
+{
+	const struct v4l2cuse_format_info *oi = v4l2cuse_format_info(out->pixelformat);
+	struct cv_pic grey;
+
+	*ret_bytesused = out->sizeimage;
+	if (oi->compressed)
+		return cv_jpeg_encode(cv, pic, dst, MIN(dst_len, (size_t)out->sizeimage),
+				      ret_bytesused);
+	if (cv_is_rgb_target(oi)) {
+		cv_pack_rgb(pic, oi->fourcc, dst);
+	} else if (oi->fourcc == V4L2_PIX_FMT_GREY && pic->kind == CV_YUV) {
+		cv_grey(cv, pic, &grey);
+		cv_pack_yuv(&grey, oi->fourcc, dst);
+	} else {
+		cv_pack_yuv(pic, oi->fourcc, dst);
+	}
+	return 0;
+}
+
+/* --- entry points ------------------------------------------------------- */
 
 /* Same format and size: copy the planes to the unpadded target layout. */
 static int

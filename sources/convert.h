@@ -18,9 +18,9 @@
  * Colour math is left to libraries: libv4lconvert converts between Y'CbCr
  * and R'G'B' (BT.601, limited-range Y'CbCr, full-range RGB) and
  * libjpeg-turbo decodes and encodes JPEG (JFIF). Our own code only moves
- * samples: plane (de)interleaving, chroma subsampling by averaging and
- * upsampling by repetition, bilinear scaling, RGB repacking (RGB565; the X
- * byte of the 32-bit formats is 0xff), and the one mapping no library
+ * samples: plane (de)interleaving and RGB repacking (pack.h's packers,
+ * shared with the test pattern), chroma subsampling by averaging and
+ * upsampling by repetition, bilinear scaling, and the one mapping no library
  * offers here: limited-range luma to the full-range GREY of format.c
  * (Y' = (Y - 16) * 255 / 219). Same format and size is a copy; MJPEG in
  * and MJPEG out at the same size passes the JPEG through unchanged.

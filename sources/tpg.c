@@ -44,6 +44,7 @@
 
 #include "util/macros.h"
 #include "v4l2cuse/format.h"
+#include "pack.h"
 #include "tpg.h"
 
 const char *const tpg_pattern_menu[TPG_PAT_COUNT + 1] = {
@@ -172,6 +173,8 @@ struct tpg {
 	unsigned int n_pat;
 	uint8_t *row_pat;	/* pattern line of each (unflipped) row */
 	uint16_t *idx;		/* 2 * width colour indices (scratch) */
+	uint8_t *py, *pcb, *pcr;	/* a planar line for the packers (2 * width) */
+	uint8_t *prgb;
 	uint8_t *line[TPG_MAX_PAT][3];	/* cached lines, 2 * width pixels */
 	uint8_t *pair[TPG_MAX_PAT][TPG_MAX_PAT][2];	/* 4:2:0 chroma of two lines */
 	bool pair_valid[TPG_MAX_PAT][TPG_MAX_PAT];
@@ -226,6 +229,10 @@ tpg_free_buffers(struct tpg *t)
 	}
 	g_clear_pointer(&t->row_pat, g_free);
 	g_clear_pointer(&t->idx, g_free);
+	g_clear_pointer(&t->py, g_free);
+	g_clear_pointer(&t->pcb, g_free);
+	g_clear_pointer(&t->pcr, g_free);
+	g_clear_pointer(&t->prgb, g_free);
 	g_clear_pointer(&t->canvas, g_free);
 	g_clear_pointer(&t->solid, g_free);
 }
@@ -269,6 +276,10 @@ tpg_set_format(struct tpg *t, uint32_t fourcc, uint32_t width, uint32_t height,
 
 	t->row_pat = g_malloc0(height);
 	t->idx = g_new0(uint16_t, 2 * (size_t)width);
+	t->py = g_malloc0(2 * (size_t)width);
+	t->pcb = g_malloc0(width);
+	t->pcr = g_malloc0(width);
+	t->prgb = g_malloc0(6 * (size_t)width);
 	t->solid = g_new0(uint16_t, width);
 	for (unsigned int i = 0; i < TPG_MAX_PAT; i++) {
 		t->line[i][0] = g_malloc0(2 * bpl0);
@@ -619,104 +630,30 @@ tpg_avg(uint8_t a, uint8_t b)
  * Convert @n colour indices (n even for the subsampled formats) into
  * plane 0 bytes at @o0 and, for planar formats, one line of chroma at @o1
  * (NV: interleaved, n bytes) or @o1/@o2 (3 planes: n / 2 bytes each, in
- * memory order, i.e. Cr first for YV12).
+ * memory order, i.e. Cr first for YV12): the palette gives a planar line
+ * (chroma of pixel pairs averaged) that the shared packers (pack.h) write.
  */
 static void
-tpg_pack(const struct tpg *t, const uint16_t *idx, size_t n, uint8_t *o0,
-	 uint8_t *o1, uint8_t *o2)
+tpg_pack(struct tpg *t, const uint16_t *idx, size_t n, uint8_t *o0, uint8_t *o1, uint8_t *o2)
 {
 	const struct tpg_pixel *pal = t->pal;
 
-	switch (t->fi->fourcc) {
-	case V4L2_PIX_FMT_YUYV:
-	case V4L2_PIX_FMT_UYVY:
-	case V4L2_PIX_FMT_YVYU:
-		for (size_t x = 0; x < n; x += 2, o0 += 4) {
-			const struct tpg_pixel *a = &pal[idx[x]], *b = &pal[idx[x + 1]];
-			uint8_t u = tpg_avg(a->cb, b->cb), v = tpg_avg(a->cr, b->cr);
-
-			if (t->fi->fourcc == V4L2_PIX_FMT_YUYV) {
-				o0[0] = a->y; o0[1] = u; o0[2] = b->y; o0[3] = v;
-			} else if (t->fi->fourcc == V4L2_PIX_FMT_UYVY) {
-				o0[0] = u; o0[1] = a->y; o0[2] = v; o0[3] = b->y;
-			} else {
-				o0[0] = a->y; o0[1] = v; o0[2] = b->y; o0[3] = u;
-			}
+	if (!t->fi->yuv && t->fi->fourcc != V4L2_PIX_FMT_GREY) {
+		for (size_t x = 0; x < n; x++) {
+			t->prgb[3 * x] = pal[idx[x]].r;
+			t->prgb[3 * x + 1] = pal[idx[x]].g;
+			t->prgb[3 * x + 2] = pal[idx[x]].b;
 		}
-		break;
-	case V4L2_PIX_FMT_NV12:
-	case V4L2_PIX_FMT_NV21: {
-		bool swap = t->fi->fourcc == V4L2_PIX_FMT_NV21;
-
-		for (size_t x = 0; x < n; x += 2) {
-			const struct tpg_pixel *a = &pal[idx[x]], *b = &pal[idx[x + 1]];
-			uint8_t u = tpg_avg(a->cb, b->cb), v = tpg_avg(a->cr, b->cr);
-
-			o0[x] = a->y;
-			o0[x + 1] = b->y;
-			o1[x] = swap ? v : u;
-			o1[x + 1] = swap ? u : v;
-		}
-		break;
+		v4l2cuse_pack_rgb_line(t->fi->fourcc, t->prgb, n, o0);
+		return;
 	}
-	case V4L2_PIX_FMT_YUV420:
-	case V4L2_PIX_FMT_YVU420:
-	case V4L2_PIX_FMT_YUV422P: {
-		uint8_t *ou = t->fi->fourcc == V4L2_PIX_FMT_YVU420 ? o2 : o1;
-		uint8_t *ov = t->fi->fourcc == V4L2_PIX_FMT_YVU420 ? o1 : o2;
-
-		for (size_t x = 0; x < n; x += 2) {
-			const struct tpg_pixel *a = &pal[idx[x]], *b = &pal[idx[x + 1]];
-
-			o0[x] = a->y;
-			o0[x + 1] = b->y;
-			ou[x / 2] = tpg_avg(a->cb, b->cb);
-			ov[x / 2] = tpg_avg(a->cr, b->cr);
-		}
-		break;
+	for (size_t x = 0; x < n; x++)
+		t->py[x] = pal[idx[x]].y;
+	for (size_t x = 0; t->fi->yuv && x + 1 < n; x += 2) {
+		t->pcb[x / 2] = tpg_avg(pal[idx[x]].cb, pal[idx[x + 1]].cb);
+		t->pcr[x / 2] = tpg_avg(pal[idx[x]].cr, pal[idx[x + 1]].cr);
 	}
-	case V4L2_PIX_FMT_RGB24:
-		for (size_t x = 0; x < n; x++, o0 += 3) {
-			const struct tpg_pixel *a = &pal[idx[x]];
-
-			o0[0] = a->r; o0[1] = a->g; o0[2] = a->b;
-		}
-		break;
-	case V4L2_PIX_FMT_BGR24:
-		for (size_t x = 0; x < n; x++, o0 += 3) {
-			const struct tpg_pixel *a = &pal[idx[x]];
-
-			o0[0] = a->b; o0[1] = a->g; o0[2] = a->r;
-		}
-		break;
-	case V4L2_PIX_FMT_XRGB32:
-		for (size_t x = 0; x < n; x++, o0 += 4) {
-			const struct tpg_pixel *a = &pal[idx[x]];
-
-			o0[0] = 0xff; o0[1] = a->r; o0[2] = a->g; o0[3] = a->b;
-		}
-		break;
-	case V4L2_PIX_FMT_XBGR32:
-		for (size_t x = 0; x < n; x++, o0 += 4) {
-			const struct tpg_pixel *a = &pal[idx[x]];
-
-			o0[0] = a->b; o0[1] = a->g; o0[2] = a->r; o0[3] = 0xff;
-		}
-		break;
-	case V4L2_PIX_FMT_RGB565:
-		for (size_t x = 0; x < n; x++, o0 += 2) {
-			const struct tpg_pixel *a = &pal[idx[x]];
-			uint16_t v = (uint16_t)((a->r >> 3) << 11 | (a->g >> 2) << 5 | (a->b >> 3));
-
-			o0[0] = (uint8_t)(v & 0xff);
-			o0[1] = (uint8_t)(v >> 8);
-		}
-		break;
-	case V4L2_PIX_FMT_GREY:
-		for (size_t x = 0; x < n; x++)
-			o0[x] = pal[idx[x]].y;
-		break;
-	}
+	v4l2cuse_pack_yuv_line(t->fi->fourcc, t->py, t->pcb, t->pcr, n, o0, o1, o2);
 }
 
 static uint64_t

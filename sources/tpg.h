@@ -13,7 +13,8 @@
  * Colours are defined as R'G'B' and converted once per format/parameter
  * change into a palette (Y'CbCr with the format's matrix and range, or
  * R'G'B'); brightness/contrast/saturation/hue are applied in Y'CbCr like
- * vivid's tpg. Every distinct pattern line is rendered once into a line
+ * vivid's tpg. Lines are written through the packers the converter uses
+ * too (pack.h). Every distinct pattern line is rendered once into a line
  * cache (twice as wide as the frame, so horizontal scrolling is an offset),
  * and a frame is a memcpy per line plus the moving parts and the overlay.
  */
