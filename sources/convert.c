@@ -49,7 +49,10 @@ cv_vs(const struct v4l2cuse_format_info *f)
 
 /*
  * The raw formats libv4lconvert takes as a source (and does well); the
- * others are repacked first. A fact of the library, not of the formats.
+ * others are repacked first. A fact of the library, not of the formats:
+ * libv4lconvert 1.22 reads RGB565 frames for Y'CbCr targets past their end,
+ * with red and blue swapped, and ignores their bytesperline for RGB ones,
+ * so RGB565 is unpacked to RGB24 by pack.c instead.
  */
 static bool
 cv_v4l_reads(uint32_t fourcc)
@@ -64,7 +67,6 @@ cv_v4l_reads(uint32_t fourcc)
 	case V4L2_PIX_FMT_BGR24:
 	case V4L2_PIX_FMT_XRGB32:
 	case V4L2_PIX_FMT_XBGR32:
-	case V4L2_PIX_FMT_RGB565:
 	case V4L2_PIX_FMT_GREY:
 		return true;
 	default:
@@ -599,6 +601,8 @@ cv_yuv_direct(struct cv *cv, const struct v4l2cuse_format_info *f, const struct 
 	}
 }
 
+static int cv_to_rgb(struct cv *cv, const struct cv_image *in, struct cv_pic *pic);
+
 /* Y'CbCr 4:2:0 (need420) or 4:2:x. */
 static int
 cv_to_yuv(struct cv *cv, const struct cv_image *in, bool need420, struct cv_pic *pic)
@@ -610,15 +614,16 @@ cv_to_yuv(struct cv *cv, const struct cv_image *in, bool need420, struct cv_pic 
 	uint8_t *buf;
 	int r;
 
-	if (f->compressed) {
-		r = cv_jpeg_decode(cv, in->data, in->size, &rgb);
+	if (f->compressed || (!f->yuv && !cv_v4l_reads(f->fourcc))) {
+		/* JPEG, and RGB libv4lconvert does not read: through RGB24. */
+		r = cv_to_rgb(cv, in, &rgb);
 		if (r < 0)
 			return r;
 		/* Odd sizes lose their last column/row (4:2:0 needs even ones). */
 		w = rgb.w & ~1u;
 		h = rgb.h & ~1u;
 		if (w == 0 || h == 0)
-			return -EBADMSG;
+			return f->compressed ? -EBADMSG : -EINVAL;
 		buf = cv_buf(cv, CV_BUF_CANON, (size_t)w * h * 3 / 2);
 		r = cv_v4l(cv, V4L2_PIX_FMT_RGB24, w, h, (uint32_t)rgb.stride[0], rgb.p[0],
 			   rgb.stride[0] * rgb.h, V4L2_PIX_FMT_YUV420, buf, (size_t)w * h * 3 / 2);
@@ -681,7 +686,12 @@ cv_to_rgb(struct cv *cv, const struct cv_image *in, struct cv_pic *pic)
 		return 0;
 	}
 	out = cv_buf(cv, CV_BUF_DEC, rgb_size);
-	if (cv_v4l_reads(f->fourcc)) {
+	if (!f->yuv && !cv_v4l_reads(f->fourcc)) {
+		for (uint32_t y = 0; y < in->height; y++)
+			v4l2cuse_unpack_rgb_line(f->fourcc, in->data + stride[0] * y, in->width,
+						 out + (size_t)in->width * 3 * y);
+		r = 0;
+	} else if (cv_v4l_reads(f->fourcc)) {
 		r = cv_v4l(cv, in->fourcc, in->width, in->height, in->bytesperline, in->data,
 			   in->size, V4L2_PIX_FMT_RGB24, out, rgb_size);
 	} else {

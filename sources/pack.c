@@ -128,6 +128,30 @@ v4l2cuse_pack_rgb_line(uint32_t fourcc, const uint8_t *rgb, size_t width, uint8_
 }
 
 void
+v4l2cuse_unpack_rgb_line(uint32_t fourcc, const uint8_t *s, size_t width, uint8_t *rgb)
+{
+	const uint8_t *pos = pack_pos(fourcc);
+	size_t bytes;
+
+	if (fourcc == V4L2_PIX_FMT_RGB565) {
+		for (size_t x = 0; x < width; x++, s += 2, rgb += 3) {
+			uint16_t v = (uint16_t)(s[0] | s[1] << 8);
+
+			rgb[0] = (uint8_t)((v >> 8) & 0xf8);
+			rgb[1] = (uint8_t)((v >> 3) & 0xfc);
+			rgb[2] = (uint8_t)((v << 3) & 0xf8);
+		}
+	} else if (pos) {
+		bytes = v4l2cuse_format_lookup(fourcc)->bpp[0] / 8;
+		for (size_t x = 0; x < width; x++, s += bytes, rgb += 3) {
+			rgb[0] = s[pos[0]];
+			rgb[1] = s[pos[1]];
+			rgb[2] = s[pos[2]];
+		}
+	}
+}
+
+void
 v4l2cuse_unpack_yuv_line(uint32_t fourcc, const uint8_t *s, size_t width, uint8_t *y,
 			 uint8_t *cb, uint8_t *cr)
 {

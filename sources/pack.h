@@ -42,6 +42,13 @@ void v4l2cuse_pack_yuv_line(uint32_t fourcc, const uint8_t *y, const uint8_t *cb
 void v4l2cuse_pack_rgb_line(uint32_t fourcc, const uint8_t *rgb, size_t width, uint8_t *d0);
 
 /*
+ * The reverse of v4l2cuse_pack_rgb_line(): one line of an RGB format into
+ * RGB24 triplets at @rgb. RGB565 widens without filling the low bits (the
+ * values libv4lconvert gives: 0xffff is 248, 252, 248).
+ */
+void v4l2cuse_unpack_rgb_line(uint32_t fourcc, const uint8_t *s, size_t width, uint8_t *rgb);
+
+/*
  * The reverse of v4l2cuse_pack_yuv_line() for one line of packed 4:2:2
  * (@s: @width * 2 bytes into @y, @cb, @cr) or for the interleaved chroma of
  * NV12 NV21 NV16 NV61 (@s: @width bytes into @cb, @cr; @y unused).

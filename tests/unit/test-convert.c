@@ -260,6 +260,52 @@ test_padded_copy(void)
 }
 
 /* GREY is full-range luma: limited-range Y 16 -> 0, 235 -> 255. */
+/*
+ * RGB565 ("rrrrrggg gggbbbbb", little endian) with padded lines: the same
+ * pixels as the RGB24 it widens to, for RGB and Y'CbCr targets alike (red
+ * stays red; the padding, blue here, is never read).
+ */
+static void
+test_rgb565(void)
+{
+	static const uint32_t targets[] = {
+		V4L2_PIX_FMT_RGB24, V4L2_PIX_FMT_BGR24, V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_NV12,
+		V4L2_PIX_FMT_YUV420, V4L2_PIX_FMT_GREY,
+	};
+	const uint32_t w = 16, h = 8, bpl = 40;
+	g_autofree uint8_t *in = g_malloc((size_t)bpl * h);
+	g_autofree uint8_t *rgb = g_malloc((size_t)w * h * 3);
+	struct cv *cv = cv_new();
+
+	for (uint32_t y = 0; y < h; y++) {
+		for (uint32_t x = 0; x < bpl / 2; x++) {
+			in[y * bpl + 2 * x] = x < w ? 0x00 : 0x1f;
+			in[y * bpl + 2 * x + 1] = x < w ? 0xf8 : 0x00;
+		}
+	}
+	for (size_t i = 0; i < (size_t)w * h; i++) {
+		rgb[3 * i] = 248;
+		rgb[3 * i + 1] = 0;
+		rgb[3 * i + 2] = 0;
+	}
+	for (size_t t = 0; t < G_N_ELEMENTS(targets); t++) {
+		struct v4l2_pix_format out = pix_of(targets[t], w, h);
+		struct cv_image img = {
+			.fourcc = V4L2_PIX_FMT_RGB565, .width = w, .height = h, .bytesperline = bpl,
+			.data = in, .size = (size_t)bpl * h,
+		};
+		g_autofree uint8_t *want = convert_new(cv, V4L2_PIX_FMT_RGB24, w, h, rgb,
+						       (size_t)w * h * 3, &out, NULL);
+		g_autofree uint8_t *got = g_malloc0(out.sizeimage);
+		uint32_t used = 0;
+
+		g_assert_cmpint(cv_convert(cv, &img, &out, got, out.sizeimage, &used), ==, 0);
+		g_assert_cmpuint(used, ==, out.sizeimage);
+		g_assert_cmpmem(got, used, want, out.sizeimage);
+	}
+	cv_free(cv);
+}
+
 static void
 test_grey(void)
 {
@@ -485,6 +531,7 @@ main(int argc, char **argv)
 	g_test_add_func("/convert/planar-inputs", test_planar_inputs);
 	g_test_add_func("/convert/padded-copy", test_padded_copy);
 	g_test_add_func("/convert/grey", test_grey);
+	g_test_add_func("/convert/rgb565", test_rgb565);
 	g_test_add_func("/convert/scale", test_scale);
 	g_test_add_func("/convert/jpeg", test_jpeg);
 	g_test_add_func("/convert/bad-args", test_bad_args);
