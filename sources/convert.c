@@ -22,6 +22,7 @@
 #include "util/macros.h"
 #include "v4l2cuse/format.h"
 #include "convert.h"
+#include "jpeg.h"
 #include "pack.h"
 
 /* --- input formats ------------------------------------------------------ */
@@ -98,20 +99,6 @@ enum {
 	CV_N_BUFS
 };
 
-struct cv_jerr {
-	struct jpeg_error_mgr pub;
-	jmp_buf jb;
-	unsigned int warnings;
-};
-
-struct cv_jdest {
-	struct jpeg_destination_mgr pub;
-	uint8_t *buf;
-	size_t len;
-	bool overflow;
-	uint8_t spill[4096];
-};
-
 struct cv {
 	struct v4lconvert_data *v4l;
 	struct {
@@ -122,11 +109,11 @@ struct cv {
 	int quality;
 
 	struct jpeg_decompress_struct dinfo;
-	struct cv_jerr derr;
+	struct v4l2cuse_jpeg_err derr;
 	bool dinfo_init;
 	struct jpeg_compress_struct cinfo;
-	struct cv_jerr cerr;
-	struct cv_jdest cdest;
+	struct v4l2cuse_jpeg_err cerr;
+	struct v4l2cuse_jpeg_dest cdest;
 	bool cinfo_init;
 };
 
@@ -180,37 +167,6 @@ static const struct libv4l_dev_ops cv_fake_dev_ops = {
 	.ioctl = cv_fake_ioctl,
 };
 
-static void
-cv_jpeg_error_exit(j_common_ptr c)
-{
-	struct cv_jerr *e = (struct cv_jerr *)c->err;
-
-	longjmp(e->jb, 1);
-}
-
-static void
-cv_jpeg_emit_message(j_common_ptr c, int level)
-{
-	struct cv_jerr *e = (struct cv_jerr *)c->err;
-
-	if (level < 0)
-		e->warnings++;
-}
-
-static void
-cv_jpeg_output_message(j_common_ptr c)
-{
-}
-
-static void
-cv_jerr_init(struct cv_jerr *e)
-{
-	jpeg_std_error(&e->pub);
-	e->pub.error_exit = cv_jpeg_error_exit;
-	e->pub.emit_message = cv_jpeg_emit_message;
-	e->pub.output_message = cv_jpeg_output_message;
-}
-
 struct cv *
 cv_new(void)
 {
@@ -256,8 +212,7 @@ static struct jpeg_decompress_struct *
 cv_dinfo(struct cv *cv)
 {
 	if (!cv->dinfo_init) {
-		cv_jerr_init(&cv->derr);
-		cv->dinfo.err = &cv->derr.pub;
+		cv->dinfo.err = v4l2cuse_jpeg_err_init(&cv->derr);
 		jpeg_create_decompress(&cv->dinfo);
 		cv->dinfo_init = true;
 	}
@@ -268,13 +223,12 @@ int
 cv_jpeg_size(const uint8_t *data, size_t size, uint32_t *ret_width, uint32_t *ret_height)
 {
 	struct jpeg_decompress_struct d;
-	struct cv_jerr e;
+	struct v4l2cuse_jpeg_err e;
 	uint32_t w, h;
 
 	if (!data || size < 4 || data[0] != 0xff || data[1] != 0xd8)
 		return -EBADMSG;
-	cv_jerr_init(&e);
-	d.err = &e.pub;
+	d.err = v4l2cuse_jpeg_err_init(&e);
 	jpeg_create_decompress(&d);
 	if (setjmp(e.jb)) {
 		jpeg_destroy_decompress(&d);
@@ -339,33 +293,6 @@ cv_jpeg_decode(struct cv *cv, const uint8_t *data, size_t size, struct cv_pic *p
 	return 0;
 }
 
-static void
-cv_jdest_init(j_compress_ptr c)
-{
-	struct cv_jdest *d = (struct cv_jdest *)c->dest;
-
-	d->pub.next_output_byte = d->buf;
-	d->pub.free_in_buffer = d->len;
-	d->overflow = false;
-}
-
-static boolean
-cv_jdest_empty(j_compress_ptr c)
-{
-	struct cv_jdest *d = (struct cv_jdest *)c->dest;
-
-	/* Out of room: note it and keep the encoder going into the spill area. */
-	d->overflow = true;
-	d->pub.next_output_byte = d->spill;
-	d->pub.free_in_buffer = sizeof(d->spill);
-	return TRUE;
-}
-
-static void
-cv_jdest_term(j_compress_ptr c)
-{
-}
-
 /* Encode tight-or-strided RGB24 into @dst; lowers the quality until it fits. */
 static int
 cv_jpeg_encode(struct cv *cv, const struct cv_pic *pic, uint8_t *dst, size_t dst_len,
@@ -374,22 +301,17 @@ cv_jpeg_encode(struct cv *cv, const struct cv_pic *pic, uint8_t *dst, size_t dst
 	struct jpeg_compress_struct *c = &cv->cinfo;
 
 	if (!cv->cinfo_init) {
-		cv_jerr_init(&cv->cerr);
-		c->err = &cv->cerr.pub;
+		c->err = v4l2cuse_jpeg_err_init(&cv->cerr);
 		jpeg_create_compress(c);
-		cv->cdest.pub.init_destination = cv_jdest_init;
-		cv->cdest.pub.empty_output_buffer = cv_jdest_empty;
-		cv->cdest.pub.term_destination = cv_jdest_term;
-		c->dest = &cv->cdest.pub;
+		v4l2cuse_jpeg_dest_attach(&cv->cdest, c);
 		cv->cinfo_init = true;
 	}
-	for (int q = cv->quality;; q = q > 40 ? q - 20 : 20) {
+	for (int q = cv->quality; q; q = v4l2cuse_jpeg_lower_quality(q)) {
 		if (setjmp(cv->cerr.jb)) {
 			jpeg_abort_compress(c);
 			return -EIO;
 		}
-		cv->cdest.buf = dst;
-		cv->cdest.len = dst_len;
+		v4l2cuse_jpeg_dest_set(&cv->cdest, dst, dst_len, false);
 		c->image_width = pic->w;
 		c->image_height = pic->h;
 		c->input_components = 3;
@@ -404,12 +326,11 @@ cv_jpeg_encode(struct cv *cv, const struct cv_pic *pic, uint8_t *dst, size_t dst
 		}
 		jpeg_finish_compress(c);
 		if (!cv->cdest.overflow) {
-			*ret_len = (uint32_t)(dst_len - cv->cdest.pub.free_in_buffer);
+			*ret_len = (uint32_t)cv->cdest.len;
 			return 0;
 		}
-		if (q <= 20)
-			return -ENOSPC;
 	}
+	return -ENOSPC;
 }
 
 /* --- libv4lconvert ------------------------------------------------------ */

@@ -100,7 +100,7 @@ int cv_jpeg_size(const uint8_t *data, size_t size, uint32_t *ret_width,
  * raw targets, the JPEG size for MJPEG.
  * Returns 0, -EINVAL for an unsupported input or target or a frame smaller
  * than its format needs, -EBADMSG for a JPEG that does not decode, -ENOSPC
- * when no MJPEG encoding fits (even at quality 20), -EIO when libv4lconvert
+ * when no MJPEG encoding fits (even at quality 5: jpeg.h's fallback), -EIO when libv4lconvert
  * fails.
  */
 int cv_convert(struct cv *cv, const struct cv_image *in, const struct v4l2_pix_format *out,

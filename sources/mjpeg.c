@@ -15,17 +15,8 @@
 #include <jpeglib.h>
 
 #include "util/macros.h"
+#include "jpeg.h"
 #include "mjpeg.h"
-
-struct mjpeg_err {
-	struct jpeg_error_mgr pub;
-	jmp_buf jb;
-};
-
-struct mjpeg_dest {
-	struct jpeg_destination_mgr pub;
-	struct mjpeg_enc *e;
-};
 
 /* One encode's output split at the restart markers. */
 struct mjpeg_coded {
@@ -41,9 +32,8 @@ struct mjpeg_enc {
 	uint32_t mcu_rows;
 	int quality;
 	struct jpeg_compress_struct cinfo;
-	struct mjpeg_err err;
-	struct mjpeg_dest dest;
-	struct mjpeg_coded *target;	/* where the dest manager writes */
+	struct v4l2cuse_jpeg_err err;
+	struct v4l2cuse_jpeg_dest dest;
 	struct mjpeg_coded full;	/* the cache: last full encode */
 	struct mjpeg_coded band[2 * MJPEG_MAX_RANGES];
 	bool cache_valid;
@@ -56,56 +46,6 @@ struct mjpeg_enc {
 	uint8_t *pad[3];		/* 8 padded rows per component */
 };
 
-static void
-mjpeg_error_exit(j_common_ptr c)
-{
-	struct mjpeg_err *err = (struct mjpeg_err *)c->err;
-
-	longjmp(err->jb, 1);
-}
-
-static void
-mjpeg_output_message(j_common_ptr c)
-{
-	char msg[JMSG_LENGTH_MAX];
-
-	c->err->format_message(c, msg);
-	g_debug("libjpeg: %s", msg);
-}
-
-static void
-mjpeg_init_destination(j_compress_ptr c)
-{
-	struct mjpeg_dest *d = (struct mjpeg_dest *)c->dest;
-	struct mjpeg_coded *t = d->e->target;
-
-	d->pub.next_output_byte = t->buf;
-	d->pub.free_in_buffer = t->size;
-}
-
-static boolean
-mjpeg_empty_output_buffer(j_compress_ptr c)
-{
-	struct mjpeg_dest *d = (struct mjpeg_dest *)c->dest;
-	struct mjpeg_coded *t = d->e->target;
-	size_t old = t->size;
-
-	t->size *= 2;
-	t->buf = g_realloc(t->buf, t->size);
-	d->pub.next_output_byte = t->buf + old;
-	d->pub.free_in_buffer = t->size - old;
-	return TRUE;
-}
-
-static void
-mjpeg_term_destination(j_compress_ptr c)
-{
-	struct mjpeg_dest *d = (struct mjpeg_dest *)c->dest;
-	struct mjpeg_coded *t = d->e->target;
-
-	t->len = t->size - d->pub.free_in_buffer;
-}
-
 struct mjpeg_enc *
 mjpeg_enc_new(uint32_t width, uint32_t height, int quality)
 {
@@ -115,15 +55,9 @@ mjpeg_enc_new(uint32_t width, uint32_t height, int quality)
 	e->height = height;
 	e->mcu_rows = (height + 7) / 8;
 	e->quality = CLAMP_VAL(quality, 1, 100);
-	e->cinfo.err = jpeg_std_error(&e->err.pub);
-	e->err.pub.error_exit = mjpeg_error_exit;
-	e->err.pub.output_message = mjpeg_output_message;
+	e->cinfo.err = v4l2cuse_jpeg_err_init(&e->err);
 	jpeg_create_compress(&e->cinfo);
-	e->dest.pub.init_destination = mjpeg_init_destination;
-	e->dest.pub.empty_output_buffer = mjpeg_empty_output_buffer;
-	e->dest.pub.term_destination = mjpeg_term_destination;
-	e->dest.e = e;
-	e->cinfo.dest = &e->dest.pub;
+	v4l2cuse_jpeg_dest_attach(&e->dest, &e->cinfo);
 
 	e->pad_w[0] = (width + 15) / 16 * 16;
 	e->pad_w[1] = e->pad_w[2] = e->pad_w[0] / 2;
@@ -250,9 +184,12 @@ mjpeg_encode_rows(struct mjpeg_enc *e, const uint8_t *yuv, uint32_t first, uint3
 	plane[1] = yuv + (size_t)e->width * e->height;
 	plane[2] = plane[1] + (size_t)(e->width / 2) * e->height;
 
-	e->target = t;
+	/* @t's buffer grows as needed; it is @t's again after the encode, also on errors. */
+	v4l2cuse_jpeg_dest_set(&e->dest, t->buf, t->size, true);
 	if (setjmp(e->err.jb)) {
 		jpeg_abort_compress(c);
+		t->buf = e->dest.buf;
+		t->size = e->dest.size;
 		return -EIO;
 	}
 	c->image_width = e->width;
@@ -296,6 +233,9 @@ mjpeg_encode_rows(struct mjpeg_enc *e, const uint8_t *yuv, uint32_t first, uint3
 		jpeg_write_raw_data(c, arrays, 8);
 	}
 	jpeg_finish_compress(c);
+	t->buf = e->dest.buf;
+	t->size = e->dest.size;
+	t->len = e->dest.len;
 	return mjpeg_parse(t, (rows + 7) / 8);
 }
 
@@ -412,9 +352,9 @@ mjpeg_enc_encode_ranges(struct mjpeg_enc *e, const uint8_t *yuv,
 			r = mjpeg_assemble(e, out, out_len, ret_len);
 		if (r != -ENOSPC)
 			return r;
-		if (e->quality <= 5)
+		if (!v4l2cuse_jpeg_lower_quality(e->quality))
 			return -ENOSPC;
-		e->quality = MAX(5, e->quality - 20);
+		e->quality = v4l2cuse_jpeg_lower_quality(e->quality);
 		e->cache_valid = false;
 		g_debug("MJPEG frame too large, quality lowered to %d", e->quality);
 	}

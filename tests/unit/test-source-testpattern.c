@@ -7,15 +7,14 @@
 #include "config.h"
 
 #include <errno.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <glib.h>
-#include <jpeglib.h>
 
 #include "v4l2cuse/format.h"
 #include "v4l2cuse/source.h"
+#include "jpeg.h"
 #include "test-tpg-pixels.h"
 
 static struct v4l2cuse_source *
@@ -340,27 +339,15 @@ test_hscroll(void)
 
 /* --- MJPEG ---------------------------------------------------------------- */
 
-struct jerr {
-	struct jpeg_error_mgr pub;
-	jmp_buf jb;
-};
-
-static void
-jerr_exit(j_common_ptr c)
-{
-	longjmp(((struct jerr *)c->err)->jb, 1);
-}
-
 /* Decode to RGB (rgb=true) or Y'CbCr; returns a w*h*3 buffer or NULL. */
 static uint8_t *
 jpeg_decode(const uint8_t *data, size_t len, bool rgb, uint32_t *ret_w, uint32_t *ret_h)
 {
 	struct jpeg_decompress_struct d;
-	struct jerr err;
+	struct v4l2cuse_jpeg_err err;
 	uint8_t *volatile out = NULL;
 
-	d.err = jpeg_std_error(&err.pub);
-	err.pub.error_exit = jerr_exit;
+	d.err = v4l2cuse_jpeg_err_init(&err);
 	if (setjmp(err.jb)) {
 		jpeg_destroy_decompress(&d);
 		g_free(out);
