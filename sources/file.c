@@ -319,6 +319,7 @@ file_reader_open(const char *path, const struct file_reader_opts *opts,
 static int
 fs_parse_open_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char **ret_error)
 {
+	char *msg = NULL;
 	const char *v;
 	int r;
 
@@ -330,31 +331,19 @@ fs_parse_open_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char *
 	r = v4l2cuse_opts_get_bool(o, "loop", true, &fs->loop, ret_error);
 	if (r < 0)
 		return r;
-	if ((v = v4l2cuse_opts_get_str(o, "fps", NULL)) && !modes_parse_rate(v, &fs->ropts.fps_iv)) {
-		*ret_error = v4l2cuse_opts_error(o, "option 'fps': '%s' is not a frame rate N or "
-						 "N/D (at most 1000 fps)", v);
-		return -EINVAL;
-	}
+	if ((v = v4l2cuse_opts_get_str(o, "fps", NULL)) &&
+	    v4l2cuse_parse_rate(v, &fs->ropts.fps_iv, &msg) < 0)
+		return modes_option_error(o, "fps", msg, ret_error);
 	if (v4l2cuse_opts_has(o, "format") != v4l2cuse_opts_has(o, "size")) {
 		*ret_error = v4l2cuse_opts_error(o, "raw frames need both format= and size=");
 		return -EINVAL;
 	}
-	if ((v = v4l2cuse_opts_get_str(o, "format", NULL))) {
-		fs->ropts.raw_fourcc = modes_fourcc_from(v, V4L2CUSE_FORMATS_RAW);
-		if (!fs->ropts.raw_fourcc) {
-			g_autofree char *known = modes_fourcc_list(V4L2CUSE_FORMATS_RAW);
-
-			*ret_error = v4l2cuse_opts_error(o, "option 'format': unknown raw format "
-							 "'%s' (known: %s)", v, known);
-			return -EINVAL;
-		}
-	}
+	if ((v = v4l2cuse_opts_get_str(o, "format", NULL)) &&
+	    v4l2cuse_parse_fourcc_of(v, V4L2CUSE_FORMATS_RAW, &fs->ropts.raw_fourcc, &msg) < 0)
+		return modes_option_error(o, "format", msg, ret_error);
 	if ((v = v4l2cuse_opts_get_str(o, "size", NULL)) &&
-	    !modes_parse_size(v, &fs->ropts.raw_width, &fs->ropts.raw_height)) {
-		*ret_error = v4l2cuse_opts_error(o, "option 'size': '%s' is not WxH in "
-						 "1x1..8192x8192", v);
-		return -EINVAL;
-	}
+	    v4l2cuse_parse_size(v, &fs->ropts.raw_width, &fs->ropts.raw_height, &msg) < 0)
+		return modes_option_error(o, "size", msg, ret_error);
 	return 0;
 }
 
@@ -420,7 +409,9 @@ fs_info_known(struct file_source *fs)
 	fs->file_iv = fs->ropts.fps_iv.denominator ? fs->ropts.fps_iv :
 		      fs->info.interval.denominator && fs->info.interval.numerator ?
 		      fs->info.interval : (struct v4l2_fract){ 1, 30 };
-	modes_prepend_interval(m, fs->file_iv);
+	/* A file faster than the project's limit plays at its speed; it is not offered. */
+	if (v4l2cuse_interval_valid(fs->file_iv))
+		modes_prepend_interval(m, fs->file_iv);
 	if (fs->own_sizes || fs->info.width < 2 || fs->info.height < 2)
 		return;
 	/* Non-square pixels (Y4M A, GStreamer PAR): also the square-pixel size. */

@@ -183,8 +183,7 @@ gr_probe(struct file_reader *r, char **ret_error)
 	r->info.aspect = (struct v4l2_fract){ (uint32_t)GST_VIDEO_INFO_PAR_N(&info),
 					      (uint32_t)GST_VIDEO_INFO_PAR_D(&info) };
 	r->info.still = GST_VIDEO_INFO_FPS_N(&info) <= 0;
-	if (GST_VIDEO_INFO_FPS_N(&info) > 0 && GST_VIDEO_INFO_FPS_D(&info) > 0 &&
-	    GST_VIDEO_INFO_FPS_N(&info) <= 1000 * GST_VIDEO_INFO_FPS_D(&info))
+	if (GST_VIDEO_INFO_FPS_N(&info) > 0 && GST_VIDEO_INFO_FPS_D(&info) > 0)
 		r->info.interval = (struct v4l2_fract){ (uint32_t)GST_VIDEO_INFO_FPS_D(&info),
 							(uint32_t)GST_VIDEO_INFO_FPS_N(&info) };
 	if (r->info.width == 0 || r->info.height == 0 ||

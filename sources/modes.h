@@ -6,8 +6,8 @@
  * size at every listed frame interval (the test pattern and the file
  * source; a camera's modes are not a product and live in uvc.c). Lists
  * keep their order (the first entry is the default) and never hold a
- * duplicate. Also the option syntax both sources share: lists joined by
- * '+' (or ';'), sizes "WxH", rates "N" or "N/D" frames per second.
+ * duplicate. Also the formats=, sizes= and fps= options both sources take,
+ * in the syntax of v4l2cuse/parse.h.
  */
 
 #include <stdbool.h>
@@ -16,23 +16,16 @@
 #include <linux/videodev2.h>
 
 #include "v4l2cuse/format.h"
+#include "v4l2cuse/parse.h"
 
 struct v4l2cuse_opts;
 
-#define MODES_MAX_FORMATS	16
-#define MODES_MAX_SIZES		16
-#define MODES_MAX_RATES		16
-
-struct modes_size {
-	uint32_t width, height;
-};
-
 struct modes {
-	uint32_t formats[MODES_MAX_FORMATS];
+	uint32_t formats[V4L2CUSE_MAX_LIST];
 	unsigned int n_formats;
-	struct modes_size sizes[MODES_MAX_SIZES];
+	struct v4l2cuse_size sizes[V4L2CUSE_MAX_LIST];
 	unsigned int n_sizes;
-	struct v4l2_fract intervals[MODES_MAX_RATES];	/* seconds per frame */
+	struct v4l2_fract intervals[V4L2CUSE_MAX_LIST];	/* seconds per frame */
 	unsigned int n_intervals;
 };
 
@@ -59,20 +52,11 @@ int modes_enum_framesize(const struct modes *m, uint32_t fourcc, unsigned int in
 int modes_enum_frameinterval(const struct modes *m, uint32_t fourcc, uint32_t width,
 			     uint32_t height, unsigned int index, struct v4l2_fract *ret);
 
-/* "WxH" with 1 <= W, H <= the format limits; nothing else, no tail. */
-bool modes_parse_size(const char *s, uint32_t *ret_width, uint32_t *ret_height);
-/* "N" or "N/D" frames per second (at most 1000) -> seconds per frame. */
-bool modes_parse_rate(const char *s, struct v4l2_fract *ret_interval);
-/* The fourcc of @s (case-insensitive) in @set, 0 if none. */
-uint32_t modes_fourcc_from(const char *s, enum v4l2cuse_format_set set);
-/* "YUYV UYVY ...": @set for error messages (g_free). */
-char *modes_fourcc_list(enum v4l2cuse_format_set set);
-
 /*
  * Option values replacing a list: formats= (output formats), sizes= (even W
- * and H), fps=. An empty item is skipped; an unknown, malformed or repeated
- * item, too many items or none at all fail with -EINVAL and one line
- * naming the option (v4l2cuse_opts_error()).
+ * and H: every format must take them), fps=. Errors are one line naming
+ * the option (v4l2cuse_opts_error()), e.g. "pattern: option 'sizes':
+ * '640x480' is listed twice"; @m is unchanged then.
  */
 int modes_parse_formats(struct modes *m, const struct v4l2cuse_opts *o, const char *value,
 			char **ret_error);
@@ -81,5 +65,6 @@ int modes_parse_sizes(struct modes *m, const struct v4l2cuse_opts *o, const char
 int modes_parse_rates(struct modes *m, const struct v4l2cuse_opts *o, const char *value,
 		      char **ret_error);
 
-/* Split an option list at '+' and ';' (g_strfreev). */
-char **modes_split_list(const char *value);
+/* "option 'KEY': MESSAGE" for a parse.h error @msg (freed), as *ret_error. */
+int modes_option_error(const struct v4l2cuse_opts *o, const char *key, char *msg,
+		       char **ret_error);

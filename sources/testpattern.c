@@ -19,7 +19,8 @@
  * Options:
  *   sizes=WxH+WxH...  discrete sizes, even, up to 16 (default
  *                     320x240+640x480+1280x720+1920x1080; ';' works too)
- *   fps=N[/D]+...     frame rates, up to 16 (default 30+25+15)
+ *   fps=N[/D]+...     frame rates, up to 16, at most 240 fps each (default
+ *                     30+25+15)
  *   formats=F+F...    fourccs to offer, in order (default YUYV UYVY YVYU
  *                     NV12 NV21 YU12 YV12 RGB3 BGR3 BX24 XR24 RGBP GREY MJPG)
  *   hscroll=N vscroll=N  motion in pixels per frame (default 0: static;
@@ -197,6 +198,7 @@ tp_parse_overlay(struct tp_source *tp, const struct v4l2cuse_opts *o, char **ret
 	static const char *const names[] = { "counter", "time", "format", "label" };
 	const char *v = v4l2cuse_opts_get_str(o, "overlay", NULL);
 	g_auto(GStrv) items = NULL;
+	char *msg = NULL;
 	bool on;
 
 	tp->overlay = TP_OVL_ALL;
@@ -207,7 +209,8 @@ tp_parse_overlay(struct tp_source *tp, const struct v4l2cuse_opts *o, char **ret
 		return 0;
 	}
 	tp->overlay = 0;
-	items = modes_split_list(v);
+	if (v4l2cuse_split_list(v, V4L2CUSE_MAX_LIST, &items, &msg) < 0)
+		return modes_option_error(o, "overlay", msg, ret_error);
 	for (guint i = 0; items[i]; i++) {
 		size_t j;
 

@@ -218,10 +218,11 @@ uvc_open(const char *path, struct uvc_ident *ret_ident, char **ret_error)
 
 /* --- the snapshot ------------------------------------------------------- */
 
+/* Rates above the project's limit (V4L2CUSE_MAX_FPS) are not offered. */
 static void
 uvc_add_interval(struct uvc_mode *m, struct v4l2_fract iv)
 {
-	if (!iv.numerator || !iv.denominator || m->n_intervals >= UVC_MAX_INTERVALS)
+	if (!v4l2cuse_interval_valid(iv) || m->n_intervals >= UVC_MAX_INTERVALS)
 		return;
 	for (unsigned int i = 0; i < m->n_intervals; i++) {
 		if ((uint64_t)m->intervals[i].numerator * iv.denominator ==

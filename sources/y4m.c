@@ -4,8 +4,9 @@
  *
  * Header: "YUV4MPEG2" then space-separated tags up to '\n' (at most
  * FILE_READER_MAX_LINE bytes): W<width> H<height> (required, 1..8192),
- * F<num>:<den> (frame rate, default 25:1 like FFmpeg), A<num>:<den> (pixel
- * aspect, 0:0 unknown), I<p|t|b|m|?> (interlacing; fields are delivered
+ * F<num>:<den> (frame rate, default 25:1 like FFmpeg; any rate paces the
+ * file, the file source offers it up to V4L2CUSE_MAX_FPS), A<num>:<den>
+ * (pixel aspect, 0:0 unknown), I<p|t|b|m|?> (interlacing; fields are delivered
  * woven, as progressive frames), C<colour space> (default 420jpeg),
  * X<anything> and unknown tags (ignored). Each frame: "FRAME", optional
  * tags, '\n', then the planes.
@@ -134,7 +135,7 @@ y4m_parse_header(const char *line, struct y4m_header *h, char **ret_error)
 			break;
 		case 'F':
 			ok = y4m_parse_ratio(t + 1, &h->fps_num, &h->fps_den) && h->fps_num &&
-			     h->fps_den && (uint64_t)h->fps_num <= 1000ull * h->fps_den;
+			     h->fps_den;
 			break;
 		case 'A':
 			ok = y4m_parse_ratio(t + 1, &h->par_num, &h->par_den);
