@@ -8,7 +8,7 @@
  *   y4m.c            YUV4MPEG2: 4:2:0, 4:2:2, 4:4:4(+alpha), mono, 8 bit
  *   mjpeg-stream.c   concatenated JPEGs (a single one is a still)
  *   image.c          still PNG (libpng) or JPEG (libjpeg-turbo), decoded once
- *   file.c           raw frames of a given format and size
+ *   raw.c            raw frames of a given format and size
  *   gst.c            anything GStreamer decodes (-Dgstreamer)
  *
  * Files are hostile: every length is checked before use, sizes are limited

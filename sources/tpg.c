@@ -1,43 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * tpg: test-pattern generator (see tpg.h). Pattern semantics follow the
- * kernel's vivid/v4l2-tpg so that people who know vivid know these; the code
- * is our own.
- *
- * Geometry of the patterns at width W, height H (x, y from the top-left of
- * the unflipped picture):
- *   colour bars (75%, 100%, CSC): bar i = x * 8 / W, i.e. columns
- *       [i * W / 8, (i + 1) * W / 8); order white, yellow, cyan, green,
- *       magenta, red, blue, black. 75% = R'G'B' 191/255; CSC bars use 191
- *       and 50 (never out of gamut), black 50.
- *   horizontal bars: band y * 8 / H, in the 100% bar colours.
- *   colour squares: colour (band + bar) % 8 of the 100% bars.
- *   checkers N x N: white where ((x / N) ^ (y / N)) is odd for 1x1 and 2x2
- *       (black otherwise); 16x16 starts with white at (0, 0). The "Red/Green"
- *       checkers use red where the grey ones are white, green elsewhere.
- *   alternating lines: odd rows (hor) / odd columns (vert) white, rest black.
- *   crosses (black lines on white): 1 px: row H/2 and column W/2; 2 px: rows
- *       with (y + 1) / 2 == H / 4, columns with (x + 1) / 2 == W / 4; 10 px:
- *       (y + 10) / 20 == H / 40, (x + 10) / 20 == W / 40.
- *   grey ramp: level x * 256 / W (0..255 full scale R'G'B').
- *   noise: random grey per pixel, new every frame (the one pattern that is
- *       never static).
- *   SMPTE RP 219 (after RP 219-1, with *2 = 75% white, *3 = 0% black), in
- *       units of W/56 (d = 7 units sidebars, c = 6 units) and rows of H/12:
- *       rows [0, 7): 40% grey | 75% white yellow cyan green magenta red
- *       blue | 40% grey; row 7: 100% cyan | 75% white | 100% blue; row 8:
- *       100% yellow | black | ramp 0..100% | 100% red; rows 9..11: 15% grey
- *       | black 9u | 100% white 12u | black 5u | -2% 2u | black 2u | +2% 2u |
- *       black 2u | +4% 2u | black 6u | 15% grey. The PLUGE steps keep their
- *       sub-black/over-black values in limited-range Y'CbCr (Y' 12/20/25);
- *       in full-range formats -2% clips to black.
+ * tpg: test-pattern generator (see tpg.h): the generator itself (format,
+ * palette, line cache, frame assembly, the box and the border). The
+ * patterns' geometry is in tpg-pattern.c, the text overlay in tpg-text.c
+ * (tpg-private.h).
  */
-
 #include "config.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <glib.h>
@@ -45,73 +16,7 @@
 #include "util/macros.h"
 #include "v4l2cuse/format.h"
 #include "pack.h"
-#include "tpg.h"
-
-const char *const tpg_pattern_menu[TPG_PAT_COUNT + 1] = {
-	"75% Colorbar",
-	"100% Colorbar",
-	"CSC Colorbar",
-	"Horizontal 100% Colorbar",
-	"100% Color Squares",
-	"100% Black",
-	"100% White",
-	"100% Red",
-	"100% Green",
-	"100% Blue",
-	"16x16 Checkers",
-	"2x2 Checkers",
-	"1x1 Checkers",
-	"2x2 Red/Green Checkers",
-	"1x1 Red/Green Checkers",
-	"Alternating Hor Lines",
-	"Alternating Vert Lines",
-	"One Pixel Wide Cross",
-	"Two Pixels Wide Cross",
-	"Ten Pixels Wide Cross",
-	"Gray Ramp",
-	"Noise",
-	"SMPTE RP 219 Colorbar",
-	NULL,
-};
-
-const char *const tpg_pattern_names[TPG_PAT_COUNT] = {
-	"bars75", "bars100", "csc", "hbars", "squares",
-	"black", "white", "red", "green", "blue",
-	"checkers16", "checkers2", "checkers1", "rgcheckers2", "rgcheckers1",
-	"hlines", "vlines", "cross1", "cross2", "cross10",
-	"ramp", "noise", "smpte",
-};
-
-int
-tpg_pattern_from_name(const char *name)
-{
-	char *end = NULL;
-	long n;
-
-	if (!name || !*name)
-		return -EINVAL;
-	for (int i = 0; i < TPG_PAT_COUNT; i++) {
-		if (g_ascii_strcasecmp(name, tpg_pattern_names[i]) == 0)
-			return i;
-	}
-	n = strtol(name, &end, 10);
-	if (*end == '\0' && n >= 0 && n < TPG_PAT_COUNT)
-		return (int)n;
-	return -EINVAL;
-}
-
-/* Palette entries. */
-enum {
-	C_CSC_WHITE, C_CSC_YELLOW, C_CSC_CYAN, C_CSC_GREEN,
-	C_CSC_MAGENTA, C_CSC_RED, C_CSC_BLUE, C_CSC_BLACK,
-	C_75_WHITE, C_75_YELLOW, C_75_CYAN, C_75_GREEN,
-	C_75_MAGENTA, C_75_RED, C_75_BLUE,
-	C_WHITE, C_YELLOW, C_CYAN, C_GREEN, C_MAGENTA, C_RED, C_BLUE, C_BLACK,
-	C_GREY40, C_GREY15, C_PLUGE_M2, C_PLUGE_P2, C_PLUGE_P4,
-	C_CONTRAST, C_TEXT_BG, C_TEXT_FG,
-	C_RAMP,				/* 256 grey levels */
-	C_COUNT = C_RAMP + 256,
-};
+#include "tpg-private.h"
 
 /* R'G'B' of the fixed colours, 0..1 (PLUGE steps slightly outside). */
 static const double tpg_rgb[C_RAMP][3] = {
@@ -145,44 +50,6 @@ static const double tpg_rgb[C_RAMP][3] = {
 	[C_PLUGE_P2] = { 0.02, 0.02, 0.02 },
 	[C_PLUGE_P4] = { 0.04, 0.04, 0.04 },
 #undef V8
-};
-
-static const uint16_t tpg_bars[3][8] = {
-	{ C_75_WHITE, C_75_YELLOW, C_75_CYAN, C_75_GREEN,
-	  C_75_MAGENTA, C_75_RED, C_75_BLUE, C_BLACK },
-	{ C_WHITE, C_YELLOW, C_CYAN, C_GREEN, C_MAGENTA, C_RED, C_BLUE, C_BLACK },
-	{ C_CSC_WHITE, C_CSC_YELLOW, C_CSC_CYAN, C_CSC_GREEN,
-	  C_CSC_MAGENTA, C_CSC_RED, C_CSC_BLUE, C_CSC_BLACK },
-};
-
-#define TPG_MAX_PAT 8
-
-struct tpg {
-	const struct v4l2cuse_format_info *fi;	/* NULL: no format set */
-	uint32_t width, height;
-	uint32_t ycbcr_enc, quantization;
-	size_t plane_off[3];
-	size_t plane_bpl[3];
-	size_t chroma_line;	/* bytes of a cached chroma line (2 * width pixels) */
-	size_t frame_size;
-
-	struct tpg_params p;
-	bool dirty;		/* palette and line cache must be rebuilt */
-
-	struct tpg_pixel pal[C_COUNT];
-	unsigned int n_pat;
-	uint8_t *row_pat;	/* pattern line of each (unflipped) row */
-	uint16_t *idx;		/* 2 * width colour indices (scratch) */
-	uint8_t *py, *pcb, *pcr;	/* a planar line for the packers (2 * width) */
-	uint8_t *prgb;
-	uint8_t *line[TPG_MAX_PAT][3];	/* cached lines, 2 * width pixels */
-	uint8_t *pair[TPG_MAX_PAT][TPG_MAX_PAT][2];	/* 4:2:0 chroma of two lines */
-	bool pair_valid[TPG_MAX_PAT][TPG_MAX_PAT];
-	uint8_t *tmp[2][3];	/* blit rows */
-	uint16_t *canvas;	/* overlay colour indices */
-	size_t canvas_size;
-	uint16_t *solid;	/* one row for solid rectangles */
-	uint64_t rng;
 };
 
 bool
@@ -339,32 +206,6 @@ tpg_is_scrolling(const struct tpg *t)
 	return t->p.hscroll || t->p.vscroll || t->p.pattern == TPG_PAT_NOISE;
 }
 
-void
-tpg_overlay_rect_for(uint32_t width, uint32_t height, unsigned int n_lines,
-		     struct v4l2_rect *ret)
-{
-	uint32_t w = 2 * TPG_TEXT_PAD + TPG_TEXT_CELL_W * TPG_TEXT_COLS;
-	uint32_t h;
-
-	n_lines = MIN(n_lines, TPG_TEXT_MAX_LINES);
-	h = 2 * TPG_TEXT_PAD + TPG_TEXT_CELL_H * n_lines;
-	memset(ret, 0, sizeof(*ret));
-	if (n_lines == 0)
-		return;
-	ret->width = MIN(w, width) & ~1u;
-	ret->height = MIN(h, height) & ~1u;
-}
-
-void
-tpg_overlay_rect(const struct tpg *t, unsigned int n_lines, struct v4l2_rect *ret)
-{
-	if (!t->fi) {
-		memset(ret, 0, sizeof(*ret));
-		return;
-	}
-	tpg_overlay_rect_for(t->width, t->height, n_lines, ret);
-}
-
 /* --- colours ------------------------------------------------------------ */
 
 static uint8_t
@@ -464,157 +305,6 @@ tpg_build_palette(struct tpg *t)
 		double v[3] = { i / 255.0, i / 255.0, i / 255.0 };
 
 		tpg_compute_color(t, v, true, false, &t->pal[C_RAMP + i]);
-	}
-}
-
-/* --- pattern geometry --------------------------------------------------- */
-
-static unsigned int
-tpg_pat_lines(enum tpg_pattern pat)
-{
-	switch (pat) {
-	case TPG_PAT_CHECKERS_16X16:
-	case TPG_PAT_CHECKERS_2X2:
-	case TPG_PAT_CHECKERS_1X1:
-	case TPG_PAT_COLOR_CHECKERS_2X2:
-	case TPG_PAT_COLOR_CHECKERS_1X1:
-	case TPG_PAT_ALTERNATING_HLINES:
-	case TPG_PAT_CROSS_1_PIXEL:
-	case TPG_PAT_CROSS_2_PIXELS:
-	case TPG_PAT_CROSS_10_PIXELS:
-		return 2;
-	case TPG_PAT_100_HCOLORBAR:
-	case TPG_PAT_100_COLORSQUARES:
-		return 8;
-	case TPG_PAT_SMPTE_RP219:
-		return 4;
-	default:
-		return 1;
-	}
-}
-
-static unsigned int
-tpg_row_pat(const struct tpg *t, uint32_t y)
-{
-	uint32_t h = t->height;
-
-	switch (t->p.pattern) {
-	case TPG_PAT_CHECKERS_16X16:
-		return (y >> 4) & 1;
-	case TPG_PAT_CHECKERS_2X2:
-	case TPG_PAT_COLOR_CHECKERS_2X2:
-		return (y >> 1) & 1;
-	case TPG_PAT_CHECKERS_1X1:
-	case TPG_PAT_COLOR_CHECKERS_1X1:
-	case TPG_PAT_ALTERNATING_HLINES:
-		return y & 1;
-	case TPG_PAT_100_HCOLORBAR:
-	case TPG_PAT_100_COLORSQUARES:
-		return (uint32_t)((uint64_t)y * 8 / h);
-	case TPG_PAT_CROSS_1_PIXEL:
-		return y == h / 2;
-	case TPG_PAT_CROSS_2_PIXELS:
-		return (y + 1) / 2 == h / 4;
-	case TPG_PAT_CROSS_10_PIXELS:
-		return (y + 10) / 20 == h / 40;
-	case TPG_PAT_SMPTE_RP219: {
-		uint32_t band = (uint32_t)((uint64_t)y * 12 / h);
-
-		return band < 7 ? 0 : band == 7 ? 1 : band == 8 ? 2 : 3;
-	}
-	default:
-		return 0;
-	}
-}
-
-static uint16_t
-tpg_smpte_color(const struct tpg *t, unsigned int line, uint32_t x)
-{
-	uint64_t w = t->width;
-	uint32_t u = (uint32_t)((uint64_t)x * 56 / w);	/* 0..55 */
-	static const struct { uint8_t end; uint16_t color; } row4[] = {
-		{ 7, C_GREY15 }, { 16, C_BLACK }, { 28, C_WHITE }, { 33, C_BLACK },
-		{ 35, C_PLUGE_M2 }, { 37, C_BLACK }, { 39, C_PLUGE_P2 }, { 41, C_BLACK },
-		{ 43, C_PLUGE_P4 }, { 49, C_BLACK }, { 56, C_GREY15 },
-	};
-
-	switch (line) {
-	case 0:
-		if (u < 7 || u >= 49)
-			return C_GREY40;
-		return tpg_bars[0][(u - 7) / 6];
-	case 1:
-		return u < 7 ? C_CYAN : u >= 49 ? C_BLUE : C_75_WHITE;
-	case 2:
-		if (u < 7)
-			return C_YELLOW;
-		if (u < 13)
-			return C_BLACK;
-		if (u >= 49)
-			return C_RED;
-		return C_RAMP + (uint16_t)MIN(255, ((uint64_t)x * 56 - 13 * w) * 256 / (36 * w));
-	default:
-		for (size_t i = 0; i < ARRAY_SIZE(row4); i++) {
-			if (u < row4[i].end)
-				return row4[i].color;
-		}
-		return C_GREY15;
-	}
-}
-
-static uint16_t
-tpg_color_at(const struct tpg *t, unsigned int line, uint32_t x)
-{
-	uint32_t w = t->width;
-	unsigned int bar = (unsigned int)((uint64_t)x * 8 / w);
-
-	switch (t->p.pattern) {
-	case TPG_PAT_75_COLORBAR:
-		return tpg_bars[0][bar];
-	case TPG_PAT_100_COLORBAR:
-		return tpg_bars[1][bar];
-	case TPG_PAT_CSC_COLORBAR:
-		return tpg_bars[2][bar];
-	case TPG_PAT_100_HCOLORBAR:
-		return tpg_bars[1][line];
-	case TPG_PAT_100_COLORSQUARES:
-		return tpg_bars[1][(line + bar) % 8];
-	case TPG_PAT_BLACK:
-		return C_BLACK;
-	case TPG_PAT_WHITE:
-		return C_WHITE;
-	case TPG_PAT_RED:
-		return C_RED;
-	case TPG_PAT_GREEN:
-		return C_GREEN;
-	case TPG_PAT_BLUE:
-		return C_BLUE;
-	case TPG_PAT_CHECKERS_16X16:
-		return (((x >> 4) & 1) ^ line) ? C_BLACK : C_WHITE;
-	case TPG_PAT_CHECKERS_2X2:
-		return (((x >> 1) & 1) ^ line) ? C_WHITE : C_BLACK;
-	case TPG_PAT_CHECKERS_1X1:
-		return ((x & 1) ^ line) ? C_WHITE : C_BLACK;
-	case TPG_PAT_COLOR_CHECKERS_2X2:
-		return (((x >> 1) & 1) ^ line) ? C_RED : C_GREEN;
-	case TPG_PAT_COLOR_CHECKERS_1X1:
-		return ((x & 1) ^ line) ? C_RED : C_GREEN;
-	case TPG_PAT_ALTERNATING_HLINES:
-		return line ? C_WHITE : C_BLACK;
-	case TPG_PAT_ALTERNATING_VLINES:
-		return (x & 1) ? C_WHITE : C_BLACK;
-	case TPG_PAT_CROSS_1_PIXEL:
-		return line || x == w / 2 ? C_BLACK : C_WHITE;
-	case TPG_PAT_CROSS_2_PIXELS:
-		return line || (x + 1) / 2 == w / 4 ? C_BLACK : C_WHITE;
-	case TPG_PAT_CROSS_10_PIXELS:
-		return line || (x + 10) / 20 == w / 40 ? C_BLACK : C_WHITE;
-	case TPG_PAT_GRAY_RAMP:
-		return C_RAMP + (uint16_t)((uint64_t)x * 256 / w);
-	case TPG_PAT_SMPTE_RP219:
-		return tpg_smpte_color(t, line, x);
-	default:
-		return C_BLACK;
 	}
 }
 
@@ -741,7 +431,7 @@ tpg_src_row(const struct tpg *t, uint32_t y, uint32_t voff)
  * same row every time) at (@x0, @y0). Subsampled formats need even x0, rw
  * and, for 4:2:0, even y0 and rh.
  */
-static void
+void
 tpg_blit(struct tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
 	 uint32_t rh, const uint16_t *idx, size_t stride)
 {
@@ -778,7 +468,7 @@ tpg_blit(struct tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
 	}
 }
 
-static void
+void
 tpg_fill_rect(struct tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
 	      uint32_t rh, uint16_t color)
 {
@@ -814,47 +504,6 @@ tpg_box_rect(const struct tpg *t, uint32_t frame, struct v4l2_rect *ret)
 	ret->width = bs;
 	ret->height = bs;
 	return true;
-}
-
-static void
-tpg_draw_text(struct tpg *t, uint8_t *dst, const char *const *text, unsigned int n_lines)
-{
-	struct v4l2_rect r;
-	size_t cw;
-
-	tpg_overlay_rect(t, n_lines, &r);
-	if (!r.width || !r.height)
-		return;
-	cw = r.width;
-	for (size_t i = 0; i < (size_t)r.width * r.height; i++)
-		t->canvas[i] = C_TEXT_BG;
-	for (unsigned int l = 0; l < MIN(n_lines, TPG_TEXT_MAX_LINES); l++) {
-		const char *s = text[l] ? text[l] : "";
-
-		for (unsigned int col = 0; col < TPG_TEXT_COLS && s[col]; col++) {
-			unsigned char c = (unsigned char)s[col];
-			const uint8_t *g = tpg_font_5x7[(c >= 32 && c < 127 ? c : '?') - 32];
-			uint32_t cx = TPG_TEXT_PAD + col * TPG_TEXT_CELL_W + 1;
-			uint32_t cy = TPG_TEXT_PAD + l * TPG_TEXT_CELL_H + 1;
-
-			for (uint32_t gy = 0; gy < 7; gy++) {
-				for (uint32_t gx = 0; gx < 5; gx++) {
-					if (!(g[gy] & (0x10 >> gx)))
-						continue;
-					for (uint32_t dy = 0; dy < 2; dy++) {
-						for (uint32_t dx = 0; dx < 2; dx++) {
-							uint32_t px = cx + 2 * gx + dx;
-							uint32_t py = cy + 2 * gy + dy;
-
-							if (px < r.width && py < r.height)
-								t->canvas[py * cw + px] = C_TEXT_FG;
-						}
-					}
-				}
-			}
-		}
-	}
-	tpg_blit(t, dst, 0, 0, r.width, r.height, t->canvas, cw);
 }
 
 void
