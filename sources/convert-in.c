@@ -20,7 +20,7 @@
 #include "pack.h"
 
 void
-cv_pic_yuv(struct cv_pic *pic, uint32_t w, uint32_t h, unsigned int vs, uint8_t *buf)
+v4l2cuse_convert_pic_yuv(struct cv_pic *pic, uint32_t w, uint32_t h, unsigned int vs, uint8_t *buf)
 {
 	size_t ysize = (size_t)w * h, csize = (size_t)(w / 2) * (h >> vs);
 
@@ -33,8 +33,9 @@ cv_pic_yuv(struct cv_pic *pic, uint32_t w, uint32_t h, unsigned int vs, uint8_t 
 
 /* Y'CbCr with any vs from planar or semi-planar input (no libraries needed). */
 static bool
-cv_yuv_direct(struct cv *cv, const struct v4l2cuse_format_info *f, const struct cv_image *in,
-	      const size_t off[3], const size_t stride[3], bool need420, struct cv_pic *pic)
+cv_yuv_direct(struct v4l2cuse_convert *cv, const struct v4l2cuse_format_info *f,
+	      const struct v4l2cuse_image *in, const size_t off[3], const size_t stride[3],
+	      bool need420, struct cv_pic *pic)
 {
 	uint32_t w = in->width, h = in->height, cw = w / 2;
 	const uint8_t *base = in->data;
@@ -48,14 +49,14 @@ cv_yuv_direct(struct cv *cv, const struct v4l2cuse_format_info *f, const struct 
 		bool swap = f->fourcc == V4L2_PIX_FMT_YVU420;
 
 		*pic = (struct cv_pic){
-			.kind = CV_YUV, .w = w, .h = h, .vs = cv_vs(f),
+			.kind = CV_YUV, .w = w, .h = h, .vs = v4l2cuse_convert_vs(f),
 			.p = { base + off[0], base + off[swap ? 2 : 1], base + off[swap ? 1 : 2] },
 			.stride = { stride[0], stride[1], stride[2] },
 		};
-		if (cv_vs(f) == 1 || !need420)
+		if (v4l2cuse_convert_vs(f) == 1 || !need420)
 			return true;
 		/* 4:2:2 -> 4:2:0: average line pairs. */
-		cb = cv_buf(cv, CV_BUF_CANON, (size_t)cw * (h / 2) * 2);
+		cb = v4l2cuse_convert_buf(cv, CV_BUF_CANON, (size_t)cw * (h / 2) * 2);
 		cr = cb + (size_t)cw * (h / 2);
 		for (unsigned int c = 0; c < 2; c++) {
 			const uint8_t *src = pic->p[1 + c];
@@ -77,7 +78,7 @@ cv_yuv_direct(struct cv *cv, const struct v4l2cuse_format_info *f, const struct 
 	}
 	case V4L2CUSE_PIX_FMT_YUV444P:
 		vs = need420 ? 1 : 0;
-		cb = cv_buf(cv, CV_BUF_CANON, (size_t)cw * (h >> vs) * 2);
+		cb = v4l2cuse_convert_buf(cv, CV_BUF_CANON, (size_t)cw * (h >> vs) * 2);
 		cr = cb + (size_t)cw * (h >> vs);
 		for (unsigned int c = 0; c < 2; c++) {
 			uint8_t *dst = c ? cr : cb;
@@ -100,13 +101,13 @@ cv_yuv_direct(struct cv *cv, const struct v4l2cuse_format_info *f, const struct 
 	case V4L2_PIX_FMT_NV21:
 	case V4L2_PIX_FMT_NV16:
 	case V4L2_PIX_FMT_NV61: {
-		unsigned int step = cv_vs(f) == 0 && need420 ? 2 : 1;
+		unsigned int step = v4l2cuse_convert_vs(f) == 0 && need420 ? 2 : 1;
 		uint8_t *avg;
 
-		vs = cv_vs(f) ? 1 : (need420 ? 1 : 0);
-		cb = cv_buf(cv, CV_BUF_CANON, (size_t)cw * (h >> vs) * 2);
+		vs = v4l2cuse_convert_vs(f) ? 1 : (need420 ? 1 : 0);
+		cb = v4l2cuse_convert_buf(cv, CV_BUF_CANON, (size_t)cw * (h >> vs) * 2);
 		cr = cb + (size_t)cw * (h >> vs);
-		avg = step == 2 ? cv_buf(cv, CV_BUF_TMP, w) : NULL;
+		avg = step == 2 ? v4l2cuse_convert_buf(cv, CV_BUF_TMP, w) : NULL;
 		for (uint32_t y = 0; y < h >> vs; y++) {
 			const uint8_t *a = base + off[1] + stride[1] * y * step;
 
@@ -130,7 +131,8 @@ cv_yuv_direct(struct cv *cv, const struct v4l2cuse_format_info *f, const struct 
 	case V4L2_PIX_FMT_YVYU:
 		if (need420)
 			return false;	/* libv4lconvert does this one */
-		cv_pic_yuv(pic, w, h, 0, cv_buf(cv, CV_BUF_CANON, (size_t)w * h * 2));
+		v4l2cuse_convert_pic_yuv(pic, w, h, 0,
+					 v4l2cuse_convert_buf(cv, CV_BUF_CANON, (size_t)w * h * 2));
 		for (uint32_t y = 0; y < h; y++)
 			v4l2cuse_unpack_yuv_line(f->fourcc, base + stride[0] * y, w,
 						 (uint8_t *)pic->p[0] + (size_t)w * y,
@@ -143,7 +145,8 @@ cv_yuv_direct(struct cv *cv, const struct v4l2cuse_format_info *f, const struct 
 }
 
 int
-cv_to_yuv(struct cv *cv, const struct cv_image *in, bool need420, struct cv_pic *pic)
+v4l2cuse_convert_to_yuv(struct v4l2cuse_convert *cv, const struct v4l2cuse_image *in, bool need420,
+			struct cv_pic *pic)
 {
 	const struct v4l2cuse_format_info *f = v4l2cuse_format_lookup(in->fourcc);
 	size_t off[3], stride[3];
@@ -152,9 +155,9 @@ cv_to_yuv(struct cv *cv, const struct cv_image *in, bool need420, struct cv_pic 
 	uint8_t *buf;
 	int r;
 
-	if (f->compressed || (!f->yuv && !cv_v4l_reads(f->fourcc))) {
+	if (f->compressed || (!f->yuv && !v4l2cuse_convert_v4l_reads(f->fourcc))) {
 		/* JPEG, and RGB libv4lconvert does not read: through RGB24. */
-		r = cv_to_rgb(cv, in, &rgb);
+		r = v4l2cuse_convert_to_rgb(cv, in, &rgb);
 		if (r < 0)
 			return r;
 		/* Odd sizes lose their last column/row (4:2:0 needs even ones). */
@@ -162,15 +165,16 @@ cv_to_yuv(struct cv *cv, const struct cv_image *in, bool need420, struct cv_pic 
 		h = rgb.h & ~1u;
 		if (w == 0 || h == 0)
 			return f->compressed ? -EBADMSG : -EINVAL;
-		buf = cv_buf(cv, CV_BUF_CANON, (size_t)w * h * 3 / 2);
-		r = cv_v4l(cv, V4L2_PIX_FMT_RGB24, w, h, (uint32_t)rgb.stride[0], rgb.p[0],
-			   rgb.stride[0] * rgb.h, V4L2_PIX_FMT_YUV420, buf, (size_t)w * h * 3 / 2);
+		buf = v4l2cuse_convert_buf(cv, CV_BUF_CANON, (size_t)w * h * 3 / 2);
+		r = v4l2cuse_convert_v4l(cv, V4L2_PIX_FMT_RGB24, w, h, (uint32_t)rgb.stride[0],
+					 rgb.p[0], rgb.stride[0] * rgb.h, V4L2_PIX_FMT_YUV420, buf,
+					 (size_t)w * h * 3 / 2);
 		if (r < 0)
 			return r;
-		cv_pic_yuv(pic, w, h, 1, buf);
+		v4l2cuse_convert_pic_yuv(pic, w, h, 1, buf);
 		return 0;
 	}
-	cv_layout(f, in->width, in->height, in->bytesperline, off, stride);
+	v4l2cuse_convert_layout(f, in->width, in->height, in->bytesperline, off, stride);
 	if (cv_yuv_direct(cv, f, in, off, stride, need420, pic))
 		return 0;
 	/* Single-plane RGB/grey of odd size: crop to even, like JPEGs. */
@@ -178,29 +182,31 @@ cv_to_yuv(struct cv *cv, const struct cv_image *in, bool need420, struct cv_pic 
 	h = in->height & ~1u;
 	if (w == 0 || h == 0)
 		return -EINVAL;
-	buf = cv_buf(cv, CV_BUF_CANON, (size_t)w * h * 3 / 2);
-	r = cv_v4l(cv, in->fourcc, w, h, (uint32_t)stride[0], in->data, in->size,
-		   V4L2_PIX_FMT_YUV420, buf, (size_t)w * h * 3 / 2);
+	buf = v4l2cuse_convert_buf(cv, CV_BUF_CANON, (size_t)w * h * 3 / 2);
+	r = v4l2cuse_convert_v4l(cv, in->fourcc, w, h, (uint32_t)stride[0], in->data, in->size,
+				 V4L2_PIX_FMT_YUV420, buf, (size_t)w * h * 3 / 2);
 	if (r < 0)
 		return r;
-	cv_pic_yuv(pic, w, h, 1, buf);
+	v4l2cuse_convert_pic_yuv(pic, w, h, 1, buf);
 	return 0;
 }
 
 int
-cv_yuv_to_rgb(struct cv *cv, const struct cv_pic *yuv, uint32_t rgb_fourcc, uint8_t *out,
-	      size_t out_len)
+v4l2cuse_convert_yuv_to_rgb(struct v4l2cuse_convert *cv, const struct cv_pic *yuv,
+			    uint32_t rgb_fourcc, uint8_t *out, size_t out_len)
 {
 	uint32_t tmp_fourcc = yuv->vs ? V4L2_PIX_FMT_YUV420 : V4L2_PIX_FMT_YUYV;
 	size_t tmp_size = yuv->vs ? (size_t)yuv->w * yuv->h * 3 / 2 : (size_t)yuv->w * yuv->h * 2;
-	uint8_t *t = cv_buf(cv, CV_BUF_TMP, tmp_size);
+	uint8_t *t = v4l2cuse_convert_buf(cv, CV_BUF_TMP, tmp_size);
 
-	cv_pack_yuv(yuv, tmp_fourcc, t);
-	return cv_v4l(cv, tmp_fourcc, yuv->w, yuv->h, 0, t, tmp_size, rgb_fourcc, out, out_len);
+	v4l2cuse_convert_pack_yuv(yuv, tmp_fourcc, t);
+	return v4l2cuse_convert_v4l(cv, tmp_fourcc, yuv->w, yuv->h, 0, t, tmp_size, rgb_fourcc, out,
+				    out_len);
 }
 
 int
-cv_to_rgb(struct cv *cv, const struct cv_image *in, struct cv_pic *pic)
+v4l2cuse_convert_to_rgb(struct v4l2cuse_convert *cv, const struct v4l2cuse_image *in,
+			struct cv_pic *pic)
 {
 	const struct v4l2cuse_format_info *f = v4l2cuse_format_lookup(in->fourcc);
 	size_t off[3], stride[3];
@@ -209,8 +215,8 @@ cv_to_rgb(struct cv *cv, const struct cv_image *in, struct cv_pic *pic)
 	int r;
 
 	if (f->compressed)
-		return cv_jpeg_decode(cv, in->data, in->size, pic);
-	cv_layout(f, in->width, in->height, in->bytesperline, off, stride);
+		return v4l2cuse_convert_jpeg_decode(cv, in->data, in->size, pic);
+	v4l2cuse_convert_layout(f, in->width, in->height, in->bytesperline, off, stride);
 	if (in->fourcc == V4L2_PIX_FMT_RGB24) {
 		*pic = (struct cv_pic){
 			.kind = CV_RGB, .w = in->width, .h = in->height,
@@ -218,23 +224,23 @@ cv_to_rgb(struct cv *cv, const struct cv_image *in, struct cv_pic *pic)
 		};
 		return 0;
 	}
-	out = cv_buf(cv, CV_BUF_DEC, rgb_size);
-	if (!f->yuv && !cv_v4l_reads(f->fourcc)) {
+	out = v4l2cuse_convert_buf(cv, CV_BUF_DEC, rgb_size);
+	if (!f->yuv && !v4l2cuse_convert_v4l_reads(f->fourcc)) {
 		for (uint32_t y = 0; y < in->height; y++)
 			v4l2cuse_unpack_rgb_line(f->fourcc, in->data + stride[0] * y, in->width,
 						 out + (size_t)in->width * 3 * y);
 		r = 0;
-	} else if (cv_v4l_reads(f->fourcc)) {
-		r = cv_v4l(cv, in->fourcc, in->width, in->height, in->bytesperline, in->data,
-			   in->size, V4L2_PIX_FMT_RGB24, out, rgb_size);
+	} else if (v4l2cuse_convert_v4l_reads(f->fourcc)) {
+		r = v4l2cuse_convert_v4l(cv, in->fourcc, in->width, in->height, in->bytesperline,
+					 in->data, in->size, V4L2_PIX_FMT_RGB24, out, rgb_size);
 	} else {
 		/* NV12/21, NV16/61, 422P, 4:4:4: repack for libv4lconvert. */
 		struct cv_pic yuv;
 
-		r = cv_to_yuv(cv, in, false, &yuv);
+		r = v4l2cuse_convert_to_yuv(cv, in, false, &yuv);
 		if (r < 0)
 			return r;
-		r = cv_yuv_to_rgb(cv, &yuv, V4L2_PIX_FMT_RGB24, out, rgb_size);
+		r = v4l2cuse_convert_yuv_to_rgb(cv, &yuv, V4L2_PIX_FMT_RGB24, out, rgb_size);
 	}
 	if (r < 0)
 		return r;

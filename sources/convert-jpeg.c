@@ -2,7 +2,7 @@
 /*
  * The converter's JPEG in and out (convert-private.h): libjpeg-turbo through
  * the sources' libjpeg glue (jpeg.h). Decoding gives RGB24, encoding takes
- * it; cv_jpeg_size() reads a header only.
+ * it.
  */
 
 #include "config.h"
@@ -17,7 +17,7 @@
 #include "convert-private.h"
 
 static struct jpeg_decompress_struct *
-cv_dinfo(struct cv *cv)
+cv_dinfo(struct v4l2cuse_convert *cv)
 {
 	if (!cv->dinfo_init) {
 		cv->dinfo.err = v4l2cuse_jpeg_err_init(&cv->derr);
@@ -28,36 +28,8 @@ cv_dinfo(struct cv *cv)
 }
 
 int
-cv_jpeg_size(const uint8_t *data, size_t size, uint32_t *ret_width, uint32_t *ret_height)
-{
-	struct jpeg_decompress_struct d;
-	struct v4l2cuse_jpeg_err e;
-	uint32_t w, h;
-
-	if (!data || size < 4 || data[0] != 0xff || data[1] != 0xd8)
-		return -EBADMSG;
-	d.err = v4l2cuse_jpeg_err_init(&e);
-	jpeg_create_decompress(&d);
-	if (setjmp(e.jb)) {
-		jpeg_destroy_decompress(&d);
-		return -EBADMSG;
-	}
-	jpeg_mem_src(&d, data, (unsigned long)size);
-	jpeg_read_header(&d, TRUE);
-	w = d.image_width;
-	h = d.image_height;
-	jpeg_destroy_decompress(&d);
-	if (w == 0 || h == 0)
-		return -EBADMSG;
-	if (w > V4L2CUSE_MAX_WIDTH || h > V4L2CUSE_MAX_HEIGHT)
-		return -EOVERFLOW;
-	*ret_width = w;
-	*ret_height = h;
-	return 0;
-}
-
-int
-cv_jpeg_decode(struct cv *cv, const uint8_t *data, size_t size, struct cv_pic *pic)
+v4l2cuse_convert_jpeg_decode(struct v4l2cuse_convert *cv, const uint8_t *data, size_t size,
+			     struct cv_pic *pic)
 {
 	struct jpeg_decompress_struct *d = cv_dinfo(cv);
 	uint8_t *volatile out = NULL;
@@ -84,7 +56,7 @@ cv_jpeg_decode(struct cv *cv, const uint8_t *data, size_t size, struct cv_pic *p
 		return -EBADMSG;
 	}
 	stride = (size_t)d->output_width * 3;
-	out = cv_buf(cv, CV_BUF_DEC, stride * d->output_height);
+	out = v4l2cuse_convert_buf(cv, CV_BUF_DEC, stride * d->output_height);
 	while (d->output_scanline < d->output_height) {
 		JSAMPROW row = out + stride * d->output_scanline;
 
@@ -101,8 +73,8 @@ cv_jpeg_decode(struct cv *cv, const uint8_t *data, size_t size, struct cv_pic *p
 }
 
 int
-cv_jpeg_encode(struct cv *cv, const struct cv_pic *pic, uint8_t *dst, size_t dst_len,
-	       uint32_t *ret_len)
+v4l2cuse_convert_jpeg_encode(struct v4l2cuse_convert *cv, const struct cv_pic *pic, uint8_t *dst,
+			     size_t dst_len, uint32_t *ret_len)
 {
 	struct jpeg_compress_struct *c = &cv->cinfo;
 

@@ -25,12 +25,13 @@
  * neighbour can always be read.
  */
 static void
-cv_scale_plane(struct cv *cv, const uint8_t *src, uint32_t sw, uint32_t sh, size_t sstride,
-	       uint8_t *dst, uint32_t dw, uint32_t dh, size_t dstride, unsigned int ch)
+cv_scale_plane(struct v4l2cuse_convert *cv, const uint8_t *src, uint32_t sw, uint32_t sh,
+	       size_t sstride, uint8_t *dst, uint32_t dw, uint32_t dh, size_t dstride,
+	       unsigned int ch)
 {
 	size_t srow = (size_t)sw * ch;
-	uint32_t *xoff = (uint32_t *)cv_buf(cv, CV_BUF_XMAP,
-					    (size_t)dw * 6 + (srow + ch) * 2 + 16);
+	uint32_t *xoff = (uint32_t *)v4l2cuse_convert_buf(cv, CV_BUF_XMAP,
+							  (size_t)dw * 6 + (srow + ch) * 2 + 16);
 	uint16_t *xw = (uint16_t *)(xoff + dw);
 	uint16_t *line = xw + dw + (dw & 1);
 
@@ -87,14 +88,14 @@ cv_scale_plane(struct cv *cv, const uint8_t *src, uint32_t sw, uint32_t sh, size
 }
 
 void
-cv_scale(struct cv *cv, const struct cv_pic *in, uint32_t w, uint32_t h, bool luma_only,
-	 struct cv_pic *out)
+v4l2cuse_convert_scale(struct v4l2cuse_convert *cv, const struct cv_pic *in, uint32_t w, uint32_t h,
+		       bool luma_only, struct cv_pic *out)
 {
 	uint8_t *buf;
 
 	switch (in->kind) {
 	case CV_RGB:
-		buf = cv_buf(cv, CV_BUF_SCALE, (size_t)w * h * 3);
+		buf = v4l2cuse_convert_buf(cv, CV_BUF_SCALE, (size_t)w * h * 3);
 		cv_scale_plane(cv, in->p[0], in->w, in->h, in->stride[0], buf, w, h,
 			       (size_t)w * 3, 3);
 		*out = (struct cv_pic){
@@ -102,15 +103,16 @@ cv_scale(struct cv *cv, const struct cv_pic *in, uint32_t w, uint32_t h, bool lu
 		};
 		break;
 	case CV_GREY:
-		buf = cv_buf(cv, CV_BUF_SCALE, (size_t)w * h);
+		buf = v4l2cuse_convert_buf(cv, CV_BUF_SCALE, (size_t)w * h);
 		cv_scale_plane(cv, in->p[0], in->w, in->h, in->stride[0], buf, w, h, w, 1);
 		*out = (struct cv_pic){
 			.kind = CV_GREY, .w = w, .h = h, .p = { buf }, .stride = { w },
 		};
 		break;
 	case CV_YUV:
-		buf = cv_buf(cv, CV_BUF_SCALE, (size_t)w * h + (size_t)(w / 2) * (h >> in->vs) * 2);
-		cv_pic_yuv(out, w, h, in->vs, buf);
+		buf = v4l2cuse_convert_buf(cv, CV_BUF_SCALE,
+					   (size_t)w * h + (size_t)(w / 2) * (h >> in->vs) * 2);
+		v4l2cuse_convert_pic_yuv(out, w, h, in->vs, buf);
 		cv_scale_plane(cv, in->p[0], in->w, in->h, in->stride[0], buf, w, h, w, 1);
 		if (luma_only || w < 2 || (h >> in->vs) == 0)
 			break;
@@ -122,8 +124,8 @@ cv_scale(struct cv *cv, const struct cv_pic *in, uint32_t w, uint32_t h, bool lu
 }
 
 void
-cv_copy_plane(uint8_t *dst, size_t dstride, const uint8_t *src, size_t sstride,
-	      size_t row_bytes, uint32_t rows)
+v4l2cuse_convert_copy_plane(uint8_t *dst, size_t dstride, const uint8_t *src, size_t sstride,
+			    size_t row_bytes, uint32_t rows)
 {
 	if (dstride == sstride && dstride == row_bytes) {
 		memcpy(dst, src, row_bytes * rows);
@@ -134,7 +136,7 @@ cv_copy_plane(uint8_t *dst, size_t dstride, const uint8_t *src, size_t sstride,
 }
 
 void
-cv_pack_yuv(const struct cv_pic *pic, uint32_t fourcc, uint8_t *dst)
+v4l2cuse_convert_pack_yuv(const struct cv_pic *pic, uint32_t fourcc, uint8_t *dst)
 {
 	const struct v4l2cuse_format_info *fi = v4l2cuse_format_lookup(fourcc);
 	unsigned int vsub = fi->n_planes > 1 ? fi->vdiv : 1;
@@ -170,7 +172,7 @@ cv_pack_rgb(const struct cv_pic *pic, uint32_t fourcc, uint8_t *dst)
 }
 
 const uint8_t *
-cv_luma_lut(void)
+v4l2cuse_convert_luma_lut(void)
 {
 	static uint8_t lut[256];
 	static gsize done;
@@ -188,10 +190,10 @@ cv_luma_lut(void)
 
 /* The limited-range luma of a Y'CbCr picture as full-range grey (format.c's GREY). */
 static void
-cv_grey(struct cv *cv, const struct cv_pic *yuv, struct cv_pic *grey)
+cv_grey(struct v4l2cuse_convert *cv, const struct cv_pic *yuv, struct cv_pic *grey)
 {
-	const uint8_t *lut = cv_luma_lut();
-	uint8_t *buf = cv_buf(cv, CV_BUF_LUMA, (size_t)yuv->w * yuv->h);
+	const uint8_t *lut = v4l2cuse_convert_luma_lut();
+	uint8_t *buf = v4l2cuse_convert_buf(cv, CV_BUF_LUMA, (size_t)yuv->w * yuv->h);
 
 	for (uint32_t y = 0; y < yuv->h; y++) {
 		const uint8_t *s = yuv->p[0] + yuv->stride[0] * y;
@@ -206,29 +208,31 @@ cv_grey(struct cv *cv, const struct cv_pic *yuv, struct cv_pic *grey)
 }
 
 bool
-cv_is_rgb_target(const struct v4l2cuse_format_info *oi)
+v4l2cuse_convert_is_rgb_target(const struct v4l2cuse_format_info *oi)
 {
 	return !oi->yuv && oi->fourcc != V4L2_PIX_FMT_GREY;
 }
 
 int
-cv_pack(struct cv *cv, const struct cv_pic *pic, const struct v4l2_pix_format *out,
-	uint8_t *dst, size_t dst_len, uint32_t *ret_bytesused)
+v4l2cuse_convert_pack(struct v4l2cuse_convert *cv, const struct cv_pic *pic,
+		      const struct v4l2_pix_format *out, uint8_t *dst, size_t dst_len,
+		      uint32_t *ret_bytesused)
 {
 	const struct v4l2cuse_format_info *oi = v4l2cuse_format_info(out->pixelformat);
 	struct cv_pic grey;
 
 	*ret_bytesused = out->sizeimage;
 	if (oi->compressed)
-		return cv_jpeg_encode(cv, pic, dst, MIN(dst_len, (size_t)out->sizeimage),
-				      ret_bytesused);
-	if (cv_is_rgb_target(oi)) {
+		return v4l2cuse_convert_jpeg_encode(cv, pic, dst,
+						    MIN(dst_len, (size_t)out->sizeimage),
+						    ret_bytesused);
+	if (v4l2cuse_convert_is_rgb_target(oi)) {
 		cv_pack_rgb(pic, oi->fourcc, dst);
 	} else if (oi->fourcc == V4L2_PIX_FMT_GREY && pic->kind == CV_YUV) {
 		cv_grey(cv, pic, &grey);
-		cv_pack_yuv(&grey, oi->fourcc, dst);
+		v4l2cuse_convert_pack_yuv(&grey, oi->fourcc, dst);
 	} else {
-		cv_pack_yuv(pic, oi->fourcc, dst);
+		v4l2cuse_convert_pack_yuv(pic, oi->fourcc, dst);
 	}
 	return 0;
 }

@@ -33,7 +33,7 @@ enum {
 	CV_N_BUFS
 };
 
-struct cv {
+struct v4l2cuse_convert {
 	struct v4lconvert_data *v4l;
 	struct {
 		uint8_t *p;
@@ -67,41 +67,48 @@ struct cv_pic {
 };
 
 /* convert.c */
-uint8_t *cv_buf(struct cv *cv, unsigned int i, size_t size);	/* scratch buffer @i, grown */
-size_t cv_layout(const struct v4l2cuse_format_info *f, uint32_t w, uint32_t h, uint32_t bpl,
-		 size_t off[3], size_t stride[3]);
-unsigned int cv_vs(const struct v4l2cuse_format_info *f);
-bool cv_v4l_reads(uint32_t fourcc);
+uint8_t *v4l2cuse_convert_buf(struct v4l2cuse_convert *cv, unsigned int i,
+			      size_t size); /* scratch buffer @i, grown */
+size_t v4l2cuse_convert_layout(const struct v4l2cuse_format_info *f, uint32_t w, uint32_t h,
+			       uint32_t bpl, size_t off[3], size_t stride[3]);
+unsigned int v4l2cuse_convert_vs(const struct v4l2cuse_format_info *f);
+bool v4l2cuse_convert_v4l_reads(uint32_t fourcc);
 /* @data (a raw format libv4lconvert reads) to RGB24/BGR24/YU12/YV12, same size. */
-int cv_v4l(struct cv *cv, uint32_t fourcc, uint32_t w, uint32_t h, uint32_t bpl,
-	   const uint8_t *data, size_t size, uint32_t dst_fourcc, uint8_t *dst, size_t dst_len);
+int v4l2cuse_convert_v4l(struct v4l2cuse_convert *cv, uint32_t fourcc, uint32_t w, uint32_t h,
+			 uint32_t bpl, const uint8_t *data, size_t size, uint32_t dst_fourcc,
+			 uint8_t *dst, size_t dst_len);
 
 /* convert-in.c */
-void cv_pic_yuv(struct cv_pic *pic, uint32_t w, uint32_t h, unsigned int vs, uint8_t *buf);
+void v4l2cuse_convert_pic_yuv(struct cv_pic *pic, uint32_t w, uint32_t h, unsigned int vs,
+			      uint8_t *buf);
 /* Y'CbCr 4:2:0 (@need420) or 4:2:x. */
-int cv_to_yuv(struct cv *cv, const struct cv_image *in, bool need420, struct cv_pic *pic);
-int cv_to_rgb(struct cv *cv, const struct cv_image *in, struct cv_pic *pic);
+int v4l2cuse_convert_to_yuv(struct v4l2cuse_convert *cv, const struct v4l2cuse_image *in,
+			    bool need420, struct cv_pic *pic);
+int v4l2cuse_convert_to_rgb(struct v4l2cuse_convert *cv, const struct v4l2cuse_image *in,
+			    struct cv_pic *pic);
 /* A Y'CbCr picture to tight RGB24/BGR24 (libv4lconvert, via a tight YU12/YUYV). */
-int cv_yuv_to_rgb(struct cv *cv, const struct cv_pic *yuv, uint32_t rgb_fourcc, uint8_t *out,
-		  size_t out_len);
+int v4l2cuse_convert_yuv_to_rgb(struct v4l2cuse_convert *cv, const struct cv_pic *yuv,
+				uint32_t rgb_fourcc, uint8_t *out, size_t out_len);
 
 /* convert-out.c */
-void cv_scale(struct cv *cv, const struct cv_pic *in, uint32_t w, uint32_t h, bool luma_only,
-	      struct cv_pic *out);
-void cv_copy_plane(uint8_t *dst, size_t dstride, const uint8_t *src, size_t sstride,
-		   size_t row_bytes, uint32_t rows);
+void v4l2cuse_convert_scale(struct v4l2cuse_convert *cv, const struct cv_pic *in, uint32_t w,
+			    uint32_t h, bool luma_only, struct cv_pic *out);
+void v4l2cuse_convert_copy_plane(uint8_t *dst, size_t dstride, const uint8_t *src, size_t sstride,
+				 size_t row_bytes, uint32_t rows);
 /* The limited-range luma to full-range GREY mapping. */
-const uint8_t *cv_luma_lut(void);
+const uint8_t *v4l2cuse_convert_luma_lut(void);
 /* A Y'CbCr or grey picture in the tight layout of raw @fourcc. */
-void cv_pack_yuv(const struct cv_pic *pic, uint32_t fourcc, uint8_t *dst);
+void v4l2cuse_convert_pack_yuv(const struct cv_pic *pic, uint32_t fourcc, uint8_t *dst);
 /* Targets made from the RGB24 intermediate: the RGB formats and MJPEG. */
-bool cv_is_rgb_target(const struct v4l2cuse_format_info *oi);
-int cv_pack(struct cv *cv, const struct cv_pic *pic, const struct v4l2_pix_format *out,
-	    uint8_t *dst, size_t dst_len, uint32_t *ret_bytesused);
+bool v4l2cuse_convert_is_rgb_target(const struct v4l2cuse_format_info *oi);
+int v4l2cuse_convert_pack(struct v4l2cuse_convert *cv, const struct cv_pic *pic,
+			  const struct v4l2_pix_format *out, uint8_t *dst, size_t dst_len,
+			  uint32_t *ret_bytesused);
 
 /* convert-jpeg.c */
 /* Decode a JPEG to tight RGB24 in CV_BUF_DEC. */
-int cv_jpeg_decode(struct cv *cv, const uint8_t *data, size_t size, struct cv_pic *pic);
+int v4l2cuse_convert_jpeg_decode(struct v4l2cuse_convert *cv, const uint8_t *data, size_t size,
+				 struct cv_pic *pic);
 /* Encode tight-or-strided RGB24 into @dst; lowers the quality until it fits. */
-int cv_jpeg_encode(struct cv *cv, const struct cv_pic *pic, uint8_t *dst, size_t dst_len,
-		   uint32_t *ret_len);
+int v4l2cuse_convert_jpeg_encode(struct v4l2cuse_convert *cv, const struct cv_pic *pic,
+				 uint8_t *dst, size_t dst_len, uint32_t *ret_len);

@@ -5,7 +5,7 @@
  * (convert-private.h), this file holds the converter itself.
  *
  * Buffers: every intermediate lives in one of a few scratch buffers owned
- * by struct cv and grown on demand (bounded by V4L2CUSE_MAX_* since every
+ * by struct v4l2cuse_convert and grown on demand (bounded by V4L2CUSE_MAX_* since every
  * size is checked first), so a steady stream allocates nothing per frame.
  */
 
@@ -31,17 +31,17 @@
  * format.c's. 0 if bad.
  */
 size_t
-cv_layout(const struct v4l2cuse_format_info *f, uint32_t w, uint32_t h, uint32_t bpl,
-	  size_t off[3], size_t stride[3])
+v4l2cuse_convert_layout(const struct v4l2cuse_format_info *f, uint32_t w, uint32_t h, uint32_t bpl,
+			size_t off[3], size_t stride[3])
 {
 	if (!f || (f->yuv && (w & 1)))
 		return 0;
 	return v4l2cuse_format_frame_size(f, w, h, bpl, off, stride);
 }
 
-/* Chroma planes of @f have height >> cv_vs(f) lines. */
+/* Chroma planes of @f have height >> this many lines. */
 unsigned int
-cv_vs(const struct v4l2cuse_format_info *f)
+v4l2cuse_convert_vs(const struct v4l2cuse_format_info *f)
 {
 	return f->vdiv > 1 ? 1 : 0;
 }
@@ -54,7 +54,7 @@ cv_vs(const struct v4l2cuse_format_info *f)
  * so RGB565 is unpacked to RGB24 by pack.c instead.
  */
 bool
-cv_v4l_reads(uint32_t fourcc)
+v4l2cuse_convert_v4l_reads(uint32_t fourcc)
 {
 	switch (fourcc) {
 	case V4L2_PIX_FMT_YUYV:
@@ -74,21 +74,22 @@ cv_v4l_reads(uint32_t fourcc)
 }
 
 bool
-cv_input_supported(uint32_t fourcc)
+v4l2cuse_convert_input_supported(uint32_t fourcc)
 {
 	return v4l2cuse_format_lookup(fourcc) != NULL;
 }
 
 size_t
-cv_input_size(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t bytesperline)
+v4l2cuse_convert_input_size(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t bytesperline)
 {
-	return cv_layout(v4l2cuse_format_lookup(fourcc), width, height, bytesperline, NULL, NULL);
+	return v4l2cuse_convert_layout(v4l2cuse_format_lookup(fourcc), width, height, bytesperline,
+				       NULL, NULL);
 }
 
 /* --- state -------------------------------------------------------------- */
 
 uint8_t *
-cv_buf(struct cv *cv, unsigned int i, size_t size)
+v4l2cuse_convert_buf(struct v4l2cuse_convert *cv, unsigned int i, size_t size)
 {
 	if (cv->bufs[i].size < size) {
 		g_free(cv->bufs[i].p);
@@ -122,10 +123,10 @@ static const struct libv4l_dev_ops cv_fake_dev_ops = {
 	.ioctl = cv_fake_ioctl,
 };
 
-struct cv *
-cv_new(void)
+struct v4l2cuse_convert *
+v4l2cuse_convert_new(void)
 {
-	struct cv *cv = g_new0(struct cv, 1);
+	struct v4l2cuse_convert *cv = g_new0(struct v4l2cuse_convert, 1);
 
 	cv->quality = 85;
 	cv->v4l = v4lconvert_create_with_dev_ops(-1, NULL, &cv_fake_dev_ops);
@@ -135,7 +136,7 @@ cv_new(void)
 }
 
 void
-cv_free(struct cv *cv)
+v4l2cuse_convert_free(struct v4l2cuse_convert *cv)
 {
 	if (!cv)
 		return;
@@ -150,13 +151,13 @@ cv_free(struct cv *cv)
 }
 
 void
-cv_set_strict_jpeg(struct cv *cv, bool strict)
+v4l2cuse_convert_set_strict_jpeg(struct v4l2cuse_convert *cv, bool strict)
 {
 	cv->strict_jpeg = strict;
 }
 
 void
-cv_set_jpeg_quality(struct cv *cv, int quality)
+v4l2cuse_convert_set_jpeg_quality(struct v4l2cuse_convert *cv, int quality)
 {
 	cv->quality = CLAMP_VAL(quality, 1, 100);
 }
@@ -171,12 +172,12 @@ cv_set_jpeg_quality(struct cv *cv, int quality)
  * GREY mapping) makes the pair consistent.
  */
 static const uint8_t *
-cv_expand_luma(struct cv *cv, const struct v4l2cuse_format_info *f, uint32_t w, uint32_t h, uint32_t bpl,
-	       const uint8_t *data)
+cv_expand_luma(struct v4l2cuse_convert *cv, const struct v4l2cuse_format_info *f, uint32_t w,
+	       uint32_t h, uint32_t bpl, const uint8_t *data)
 {
-	const uint8_t *lut = cv_luma_lut();
-	size_t off[3], stride[3], total = cv_layout(f, w, h, bpl, off, stride);
-	uint8_t *t = cv_buf(cv, CV_BUF_LUMA, total);
+	const uint8_t *lut = v4l2cuse_convert_luma_lut();
+	size_t off[3], stride[3], total = v4l2cuse_convert_layout(f, w, h, bpl, off, stride);
+	uint8_t *t = v4l2cuse_convert_buf(cv, CV_BUF_LUMA, total);
 	struct v4l2cuse_pack_order o;
 	unsigned int first = 0, step = 1;
 
@@ -193,8 +194,9 @@ cv_expand_luma(struct cv *cv, const struct v4l2cuse_format_info *f, uint32_t w, 
 }
 
 int
-cv_v4l(struct cv *cv, uint32_t fourcc, uint32_t w, uint32_t h, uint32_t bpl,
-       const uint8_t *data, size_t size, uint32_t dst_fourcc, uint8_t *dst, size_t dst_len)
+v4l2cuse_convert_v4l(struct v4l2cuse_convert *cv, uint32_t fourcc, uint32_t w, uint32_t h,
+		     uint32_t bpl, const uint8_t *data, size_t size, uint32_t dst_fourcc,
+		     uint8_t *dst, size_t dst_len)
 {
 	struct v4l2_format s = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 	struct v4l2_format d = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
@@ -226,23 +228,23 @@ cv_v4l(struct cv *cv, uint32_t fourcc, uint32_t w, uint32_t h, uint32_t bpl,
 
 /* Same format and size: copy the planes to the unpadded target layout. */
 static int
-cv_copy(const struct v4l2cuse_format_info *f, const struct cv_image *in,
+cv_copy(const struct v4l2cuse_format_info *f, const struct v4l2cuse_image *in,
 	const struct v4l2_pix_format *out, uint8_t *dst, uint32_t *ret_bytesused)
 {
 	size_t off[3], stride[3], doff[3], dstride[3];
 
-	cv_layout(f, in->width, in->height, in->bytesperline, off, stride);
-	if (cv_layout(f, out->width, out->height, 0, doff, dstride) > out->sizeimage)
+	v4l2cuse_convert_layout(f, in->width, in->height, in->bytesperline, off, stride);
+	if (v4l2cuse_convert_layout(f, out->width, out->height, 0, doff, dstride) > out->sizeimage)
 		return -EINVAL;
 	for (unsigned int i = 0; i < f->n_planes; i++)
-		cv_copy_plane(dst + doff[i], dstride[i], in->data + off[i], stride[i], dstride[i],
-			      i ? out->height >> cv_vs(f) : out->height);
+		v4l2cuse_convert_copy_plane(dst + doff[i], dstride[i], in->data + off[i], stride[i],
+					    dstride[i], i ? out->height / f->vdiv : out->height);
 	*ret_bytesused = out->sizeimage;
 	return 0;
 }
 
 static int
-cv_validate(const struct cv_image *in, const struct v4l2cuse_format_info **ret_f)
+cv_validate(const struct v4l2cuse_image *in, const struct v4l2cuse_format_info **ret_f)
 {
 	const struct v4l2cuse_format_info *f = in ? v4l2cuse_format_lookup(in->fourcc) : NULL;
 
@@ -251,8 +253,9 @@ cv_validate(const struct cv_image *in, const struct v4l2cuse_format_info **ret_f
 	if (!f || !in->data)
 		return -EINVAL;
 	/* Raw frames must hold their layout; a JPEG's own header tells (decoding). */
-	need = f->compressed ? 0 : cv_layout(f, in->width, in->height, in->bytesperline, NULL,
-					      NULL);
+	need = f->compressed ? 0
+			     : v4l2cuse_convert_layout(f, in->width, in->height, in->bytesperline,
+						       NULL, NULL);
 	if ((!f->compressed && need == 0) || in->size < need)
 		return -EINVAL;
 	*ret_f = f;
@@ -260,13 +263,15 @@ cv_validate(const struct cv_image *in, const struct v4l2cuse_format_info **ret_f
 }
 
 int
-cv_convert(struct cv *cv, const struct cv_image *in, const struct v4l2_pix_format *out,
-	   void *dst, size_t dst_len, uint32_t *ret_bytesused)
+v4l2cuse_convert_frame(struct v4l2cuse_convert *cv, const struct v4l2cuse_image *in,
+		       const struct v4l2_pix_format *out, void *dst, size_t dst_len,
+		       uint32_t *ret_bytesused)
 {
 	const struct v4l2cuse_format_info *oi = v4l2cuse_format_info(out->pixelformat);
 	uint32_t f_out = out->pixelformat, w = out->width, h = out->height;
 	const struct v4l2cuse_format_info *f;
 	struct cv_pic pic, scaled;
+	uint8_t *buf;
 	int r;
 
 	if (!oi || !dst || dst_len < out->sizeimage || w == 0 || h == 0 ||
@@ -283,71 +288,71 @@ cv_convert(struct cv *cv, const struct cv_image *in, const struct v4l2_pix_forma
 	if (f->compressed && f_out == V4L2_PIX_FMT_MJPEG && in->size <= out->sizeimage) {
 		uint32_t jw, jh;
 
-		if (cv_jpeg_size(in->data, in->size, &jw, &jh) == 0 && jw == w && jh == h) {
+		if (v4l2cuse_jpeg_size(in->data, in->size, &jw, &jh) == 0 && jw == w && jh == h) {
 			memcpy(dst, in->data, in->size);
 			*ret_bytesused = (uint32_t)in->size;
 			return 0;
 		}
 	}
 	/* libv4lconvert straight into the target. */
-	if (cv_v4l_reads(f->fourcc) && in->width == w && in->height == h &&
+	if (v4l2cuse_convert_v4l_reads(f->fourcc) && in->width == w && in->height == h &&
 	    (f_out == V4L2_PIX_FMT_RGB24 || f_out == V4L2_PIX_FMT_BGR24 ||
 	     f_out == V4L2_PIX_FMT_YUV420 || f_out == V4L2_PIX_FMT_YVU420)) {
-		r = cv_v4l(cv, in->fourcc, w, h, in->bytesperline, in->data, in->size, f_out,
-			   dst, out->sizeimage);
+		r = v4l2cuse_convert_v4l(cv, in->fourcc, w, h, in->bytesperline, in->data, in->size,
+					 f_out, dst, out->sizeimage);
 		if (r == 0)
 			*ret_bytesused = out->sizeimage;
 		return r;
 	}
 
-	if (cv_is_rgb_target(oi) && f->yuv &&
-	    (in->width != w || in->height != h) && !(w & 1) && !(h & 1)) {
+	if (v4l2cuse_convert_is_rgb_target(oi) && f->yuv && (in->width != w || in->height != h) &&
+	    !(w & 1) && !(h & 1)) {
 		/*
 		 * Y'CbCr to RGB at another size: scale first (half the samples
 		 * of RGB), then convert at the output size.
 		 */
-		r = cv_to_yuv(cv, in, false, &pic);
+		r = v4l2cuse_convert_to_yuv(cv, in, false, &pic);
 		if (r < 0)
 			return r;
-		cv_scale(cv, &pic, w, h, false, &scaled);
+		v4l2cuse_convert_scale(cv, &pic, w, h, false, &scaled);
 		if (f_out == V4L2_PIX_FMT_RGB24 || f_out == V4L2_PIX_FMT_BGR24) {
-			r = cv_yuv_to_rgb(cv, &scaled, f_out, dst, out->sizeimage);
+			r = v4l2cuse_convert_yuv_to_rgb(cv, &scaled, f_out, dst, out->sizeimage);
 			if (r == 0)
 				*ret_bytesused = out->sizeimage;
 			return r;
 		}
-		r = cv_yuv_to_rgb(cv, &scaled, V4L2_PIX_FMT_RGB24,
-				  cv_buf(cv, CV_BUF_DEC, (size_t)w * h * 3), (size_t)w * h * 3);
+		buf = v4l2cuse_convert_buf(cv, CV_BUF_DEC, (size_t)w * h * 3);
+		r = v4l2cuse_convert_yuv_to_rgb(cv, &scaled, V4L2_PIX_FMT_RGB24, buf,
+						(size_t)w * h * 3);
 		if (r < 0)
 			return r;
 		pic = (struct cv_pic){
 			.kind = CV_RGB, .w = w, .h = h,
 			.p = { cv->bufs[CV_BUF_DEC].p }, .stride = { (size_t)w * 3 },
 		};
-		return cv_pack(cv, &pic, out, dst, dst_len, ret_bytesused);
+		return v4l2cuse_convert_pack(cv, &pic, out, dst, dst_len, ret_bytesused);
 	}
-	if (cv_is_rgb_target(oi))
-		r = cv_to_rgb(cv, in, &pic);
+	if (v4l2cuse_convert_is_rgb_target(oi))
+		r = v4l2cuse_convert_to_rgb(cv, in, &pic);
 	else if (f_out == V4L2_PIX_FMT_GREY && in->fourcc == V4L2_PIX_FMT_GREY)
 		r = 0, pic = (struct cv_pic){
 			.kind = CV_GREY, .w = in->width, .h = in->height,
 			.p = { in->data }, .stride = { in->bytesperline ? in->bytesperline : in->width },
 		};
 	else
-		r = cv_to_yuv(cv, in, f_out == V4L2_PIX_FMT_YUV420 || f_out == V4L2_PIX_FMT_YVU420 ||
-				  f_out == V4L2_PIX_FMT_NV12 || f_out == V4L2_PIX_FMT_NV21, &pic);
+		r = v4l2cuse_convert_to_yuv(cv, in, oi->vdiv > 1, &pic);	/* 4:2:0 targets */
 	if (r < 0)
 		return r;
 	if (pic.w != w || pic.h != h) {
-		cv_scale(cv, &pic, w, h, f_out == V4L2_PIX_FMT_GREY, &scaled);
+		v4l2cuse_convert_scale(cv, &pic, w, h, f_out == V4L2_PIX_FMT_GREY, &scaled);
 		pic = scaled;
 	}
-	return cv_pack(cv, &pic, out, dst, dst_len, ret_bytesused);
+	return v4l2cuse_convert_pack(cv, &pic, out, dst, dst_len, ret_bytesused);
 }
 
 int
-cv_to_rgb24(struct cv *cv, const struct cv_image *in, const uint8_t **ret_rgb,
-	    uint32_t *ret_width, uint32_t *ret_height)
+v4l2cuse_convert_to_rgb24(struct v4l2cuse_convert *cv, const struct v4l2cuse_image *in,
+			  const uint8_t **ret_rgb, uint32_t *ret_width, uint32_t *ret_height)
 {
 	const struct v4l2cuse_format_info *f;
 	struct cv_pic pic;
@@ -357,13 +362,13 @@ cv_to_rgb24(struct cv *cv, const struct cv_image *in, const uint8_t **ret_rgb,
 	r = cv_validate(in, &f);
 	if (r < 0)
 		return r;
-	r = cv_to_rgb(cv, in, &pic);
+	r = v4l2cuse_convert_to_rgb(cv, in, &pic);
 	if (r < 0)
 		return r;
 	if (pic.stride[0] != (size_t)pic.w * 3) {
-		buf = cv_buf(cv, CV_BUF_SCALE, (size_t)pic.w * pic.h * 3);
-		cv_copy_plane(buf, (size_t)pic.w * 3, pic.p[0], pic.stride[0], (size_t)pic.w * 3,
-			      pic.h);
+		buf = v4l2cuse_convert_buf(cv, CV_BUF_SCALE, (size_t)pic.w * pic.h * 3);
+		v4l2cuse_convert_copy_plane(buf, (size_t)pic.w * 3, pic.p[0], pic.stride[0],
+					    (size_t)pic.w * 3, pic.h);
 		pic.p[0] = buf;
 	}
 	*ret_rgb = pic.p[0];

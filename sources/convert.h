@@ -31,7 +31,7 @@
  * Bilinear scaling has no prefilter, so downscaling by more than 2x aliases.
  * RGB input to a 4:2:2 target goes through 4:2:0.
  *
- * Not thread-safe: one thread owns a struct cv.
+ * Not thread-safe: one thread owns a struct v4l2cuse_convert.
  */
 
 #include <stdbool.h>
@@ -54,7 +54,7 @@
  * v4l2cuse_format_frame_size() describes. Y'CbCr inputs need even widths
  * (and 4:2:0 ones even heights).
  */
-struct cv_image {
+struct v4l2cuse_image {
 	uint32_t fourcc;
 	uint32_t width, height;
 	uint32_t bytesperline;
@@ -62,36 +62,29 @@ struct cv_image {
 	size_t size;
 };
 
-struct cv;
+struct v4l2cuse_convert;
 
-struct cv *cv_new(void);
-void cv_free(struct cv *cv);			/* NULL-safe */
+struct v4l2cuse_convert *v4l2cuse_convert_new(void);
+void v4l2cuse_convert_free(struct v4l2cuse_convert *cv);			/* NULL-safe */
 
 /*
  * Treat JPEGs with corrupt-data warnings (truncated, extraneous bytes) as
  * corrupt (-EBADMSG) instead of showing what libjpeg made of them. Files
  * want this; cameras, whose JPEGs are often slightly off, don't.
  */
-void cv_set_strict_jpeg(struct cv *cv, bool strict);
+void v4l2cuse_convert_set_strict_jpeg(struct v4l2cuse_convert *cv, bool strict);
 /* MJPEG output quality, 1..100 (default 85). */
-void cv_set_jpeg_quality(struct cv *cv, int quality);
+void v4l2cuse_convert_set_jpeg_quality(struct v4l2cuse_convert *cv, int quality);
 
-/* Whether @fourcc is an input cv_convert() takes. */
-bool cv_input_supported(uint32_t fourcc);
+/* Whether @fourcc is an input v4l2cuse_convert_frame() takes. */
+bool v4l2cuse_convert_input_supported(uint32_t fourcc);
 
 /*
  * Bytes a raw input frame needs (planes included) for @bytesperline
  * (0: natural), or 0 for compressed or unknown formats and bad sizes.
  */
-size_t cv_input_size(uint32_t fourcc, uint32_t width, uint32_t height,
-		     uint32_t bytesperline);
-
-/*
- * Width and height from a JPEG's header (libjpeg). -EBADMSG if it is not
- * a JPEG, -EOVERFLOW past V4L2CUSE_MAX_*.
- */
-int cv_jpeg_size(const uint8_t *data, size_t size, uint32_t *ret_width,
-		 uint32_t *ret_height);
+size_t v4l2cuse_convert_input_size(uint32_t fourcc, uint32_t width, uint32_t height,
+				   uint32_t bytesperline);
 
 /*
  * Convert @in into @dst (@dst_len >= out->sizeimage) as @out says
@@ -103,12 +96,13 @@ int cv_jpeg_size(const uint8_t *data, size_t size, uint32_t *ret_width,
  * when no MJPEG encoding fits (even at quality 5: jpeg.h's fallback), -EIO when libv4lconvert
  * fails.
  */
-int cv_convert(struct cv *cv, const struct cv_image *in, const struct v4l2_pix_format *out,
-	       void *dst, size_t dst_len, uint32_t *ret_bytesused);
+int v4l2cuse_convert_frame(struct v4l2cuse_convert *cv, const struct v4l2cuse_image *in,
+			   const struct v4l2_pix_format *out, void *dst, size_t dst_len,
+			   uint32_t *ret_bytesused);
 
 /*
  * Decode/convert @in to tightly packed RGB24 at its own size, in memory
  * owned by @cv (valid until the next call on @cv). For still images.
  */
-int cv_to_rgb24(struct cv *cv, const struct cv_image *in, const uint8_t **ret_rgb,
-		uint32_t *ret_width, uint32_t *ret_height);
+int v4l2cuse_convert_to_rgb24(struct v4l2cuse_convert *cv, const struct v4l2cuse_image *in,
+			      const uint8_t **ret_rgb, uint32_t *ret_width, uint32_t *ret_height);

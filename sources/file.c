@@ -9,7 +9,7 @@
  *   file:frames.yuv,format=NV12,size=1280x720,fps=25
  *   file:movie.mkv                       (GStreamer, when built in)
  *
- * What PATH may be (by content, see file_reader_open()): Y4M (4:2:0, 4:2:2,
+ * What PATH may be (by content, see v4l2cuse_file_reader_open()): Y4M (4:2:0, 4:2:2,
  * 4:4:4, mono; rate and pixel aspect from the header), concatenated JPEGs
  * (an MJPEG stream; 30 fps unless fps= says otherwise), a single JPEG or a
  * PNG (a still, held), raw frames (format= and size= are then required),
@@ -96,16 +96,16 @@ static const char *const fs_keys[] = {
 struct file_source {
 	struct v4l2cuse_source base;
 	char *path;
-	struct file_reader_opts ropts;
-	struct file_reader *rd;
-	struct file_reader_info info;	/* of the first open; enumerations use it */
+	struct v4l2cuse_file_reader_opts ropts;
+	struct v4l2cuse_file_reader *rd;
+	struct v4l2cuse_file_reader_info info;	/* of the first open; enumerations use it */
 	bool pending;			/* info not known yet (GStreamer starting) */
 	bool own_sizes;			/* sizes= replaced the file's own size */
 	struct v4l2_fract file_iv;	/* seconds per file frame */
 	bool loop;
-	struct cv *cv;
+	struct v4l2cuse_convert *cv;
 
-	struct modes modes;
+	struct v4l2cuse_modes modes;
 
 	/* Streaming. */
 	bool started;
@@ -121,7 +121,7 @@ struct file_source {
 	uint8_t *cache;			/* the frame shown now, converted */
 	uint32_t cache_used;
 	bool cache_valid;
-	struct ratelimit rl_corrupt, rl_fail;
+	struct v4l2cuse_ratelimit rl_corrupt, rl_fail;
 };
 
 static struct file_source *
@@ -141,8 +141,8 @@ fs_has_ext(const char *path, const char *ext)
 }
 
 int
-file_reader_open(const char *path, const struct file_reader_opts *opts,
-		 struct file_reader **ret, char **ret_error)
+v4l2cuse_file_reader_open(const char *path, const struct v4l2cuse_file_reader_opts *opts,
+			  struct v4l2cuse_file_reader **ret, char **ret_error)
 {
 	static const uint8_t png_sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
 	g_autofree char *error = NULL;
@@ -186,28 +186,28 @@ file_reader_open(const char *path, const struct file_reader_opts *opts,
 	rewind(f);
 
 	if (opts && opts->raw_fourcc) {
-		r = raw_reader_open(f, opts->raw_fourcc, opts->raw_width, opts->raw_height,
-				    &opts->fps_iv, ret, &error);
+		r = v4l2cuse_raw_reader_open(f, opts->raw_fourcc, opts->raw_width, opts->raw_height,
+					     &opts->fps_iv, ret, &error);
 	} else if ((n >= 9 && memcmp(magic, "YUV4MPEG2", 9) == 0) || fs_has_ext(path, "y4m")) {
-		r = y4m_reader_open(f, ret, &error);
+		r = v4l2cuse_y4m_reader_open(f, ret, &error);
 	} else if (n >= 8 && memcmp(magic, png_sig, 8) == 0) {
-		r = image_reader_open(f, ret, &error);
+		r = v4l2cuse_image_reader_open(f, ret, &error);
 	} else if ((n >= 3 && magic[0] == 0xff && magic[1] == 0xd8 && magic[2] == 0xff) ||
 		   fs_has_ext(path, "mjpeg") || fs_has_ext(path, "mjpg") || fs_has_ext(path, "mjp") ||
 		   fs_has_ext(path, "jpg") || fs_has_ext(path, "jpeg")) {
-		r = mjs_reader_open(f, opts ? &opts->fps_iv : NULL, ret, &error);
+		r = v4l2cuse_mjpeg_stream_reader_open(f, opts ? &opts->fps_iv : NULL, ret, &error);
 		if (r == 0 && (*ret)->info.still) {
 			/* One JPEG: decode it once, like a PNG. */
-			file_reader_free(*ret);
+			v4l2cuse_file_reader_free(*ret);
 			*ret = NULL;
 			f = fopen(path, "rbe");
-			r = f ? image_reader_open(f, ret, &error) : -errno;
+			r = f ? v4l2cuse_image_reader_open(f, ret, &error) : -errno;
 			if (!f)
 				error = g_strdup(g_strerror(-r));
 		}
 	} else {
 #if HAVE_GSTREAMER_READER
-		r = gst_reader_open(f, path, ret, &error);
+		r = v4l2cuse_gst_reader_open(f, path, ret, &error);
 #else
 		fclose(f);
 		error = g_strdup("unsupported file type (not Y4M, MJPEG, JPEG or PNG; raw "
@@ -242,17 +242,17 @@ fs_parse_open_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char *
 		return r;
 	if ((v = v4l2cuse_opts_get_str(o, "fps", NULL)) &&
 	    v4l2cuse_parse_rate(v, &fs->ropts.fps_iv, &msg) < 0)
-		return modes_option_error(o, "fps", msg, ret_error);
+		return v4l2cuse_modes_option_error(o, "fps", msg, ret_error);
 	if (v4l2cuse_opts_has(o, "format") != v4l2cuse_opts_has(o, "size")) {
 		*ret_error = v4l2cuse_opts_error(o, "raw frames need both format= and size=");
 		return -EINVAL;
 	}
 	if ((v = v4l2cuse_opts_get_str(o, "format", NULL)) &&
 	    v4l2cuse_parse_fourcc_of(v, V4L2CUSE_FORMATS_RAW, &fs->ropts.raw_fourcc, &msg) < 0)
-		return modes_option_error(o, "format", msg, ret_error);
+		return v4l2cuse_modes_option_error(o, "format", msg, ret_error);
 	if ((v = v4l2cuse_opts_get_str(o, "size", NULL)) &&
 	    v4l2cuse_parse_size(v, &fs->ropts.raw_width, &fs->ropts.raw_height, &msg) < 0)
-		return modes_option_error(o, "size", msg, ret_error);
+		return v4l2cuse_modes_option_error(o, "size", msg, ret_error);
 	return 0;
 }
 
@@ -265,38 +265,38 @@ fs_parse_open_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char *
 static int
 fs_parse_offer_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char **ret_error)
 {
-	struct modes *m = &fs->modes;
+	struct v4l2cuse_modes *m = &fs->modes;
 	const char *v;
 	int r;
 
 	if ((v = v4l2cuse_opts_get_str(o, "formats", NULL))) {
-		r = modes_parse_formats(m, o, v, ret_error);
+		r = v4l2cuse_modes_parse_formats(m, o, v, ret_error);
 		if (r < 0)
 			return r;
 	} else {
 		/* The file's own format first: no conversion by default. */
 		if (v4l2cuse_format_info(fs->info.fourcc))
-			modes_add_format(m, fs->info.fourcc);
-		modes_add_output_formats(m);
+			v4l2cuse_modes_add_format(m, fs->info.fourcc);
+		v4l2cuse_modes_add_output_formats(m);
 	}
 
 	fs->own_sizes = (v = v4l2cuse_opts_get_str(o, "sizes", NULL)) != NULL;
 	if (fs->own_sizes) {
-		r = modes_parse_sizes(m, o, v, ret_error);
+		r = v4l2cuse_modes_parse_sizes(m, o, v, ret_error);
 		if (r < 0)
 			return r;
 	} else {
-		modes_add_size(m, 320, 240);
-		modes_add_size(m, 640, 480);
-		modes_add_size(m, 1280, 720);
-		modes_add_size(m, 1920, 1080);
+		v4l2cuse_modes_add_size(m, 320, 240);
+		v4l2cuse_modes_add_size(m, 640, 480);
+		v4l2cuse_modes_add_size(m, 1280, 720);
+		v4l2cuse_modes_add_size(m, 1920, 1080);
 	}
 
 	if (fs->ropts.fps_iv.denominator)
-		modes_add_interval(m, fs->ropts.fps_iv);
-	modes_add_interval(m, (struct v4l2_fract){ 1, 30 });
-	modes_add_interval(m, (struct v4l2_fract){ 1, 25 });
-	modes_add_interval(m, (struct v4l2_fract){ 1, 15 });
+		v4l2cuse_modes_add_interval(m, fs->ropts.fps_iv);
+	v4l2cuse_modes_add_interval(m, (struct v4l2_fract){ 1, 30 });
+	v4l2cuse_modes_add_interval(m, (struct v4l2_fract){ 1, 25 });
+	v4l2cuse_modes_add_interval(m, (struct v4l2_fract){ 1, 15 });
 	return 0;
 }
 
@@ -310,7 +310,7 @@ static void
 fs_info_known(struct file_source *fs)
 {
 	const struct v4l2_fract *a = &fs->info.aspect;
-	struct modes *m = &fs->modes;
+	struct v4l2cuse_modes *m = &fs->modes;
 
 	fs->info = fs->rd->info;
 	g_debug("file: '%s': %s, %ux%u, rate %u/%u", fs->path, fs->info.kind, fs->info.width,
@@ -320,7 +320,7 @@ fs_info_known(struct file_source *fs)
 		      fs->info.interval : (struct v4l2_fract){ 1, 30 };
 	/* A file faster than the project's limit plays at its speed; it is not offered. */
 	if (v4l2cuse_interval_valid(fs->file_iv))
-		modes_prepend_interval(m, fs->file_iv);
+		v4l2cuse_modes_prepend_interval(m, fs->file_iv);
 	if (fs->own_sizes || fs->info.width < 2 || fs->info.height < 2)
 		return;
 	/* Non-square pixels (Y4M A, GStreamer PAR): also the square-pixel size. */
@@ -329,9 +329,9 @@ fs_info_known(struct file_source *fs)
 			     a->denominator;
 
 		if (w >= 2 && w <= V4L2CUSE_MAX_WIDTH)
-			modes_prepend_size(m, (uint32_t)w & ~1u, fs->info.height & ~1u);
+			v4l2cuse_modes_prepend_size(m, (uint32_t)w & ~1u, fs->info.height & ~1u);
 	}
-	modes_prepend_size(m, fs->info.width & ~1u, fs->info.height & ~1u);
+	v4l2cuse_modes_prepend_size(m, fs->info.width & ~1u, fs->info.height & ~1u);
 }
 
 /* --- ops ---------------------------------------------------------------- */
@@ -356,8 +356,8 @@ fs_destroy(struct v4l2cuse_source *src)
 	if (!fs)
 		return;
 	fs_stop(src);
-	file_reader_free(fs->rd);
-	cv_free(fs->cv);
+	v4l2cuse_file_reader_free(fs->rd);
+	v4l2cuse_convert_free(fs->cv);
 	g_free(fs->path);
 	g_free(fs);
 }
@@ -366,7 +366,7 @@ fs_destroy(struct v4l2cuse_source *src)
 static int
 fs_check_first_frame(struct file_source *fs, char **ret_error)
 {
-	struct cv_image img;
+	struct v4l2cuse_image img;
 	const uint8_t *rgb;
 	uint32_t w, h;
 	int r, tries = 0;
@@ -374,7 +374,7 @@ fs_check_first_frame(struct file_source *fs, char **ret_error)
 	while ((r = fs->rd->ops->next(fs->rd, &img)) == -EBADMSG && ++tries < 500)
 		;
 	if (r == 0)
-		r = cv_to_rgb24(fs->cv, &img, &rgb, &w, &h);
+		r = v4l2cuse_convert_to_rgb24(fs->cv, &img, &rgb, &w, &h);
 	if (r < 0) {
 		*ret_error = g_strdup_printf("file: '%s': %s", fs->path,
 					     r == -ENODATA ? "no frames" :
@@ -398,7 +398,7 @@ fs_pending(struct file_source *fs)
 
 	if (!fs->pending)
 		return false;
-	r = file_reader_probe(fs->rd, &error);
+	r = v4l2cuse_file_reader_probe(fs->rd, &error);
 	if (r == -EAGAIN)
 		return true;
 	fs->pending = false;
@@ -420,15 +420,15 @@ fs_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 	int r;
 
 	fs->base.ops = &v4l2cuse_file_ops;
-	fs->cv = cv_new();
-	cv_set_strict_jpeg(fs->cv, true);
+	fs->cv = v4l2cuse_convert_new();
+	v4l2cuse_convert_set_strict_jpeg(fs->cv, true);
 	r = v4l2cuse_opts_parse("file", args, fs_keys, &o, &error);
 	if (r < 0)
 		goto err;
 	r = fs_parse_open_opts(fs, o, &error);
 	if (r < 0)
 		goto err;
-	r = file_reader_open(fs->path, &fs->ropts, &fs->rd, &error);
+	r = v4l2cuse_file_reader_open(fs->path, &fs->ropts, &fs->rd, &error);
 	if (r < 0) {
 		fs_prefix_error(&error, "file: ");
 		goto err;
@@ -462,7 +462,7 @@ err:
 static int
 fs_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc)
 {
-	return modes_enum_format(&fs_from(src)->modes, index, ret_fourcc);
+	return v4l2cuse_modes_enum_format(&fs_from(src)->modes, index, ret_fourcc);
 }
 
 static int
@@ -472,7 +472,7 @@ fs_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int ind
 	struct file_source *fs = fs_from(src);
 
 	fs_pending(fs);
-	return modes_enum_framesize(&fs->modes, fourcc, index, ret_width, ret_height);
+	return v4l2cuse_modes_enum_framesize(&fs->modes, fourcc, index, ret_width, ret_height);
 }
 
 static int
@@ -482,7 +482,7 @@ fs_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t wid
 	struct file_source *fs = fs_from(src);
 
 	fs_pending(fs);
-	return modes_enum_frameinterval(&fs->modes, fourcc, width, height, index, ret);
+	return v4l2cuse_modes_enum_frameinterval(&fs->modes, fourcc, width, height, index, ret);
 }
 
 static void
@@ -515,7 +515,7 @@ fs_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 
 	if (fs->started)
 		return -EBUSY;
-	if (!modes_has(&fs->modes, pix->pixelformat, pix->width, pix->height))
+	if (!v4l2cuse_modes_has(&fs->modes, pix->pixelformat, pix->width, pix->height))
 		return -EINVAL;
 	f.pixelformat = pix->pixelformat;
 	f.width = pix->width;
@@ -542,7 +542,7 @@ fs_fail(struct file_source *fs, int r, const char *what)
 {
 	unsigned int suppressed = 0;
 
-	if (ratelimit_pass(&fs->rl_fail, &suppressed))
+	if (v4l2cuse_ratelimit_pass(&fs->rl_fail, &suppressed))
 		g_warning("file: '%s': %s%s%s; no signal%s", fs->path, what,
 			  r ? ": " : "", r ? g_strerror(-r) : "",
 			  fs->info.can_reopen ? " and retrying every second" : "");
@@ -550,25 +550,25 @@ fs_fail(struct file_source *fs, int r, const char *what)
 	fs->cache_valid = false;
 	fs->last_try_us = g_get_monotonic_time();
 	if (fs->info.can_reopen)
-		g_clear_pointer(&fs->rd, file_reader_free);
+		g_clear_pointer(&fs->rd, v4l2cuse_file_reader_free);
 }
 
 static void
 fs_try_reopen(struct file_source *fs)
 {
 	g_autofree char *error = NULL;
-	struct file_reader *rd = NULL;
+	struct v4l2cuse_file_reader *rd = NULL;
 	int64_t now = g_get_monotonic_time();
 
 	if (!fs->info.can_reopen || now - fs->last_try_us < FS_RETRY_US)
 		return;
 	fs->last_try_us = now;
-	if (file_reader_open(fs->path, &fs->ropts, &rd, &error) < 0) {
+	if (v4l2cuse_file_reader_open(fs->path, &fs->ropts, &rd, &error) < 0) {
 		g_debug("file: reopening failed: %s", error);
 		return;
 	}
 	g_message("file: '%s': readable again", fs->path);
-	file_reader_free(fs->rd);
+	v4l2cuse_file_reader_free(fs->rd);
 	fs->rd = rd;
 	fs->failed = false;
 	fs_restart_pacing(fs);
@@ -579,7 +579,7 @@ fs_corrupt(struct file_source *fs, uint64_t index, int r)
 {
 	unsigned int suppressed = 0;
 
-	if (!ratelimit_pass(&fs->rl_corrupt, &suppressed))
+	if (!v4l2cuse_ratelimit_pass(&fs->rl_corrupt, &suppressed))
 		return;
 	if (suppressed)
 		g_warning("file: '%s': skipped corrupt frame %" G_GUINT64_FORMAT " (%s; %u more "
@@ -610,7 +610,7 @@ fs_advance(struct file_source *fs)
 	if (fs->info.still)
 		want = 0;
 	while (!fs->at_eof && (fs->frame_no <= want || !fs->cache_valid)) {
-		struct cv_image img;
+		struct v4l2cuse_image img;
 		uint64_t index = fs->frame_no;
 		int r;
 
@@ -629,8 +629,8 @@ fs_advance(struct file_source *fs)
 			fs->pass_good++;
 			if (index < want && fs->cache_valid)
 				break;	/* skipped by the pacing: not converted */
-			r = cv_convert(fs->cv, &img, &fs->pix, fs->cache, fs->pix.sizeimage,
-				       &fs->cache_used);
+			r = v4l2cuse_convert_frame(fs->cv, &img, &fs->pix, fs->cache,
+						   fs->pix.sizeimage, &fs->cache_used);
 			if (r == 0)
 				fs->cache_valid = true;
 			else

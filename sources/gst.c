@@ -43,7 +43,7 @@
 #define GR_TYPEFIND_BYTES	(256u << 10)
 
 struct gst_reader {
-	struct file_reader base;
+	struct v4l2cuse_file_reader base;
 	GstElement *pipeline;
 	GstElement *convert;
 	GstElement *sink;
@@ -61,7 +61,7 @@ struct gst_reader {
 };
 
 static struct gst_reader *
-gr_from(struct file_reader *r)
+gr_from(struct v4l2cuse_file_reader *r)
 {
 	return (struct gst_reader *)r;
 }
@@ -139,7 +139,7 @@ gr_release(struct gst_reader *g)
 
 /* The info from the first frame's caps, once it has reached the appsink. */
 static int
-gr_probe(struct file_reader *r, char **ret_error)
+gr_probe(struct v4l2cuse_file_reader *r, char **ret_error)
 {
 	struct gst_reader *g = gr_from(r);
 	GstSample *sample;
@@ -199,7 +199,7 @@ gr_probe(struct file_reader *r, char **ret_error)
 }
 
 static int
-gr_next(struct file_reader *r, struct cv_image *ret)
+gr_next(struct v4l2cuse_file_reader *r, struct v4l2cuse_image *ret)
 {
 	struct gst_reader *g = gr_from(r);
 	g_autofree char *error = NULL;
@@ -238,7 +238,7 @@ gr_next(struct file_reader *r, struct cv_image *ret)
 	}
 	if (s[0] == (int)w && s[1] == (int)w / 2 && s[2] == (int)w / 2 &&
 	    p[1] == p[0] + (size_t)w * h && p[2] == p[1] + (size_t)w / 2 * (h / 2)) {
-		*ret = (struct cv_image){
+		*ret = (struct v4l2cuse_image){
 			.fourcc = V4L2_PIX_FMT_YUV420, .width = w, .height = h,
 			.data = p[0], .size = (size_t)w * h * 3 / 2,
 		};
@@ -256,7 +256,7 @@ gr_next(struct file_reader *r, struct cv_image *ret)
 		for (uint32_t y = 0; y < ph; y++)
 			memcpy(d + (size_t)pw * y, p[i] + (size_t)s[i] * y, pw);
 	}
-	*ret = (struct cv_image){
+	*ret = (struct v4l2cuse_image){
 		.fourcc = V4L2_PIX_FMT_YUV420, .width = w, .height = h,
 		.data = g->tight, .size = (size_t)w * h * 3 / 2,
 	};
@@ -264,7 +264,7 @@ gr_next(struct file_reader *r, struct cv_image *ret)
 }
 
 static int
-gr_rewind(struct file_reader *r)
+gr_rewind(struct v4l2cuse_file_reader *r)
 {
 	struct gst_reader *g = gr_from(r);
 
@@ -278,7 +278,7 @@ gr_rewind(struct file_reader *r)
 }
 
 static void
-gr_destroy(struct file_reader *r)
+gr_destroy(struct v4l2cuse_file_reader *r)
 {
 	struct gst_reader *g = gr_from(r);
 
@@ -294,7 +294,7 @@ gr_destroy(struct file_reader *r)
 	g_free(g);
 }
 
-static const struct file_reader_ops gst_ops = {
+static const struct v4l2cuse_file_reader_ops gst_ops = {
 	.name = "gstreamer",
 	.next = gr_next,
 	.rewind = gr_rewind,
@@ -385,7 +385,8 @@ gr_build(struct gst_reader *g, const char *uri, char **ret_error)
 }
 
 int
-gst_reader_open(FILE *f, const char *path, struct file_reader **ret, char **ret_error)
+v4l2cuse_gst_reader_open(FILE *f, const char *path, struct v4l2cuse_file_reader **ret,
+			 char **ret_error)
 {
 	struct gst_reader *g = g_new0(struct gst_reader, 1);
 	GError *err = NULL;
@@ -393,7 +394,7 @@ gst_reader_open(FILE *f, const char *path, struct file_reader **ret, char **ret_
 	int r;
 
 	g->base.ops = &gst_ops;
-	g->base.info = (struct file_reader_info){ .fourcc = V4L2_PIX_FMT_YUV420 };
+	g->base.info = (struct v4l2cuse_file_reader_info){ .fourcc = V4L2_PIX_FMT_YUV420 };
 	g_strlcpy(g->base.info.kind, "GStreamer", sizeof(g->base.info.kind));
 	if (!gst_init_check(NULL, NULL, &err)) {
 		*ret_error = g_strdup_printf("GStreamer: %s", err->message);

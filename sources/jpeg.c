@@ -5,9 +5,12 @@
 
 #include "config.h"
 
+#include <errno.h>
+
 #include <glib.h>
 
 #include "util/macros.h"
+#include "v4l2cuse/format.h"
 #include "jpeg.h"
 
 static void
@@ -108,4 +111,33 @@ v4l2cuse_jpeg_lower_quality(int quality)
 	if (quality <= V4L2CUSE_JPEG_MIN_QUALITY)
 		return 0;
 	return MAX(quality - 20, V4L2CUSE_JPEG_MIN_QUALITY);
+}
+
+int
+v4l2cuse_jpeg_size(const uint8_t *data, size_t size, uint32_t *ret_width, uint32_t *ret_height)
+{
+	struct jpeg_decompress_struct d;
+	struct v4l2cuse_jpeg_err e;
+	uint32_t w, h;
+
+	if (!data || size < 4 || data[0] != 0xff || data[1] != 0xd8)
+		return -EBADMSG;
+	d.err = v4l2cuse_jpeg_err_init(&e);
+	jpeg_create_decompress(&d);
+	if (setjmp(e.jb)) {
+		jpeg_destroy_decompress(&d);
+		return -EBADMSG;
+	}
+	jpeg_mem_src(&d, data, (unsigned long)size);
+	jpeg_read_header(&d, TRUE);
+	w = d.image_width;
+	h = d.image_height;
+	jpeg_destroy_decompress(&d);
+	if (w == 0 || h == 0)
+		return -EBADMSG;
+	if (w > V4L2CUSE_MAX_WIDTH || h > V4L2CUSE_MAX_HEIGHT)
+		return -EOVERFLOW;
+	*ret_width = w;
+	*ret_height = h;
+	return 0;
 }

@@ -4,7 +4,8 @@
 /*
  * The libjpeg(-turbo) glue of the sources, for the converter (convert.c:
  * decoding, encoding RGB) and the test pattern's MJPEG encoder (mjpeg.c):
- * the error manager, the destination manager and the quality fallback.
+ * the error manager, the destination manager, the quality fallback, and
+ * reading a JPEG's size.
  */
 
 #include <setjmp.h>
@@ -59,3 +60,9 @@ void v4l2cuse_jpeg_dest_set(struct v4l2cuse_jpeg_dest *d, uint8_t *buf, size_t s
  */
 #define V4L2CUSE_JPEG_MIN_QUALITY	5
 int v4l2cuse_jpeg_lower_quality(int quality);
+
+/*
+ * Width and height from a JPEG's header. -EBADMSG if it is not a JPEG,
+ * -EOVERFLOW past V4L2CUSE_MAX_*.
+ */
+int v4l2cuse_jpeg_size(const uint8_t *data, size_t size, uint32_t *ret_width, uint32_t *ret_height);

@@ -27,7 +27,7 @@ struct mjpeg_coded {
 	uint32_t n_segs;
 };
 
-struct mjpeg_enc {
+struct v4l2cuse_mjpeg_enc {
 	uint32_t width, height;
 	uint32_t mcu_rows;
 	int quality;
@@ -35,9 +35,10 @@ struct mjpeg_enc {
 	struct v4l2cuse_jpeg_err err;
 	struct v4l2cuse_jpeg_dest dest;
 	struct mjpeg_coded full;	/* the cache: last full encode */
-	struct mjpeg_coded band[2 * MJPEG_MAX_RANGES];
+	struct mjpeg_coded band[2 * V4L2CUSE_MJPEG_MAX_RANGES];
 	bool cache_valid;
-	struct mjpeg_rows sticky[MJPEG_MAX_RANGES];	/* dirty in the cached frame */
+	/* Dirty in the cached frame. */
+	struct v4l2cuse_mjpeg_rows sticky[V4L2CUSE_MJPEG_MAX_RANGES];
 	unsigned int n_sticky;
 	bool *row_dirty;		/* per MCU row, scratch */
 	const struct mjpeg_coded **row_src;	/* per MCU row: full or a band */
@@ -46,10 +47,10 @@ struct mjpeg_enc {
 	uint8_t *pad[3];		/* 8 padded rows per component */
 };
 
-struct mjpeg_enc *
-mjpeg_enc_new(uint32_t width, uint32_t height, int quality)
+struct v4l2cuse_mjpeg_enc *
+v4l2cuse_mjpeg_enc_new(uint32_t width, uint32_t height, int quality)
 {
-	struct mjpeg_enc *e = g_new0(struct mjpeg_enc, 1);
+	struct v4l2cuse_mjpeg_enc *e = g_new0(struct v4l2cuse_mjpeg_enc, 1);
 
 	e->width = width;
 	e->height = height;
@@ -80,7 +81,7 @@ mjpeg_enc_new(uint32_t width, uint32_t height, int quality)
 }
 
 void
-mjpeg_enc_free(struct mjpeg_enc *e)
+v4l2cuse_mjpeg_enc_free(struct v4l2cuse_mjpeg_enc *e)
 {
 	if (!e)
 		return;
@@ -102,13 +103,13 @@ mjpeg_enc_free(struct mjpeg_enc *e)
 }
 
 void
-mjpeg_enc_invalidate(struct mjpeg_enc *e)
+v4l2cuse_mjpeg_enc_invalidate(struct v4l2cuse_mjpeg_enc *e)
 {
 	e->cache_valid = false;
 }
 
 int
-mjpeg_enc_quality(const struct mjpeg_enc *e)
+v4l2cuse_mjpeg_enc_quality(const struct v4l2cuse_mjpeg_enc *e)
 {
 	return e->quality;
 }
@@ -171,7 +172,7 @@ mjpeg_parse(struct mjpeg_coded *t, uint32_t expect_segs)
  * (@first a multiple of 8; @rows too unless the range ends the frame).
  */
 static int
-mjpeg_encode_rows(struct mjpeg_enc *e, const uint8_t *yuv, uint32_t first, uint32_t rows,
+mjpeg_encode_rows(struct v4l2cuse_mjpeg_enc *e, const uint8_t *yuv, uint32_t first, uint32_t rows,
 		  struct mjpeg_coded *t)
 {
 	struct jpeg_compress_struct *c = &e->cinfo;
@@ -240,7 +241,7 @@ mjpeg_encode_rows(struct mjpeg_enc *e, const uint8_t *yuv, uint32_t first, uint3
 }
 
 static int
-mjpeg_assemble(const struct mjpeg_enc *e, uint8_t *out, size_t out_len, size_t *ret_len)
+mjpeg_assemble(const struct v4l2cuse_mjpeg_enc *e, uint8_t *out, size_t out_len, size_t *ret_len)
 {
 	size_t len = e->full.hdr_len;
 
@@ -265,7 +266,7 @@ mjpeg_assemble(const struct mjpeg_enc *e, uint8_t *out, size_t out_len, size_t *
 }
 
 static void
-mjpeg_mark(struct mjpeg_enc *e, const struct mjpeg_rows *r, unsigned int n)
+mjpeg_mark(struct v4l2cuse_mjpeg_enc *e, const struct v4l2cuse_mjpeg_rows *r, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++) {
 		uint32_t a = r[i].y0 / 8;
@@ -278,13 +279,13 @@ mjpeg_mark(struct mjpeg_enc *e, const struct mjpeg_rows *r, unsigned int n)
 
 /* Full encode into the cache; the rows map to it. */
 static int
-mjpeg_full(struct mjpeg_enc *e, const uint8_t *yuv, const struct mjpeg_rows *dirty,
-	   unsigned int n_dirty)
+mjpeg_full(struct v4l2cuse_mjpeg_enc *e, const uint8_t *yuv,
+	   const struct v4l2cuse_mjpeg_rows *dirty, unsigned int n_dirty)
 {
 	int r = mjpeg_encode_rows(e, yuv, 0, e->height, &e->full);
 
 	e->cache_valid = r == 0;
-	e->n_sticky = MIN(n_dirty, MJPEG_MAX_RANGES);
+	e->n_sticky = MIN(n_dirty, V4L2CUSE_MJPEG_MAX_RANGES);
 	memcpy(e->sticky, dirty, e->n_sticky * sizeof(*dirty));
 	for (uint32_t i = 0; i < e->mcu_rows; i++) {
 		e->row_src[i] = &e->full;
@@ -295,8 +296,8 @@ mjpeg_full(struct mjpeg_enc *e, const uint8_t *yuv, const struct mjpeg_rows *dir
 
 /* Re-encode the dirty runs of MCU rows; 1: too many runs, do a full encode. */
 static int
-mjpeg_partial(struct mjpeg_enc *e, const uint8_t *yuv, const struct mjpeg_rows *dirty,
-	      unsigned int n_dirty)
+mjpeg_partial(struct v4l2cuse_mjpeg_enc *e, const uint8_t *yuv,
+	      const struct v4l2cuse_mjpeg_rows *dirty, unsigned int n_dirty)
 {
 	unsigned int runs = 0;
 
@@ -336,11 +337,11 @@ mjpeg_partial(struct mjpeg_enc *e, const uint8_t *yuv, const struct mjpeg_rows *
 }
 
 int
-mjpeg_enc_encode_ranges(struct mjpeg_enc *e, const uint8_t *yuv,
-			const struct mjpeg_rows *dirty, unsigned int n_dirty,
-			uint8_t *out, size_t out_len, size_t *ret_len)
+v4l2cuse_mjpeg_enc_encode_ranges(struct v4l2cuse_mjpeg_enc *e, const uint8_t *yuv,
+				 const struct v4l2cuse_mjpeg_rows *dirty, unsigned int n_dirty,
+				 uint8_t *out, size_t out_len, size_t *ret_len)
 {
-	n_dirty = dirty ? MIN(n_dirty, MJPEG_MAX_RANGES) : 0;
+	n_dirty = dirty ? MIN(n_dirty, V4L2CUSE_MJPEG_MAX_RANGES) : 0;
 	for (;;) {
 		int r = 1;
 
@@ -361,10 +362,11 @@ mjpeg_enc_encode_ranges(struct mjpeg_enc *e, const uint8_t *yuv,
 }
 
 int
-mjpeg_enc_encode(struct mjpeg_enc *e, const uint8_t *yuv, uint32_t dirty_rows,
-		 uint8_t *out, size_t out_len, size_t *ret_len)
+v4l2cuse_mjpeg_enc_encode(struct v4l2cuse_mjpeg_enc *e, const uint8_t *yuv, uint32_t dirty_rows,
+			  uint8_t *out, size_t out_len, size_t *ret_len)
 {
-	struct mjpeg_rows r = { 0, dirty_rows };
+	struct v4l2cuse_mjpeg_rows r = { 0, dirty_rows };
 
-	return mjpeg_enc_encode_ranges(e, yuv, &r, dirty_rows ? 1 : 0, out, out_len, ret_len);
+	return v4l2cuse_mjpeg_enc_encode_ranges(e, yuv, &r, dirty_rows ? 1 : 0, out, out_len,
+						ret_len);
 }

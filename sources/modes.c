@@ -11,7 +11,7 @@
 #include "modes.h"
 
 bool
-modes_has_format(const struct modes *m, uint32_t fourcc)
+v4l2cuse_modes_has_format(const struct v4l2cuse_modes *m, uint32_t fourcc)
 {
 	for (unsigned int i = 0; i < m->n_formats; i++) {
 		if (m->formats[i] == fourcc)
@@ -22,7 +22,7 @@ modes_has_format(const struct modes *m, uint32_t fourcc)
 
 /* The index of a size or interval in its list, the list's length if absent. */
 static unsigned int
-modes_find_size(const struct modes *m, uint32_t width, uint32_t height)
+modes_find_size(const struct v4l2cuse_modes *m, uint32_t width, uint32_t height)
 {
 	unsigned int i = 0;
 
@@ -32,7 +32,7 @@ modes_find_size(const struct modes *m, uint32_t width, uint32_t height)
 }
 
 static unsigned int
-modes_find_interval(const struct modes *m, struct v4l2_fract iv)
+modes_find_interval(const struct v4l2cuse_modes *m, struct v4l2_fract iv)
 {
 	unsigned int i = 0;
 
@@ -44,43 +44,43 @@ modes_find_interval(const struct modes *m, struct v4l2_fract iv)
 }
 
 static bool
-modes_has_size(const struct modes *m, uint32_t width, uint32_t height)
+modes_has_size(const struct v4l2cuse_modes *m, uint32_t width, uint32_t height)
 {
 	return modes_find_size(m, width, height) < m->n_sizes;
 }
 
 static bool
-modes_has_interval(const struct modes *m, struct v4l2_fract iv)
+modes_has_interval(const struct v4l2cuse_modes *m, struct v4l2_fract iv)
 {
 	return modes_find_interval(m, iv) < m->n_intervals;
 }
 
 bool
-modes_has(const struct modes *m, uint32_t fourcc, uint32_t width, uint32_t height)
+v4l2cuse_modes_has(const struct v4l2cuse_modes *m, uint32_t fourcc, uint32_t width, uint32_t height)
 {
-	return modes_has_format(m, fourcc) && modes_has_size(m, width, height);
+	return v4l2cuse_modes_has_format(m, fourcc) && modes_has_size(m, width, height);
 }
 
 bool
-modes_add_format(struct modes *m, uint32_t fourcc)
+v4l2cuse_modes_add_format(struct v4l2cuse_modes *m, uint32_t fourcc)
 {
-	if (modes_has_format(m, fourcc) || m->n_formats == V4L2CUSE_MAX_LIST)
+	if (v4l2cuse_modes_has_format(m, fourcc) || m->n_formats == V4L2CUSE_MAX_LIST)
 		return false;
 	m->formats[m->n_formats++] = fourcc;
 	return true;
 }
 
 void
-modes_add_output_formats(struct modes *m)
+v4l2cuse_modes_add_output_formats(struct v4l2cuse_modes *m)
 {
 	const struct v4l2cuse_format_info *fi;
 
 	for (unsigned int i = 0; (fi = v4l2cuse_format_by_index(i)); i++)
-		modes_add_format(m, fi->fourcc);
+		v4l2cuse_modes_add_format(m, fi->fourcc);
 }
 
 bool
-modes_add_size(struct modes *m, uint32_t width, uint32_t height)
+v4l2cuse_modes_add_size(struct v4l2cuse_modes *m, uint32_t width, uint32_t height)
 {
 	if (modes_has_size(m, width, height) || m->n_sizes == V4L2CUSE_MAX_LIST)
 		return false;
@@ -89,7 +89,7 @@ modes_add_size(struct modes *m, uint32_t width, uint32_t height)
 }
 
 bool
-modes_add_interval(struct modes *m, struct v4l2_fract interval)
+v4l2cuse_modes_add_interval(struct v4l2cuse_modes *m, struct v4l2_fract interval)
 {
 	if (modes_has_interval(m, interval) || m->n_intervals == V4L2CUSE_MAX_LIST)
 		return false;
@@ -115,7 +115,7 @@ modes_prepend(void *list, size_t item_size, unsigned int *n, unsigned int max, u
 }
 
 bool
-modes_prepend_size(struct modes *m, uint32_t width, uint32_t height)
+v4l2cuse_modes_prepend_size(struct v4l2cuse_modes *m, uint32_t width, uint32_t height)
 {
 	const struct v4l2cuse_size sz = { width, height };
 
@@ -124,14 +124,14 @@ modes_prepend_size(struct modes *m, uint32_t width, uint32_t height)
 }
 
 bool
-modes_prepend_interval(struct modes *m, struct v4l2_fract iv)
+v4l2cuse_modes_prepend_interval(struct v4l2cuse_modes *m, struct v4l2_fract iv)
 {
 	return modes_prepend(m->intervals, sizeof(iv), &m->n_intervals, V4L2CUSE_MAX_LIST,
 			     modes_find_interval(m, iv), &iv);
 }
 
 int
-modes_enum_format(const struct modes *m, unsigned int index, uint32_t *ret_fourcc)
+v4l2cuse_modes_enum_format(const struct v4l2cuse_modes *m, unsigned int index, uint32_t *ret_fourcc)
 {
 	if (index >= m->n_formats)
 		return -EINVAL;
@@ -140,10 +140,10 @@ modes_enum_format(const struct modes *m, unsigned int index, uint32_t *ret_fourc
 }
 
 int
-modes_enum_framesize(const struct modes *m, uint32_t fourcc, unsigned int index,
-		     uint32_t *ret_width, uint32_t *ret_height)
+v4l2cuse_modes_enum_framesize(const struct v4l2cuse_modes *m, uint32_t fourcc, unsigned int index,
+			      uint32_t *ret_width, uint32_t *ret_height)
 {
-	if (!modes_has_format(m, fourcc) || index >= m->n_sizes)
+	if (!v4l2cuse_modes_has_format(m, fourcc) || index >= m->n_sizes)
 		return -EINVAL;
 	*ret_width = m->sizes[index].width;
 	*ret_height = m->sizes[index].height;
@@ -151,10 +151,10 @@ modes_enum_framesize(const struct modes *m, uint32_t fourcc, unsigned int index,
 }
 
 int
-modes_enum_frameinterval(const struct modes *m, uint32_t fourcc, uint32_t width,
-			 uint32_t height, unsigned int index, struct v4l2_fract *ret)
+v4l2cuse_modes_enum_frameinterval(const struct v4l2cuse_modes *m, uint32_t fourcc, uint32_t width,
+				  uint32_t height, unsigned int index, struct v4l2_fract *ret)
 {
-	if (!modes_has(m, fourcc, width, height) || index >= m->n_intervals)
+	if (!v4l2cuse_modes_has(m, fourcc, width, height) || index >= m->n_intervals)
 		return -EINVAL;
 	*ret = m->intervals[index];
 	return 0;
@@ -163,7 +163,8 @@ modes_enum_frameinterval(const struct modes *m, uint32_t fourcc, uint32_t width,
 /* --- options ----------------------------------------------------------- */
 
 int
-modes_option_error(const struct v4l2cuse_opts *o, const char *key, char *msg, char **ret_error)
+v4l2cuse_modes_option_error(const struct v4l2cuse_opts *o, const char *key, char *msg,
+			    char **ret_error)
 {
 	*ret_error = v4l2cuse_opts_error(o, "option '%s': %s", key, msg);
 	g_free(msg);
@@ -171,33 +172,32 @@ modes_option_error(const struct v4l2cuse_opts *o, const char *key, char *msg, ch
 }
 
 int
-modes_parse_formats(struct modes *m, const struct v4l2cuse_opts *o, const char *value,
-		    char **ret_error)
+v4l2cuse_modes_parse_formats(struct v4l2cuse_modes *m, const struct v4l2cuse_opts *o,
+			     const char *value, char **ret_error)
 {
 	char *msg = NULL;
 
 	if (v4l2cuse_parse_fourccs(value, m->formats, &m->n_formats, &msg) < 0)
-		return modes_option_error(o, "formats", msg, ret_error);
+		return v4l2cuse_modes_option_error(o, "formats", msg, ret_error);
 	return 0;
 }
 
 int
-modes_parse_sizes(struct modes *m, const struct v4l2cuse_opts *o, const char *value,
-		  char **ret_error)
+v4l2cuse_modes_parse_sizes(struct v4l2cuse_modes *m, const struct v4l2cuse_opts *o,
+			   const char *value, char **ret_error)
 {
 	struct v4l2cuse_size sizes[V4L2CUSE_MAX_LIST];
 	char *msg = NULL;
 	unsigned int n;
 
 	if (v4l2cuse_parse_sizes(value, sizes, &n, &msg) < 0)
-		return modes_option_error(o, "sizes", msg, ret_error);
+		return v4l2cuse_modes_option_error(o, "sizes", msg, ret_error);
 	for (unsigned int i = 0; i < n; i++) {
-		if ((sizes[i].width | sizes[i].height) & 1)
-			return modes_option_error(o, "sizes",
-						  g_strdup_printf("'%ux%u' is not an even size "
-								  "(4:2:x formats need one)",
-								  sizes[i].width, sizes[i].height),
-						  ret_error);
+		if ((sizes[i].width | sizes[i].height) & 1) {
+			msg = g_strdup_printf("'%ux%u' is not an even size (4:2:x formats "
+					      "need one)", sizes[i].width, sizes[i].height);
+			return v4l2cuse_modes_option_error(o, "sizes", msg, ret_error);
+		}
 	}
 	memcpy(m->sizes, sizes, sizeof(sizes[0]) * n);
 	m->n_sizes = n;
@@ -205,12 +205,12 @@ modes_parse_sizes(struct modes *m, const struct v4l2cuse_opts *o, const char *va
 }
 
 int
-modes_parse_rates(struct modes *m, const struct v4l2cuse_opts *o, const char *value,
-		  char **ret_error)
+v4l2cuse_modes_parse_rates(struct v4l2cuse_modes *m, const struct v4l2cuse_opts *o,
+			   const char *value, char **ret_error)
 {
 	char *msg = NULL;
 
 	if (v4l2cuse_parse_rates(value, m->intervals, &m->n_intervals, &msg) < 0)
-		return modes_option_error(o, "fps", msg, ret_error);
+		return v4l2cuse_modes_option_error(o, "fps", msg, ret_error);
 	return 0;
 }

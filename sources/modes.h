@@ -20,7 +20,7 @@
 
 struct v4l2cuse_opts;
 
-struct modes {
+struct v4l2cuse_modes {
 	uint32_t formats[V4L2CUSE_MAX_LIST];
 	unsigned int n_formats;
 	struct v4l2cuse_size sizes[V4L2CUSE_MAX_LIST];
@@ -30,27 +30,30 @@ struct modes {
 };
 
 /* Append unless present or full; true when appended. */
-bool modes_add_format(struct modes *m, uint32_t fourcc);
+bool v4l2cuse_modes_add_format(struct v4l2cuse_modes *m, uint32_t fourcc);
 /* Every output format of format.c, in its order (what sources offer by default). */
-void modes_add_output_formats(struct modes *m);
-bool modes_add_size(struct modes *m, uint32_t width, uint32_t height);
-bool modes_add_interval(struct modes *m, struct v4l2_fract interval);
+void v4l2cuse_modes_add_output_formats(struct v4l2cuse_modes *m);
+bool v4l2cuse_modes_add_size(struct v4l2cuse_modes *m, uint32_t width, uint32_t height);
+bool v4l2cuse_modes_add_interval(struct v4l2cuse_modes *m, struct v4l2_fract interval);
 /*
  * Move to the front, inserting it if absent (false when the list is full):
  * the list only grows, so whatever was offered stays offered.
  */
-bool modes_prepend_size(struct modes *m, uint32_t width, uint32_t height);
-bool modes_prepend_interval(struct modes *m, struct v4l2_fract interval);
+bool v4l2cuse_modes_prepend_size(struct v4l2cuse_modes *m, uint32_t width, uint32_t height);
+bool v4l2cuse_modes_prepend_interval(struct v4l2cuse_modes *m, struct v4l2_fract interval);
 
-bool modes_has_format(const struct modes *m, uint32_t fourcc);
-bool modes_has(const struct modes *m, uint32_t fourcc, uint32_t width, uint32_t height);
+bool v4l2cuse_modes_has_format(const struct v4l2cuse_modes *m, uint32_t fourcc);
+bool v4l2cuse_modes_has(const struct v4l2cuse_modes *m, uint32_t fourcc, uint32_t width,
+			uint32_t height);
 
 /* The source ops' enumerations: 0 or -EINVAL past the end / for a mode not offered. */
-int modes_enum_format(const struct modes *m, unsigned int index, uint32_t *ret_fourcc);
-int modes_enum_framesize(const struct modes *m, uint32_t fourcc, unsigned int index,
-			 uint32_t *ret_width, uint32_t *ret_height);
-int modes_enum_frameinterval(const struct modes *m, uint32_t fourcc, uint32_t width,
-			     uint32_t height, unsigned int index, struct v4l2_fract *ret);
+int v4l2cuse_modes_enum_format(const struct v4l2cuse_modes *m, unsigned int index,
+			       uint32_t *ret_fourcc);
+int v4l2cuse_modes_enum_framesize(const struct v4l2cuse_modes *m, uint32_t fourcc,
+				  unsigned int index, uint32_t *ret_width, uint32_t *ret_height);
+int v4l2cuse_modes_enum_frameinterval(const struct v4l2cuse_modes *m, uint32_t fourcc,
+				      uint32_t width, uint32_t height, unsigned int index,
+				      struct v4l2_fract *ret);
 
 /*
  * Option values replacing a list: formats= (output formats), sizes= (even W
@@ -58,13 +61,13 @@ int modes_enum_frameinterval(const struct modes *m, uint32_t fourcc, uint32_t wi
  * the option (v4l2cuse_opts_error()), e.g. "pattern: option 'sizes':
  * '640x480' is listed twice"; @m is unchanged then.
  */
-int modes_parse_formats(struct modes *m, const struct v4l2cuse_opts *o, const char *value,
-			char **ret_error);
-int modes_parse_sizes(struct modes *m, const struct v4l2cuse_opts *o, const char *value,
-		      char **ret_error);
-int modes_parse_rates(struct modes *m, const struct v4l2cuse_opts *o, const char *value,
-		      char **ret_error);
+int v4l2cuse_modes_parse_formats(struct v4l2cuse_modes *m, const struct v4l2cuse_opts *o,
+				 const char *value, char **ret_error);
+int v4l2cuse_modes_parse_sizes(struct v4l2cuse_modes *m, const struct v4l2cuse_opts *o,
+			       const char *value, char **ret_error);
+int v4l2cuse_modes_parse_rates(struct v4l2cuse_modes *m, const struct v4l2cuse_opts *o,
+			       const char *value, char **ret_error);
 
 /* "option 'KEY': MESSAGE" for a parse.h error @msg (freed), as *ret_error. */
-int modes_option_error(const struct v4l2cuse_opts *o, const char *key, char *msg,
-		       char **ret_error);
+int v4l2cuse_modes_option_error(const struct v4l2cuse_opts *o, const char *key, char *msg,
+				char **ret_error);

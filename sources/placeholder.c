@@ -16,8 +16,8 @@
 #include "placeholder.h"
 #include "tpg.h"
 
-struct placeholder {
-	struct cv *cv;
+struct v4l2cuse_placeholder {
+	struct v4l2cuse_convert *cv;
 	struct v4l2_pix_format pix;	/* format of the cached frame */
 	uint8_t *frame;
 	uint32_t frame_used;
@@ -34,12 +34,12 @@ ph_render_card(uint32_t w, uint32_t h)
 	uint8_t *rgb = g_malloc((size_t)w * h * 3);
 	uint32_t s, x0, y0;
 
-	memset(rgb, PLACEHOLDER_BG_RGB, (size_t)w * h * 3);
+	memset(rgb, V4L2CUSE_PLACEHOLDER_BG_RGB, (size_t)w * h * 3);
 	s = MAX(1u, MIN(w * 6 / 10 / cols, h / 5 / rows));
 	x0 = w > cols * s ? (w - cols * s) / 2 : 0;
 	y0 = h > rows * s ? (h - rows * s) / 2 : 0;
 	for (size_t i = 0; ph_text[i]; i++) {
-		const uint8_t *glyph = tpg_font_5x7[ph_text[i] - 32];
+		const uint8_t *glyph = v4l2cuse_tpg_font_5x7[ph_text[i] - 32];
 
 		for (uint32_t gy = 0; gy < rows * s; gy++) {
 			uint32_t y = y0 + gy;
@@ -52,35 +52,36 @@ ph_render_card(uint32_t w, uint32_t h)
 				if (x >= w)
 					break;
 				if (glyph[gy / s] & (0x10 >> (gx / s)))
-					memset(rgb + ((size_t)y * w + x) * 3, PLACEHOLDER_FG_RGB, 3);
+					memset(rgb + ((size_t)y * w + x) * 3,
+					       V4L2CUSE_PLACEHOLDER_FG_RGB, 3);
 			}
 		}
 	}
 	return rgb;
 }
 
-struct placeholder *
-placeholder_new(void)
+struct v4l2cuse_placeholder *
+v4l2cuse_placeholder_new(void)
 {
-	struct placeholder *ph = g_new0(struct placeholder, 1);
+	struct v4l2cuse_placeholder *ph = g_new0(struct v4l2cuse_placeholder, 1);
 
-	ph->cv = cv_new();
+	ph->cv = v4l2cuse_convert_new();
 	return ph;
 }
 
 void
-placeholder_free(struct placeholder *ph)
+v4l2cuse_placeholder_free(struct v4l2cuse_placeholder *ph)
 {
 	if (!ph)
 		return;
-	cv_free(ph->cv);
+	v4l2cuse_convert_free(ph->cv);
 	g_free(ph->frame);
 	g_free(ph);
 }
 
 int
-placeholder_fill(struct placeholder *ph, const struct v4l2_pix_format *pix, void *dst,
-		 size_t len, uint32_t *ret_bytesused)
+v4l2cuse_placeholder_fill(struct v4l2cuse_placeholder *ph, const struct v4l2_pix_format *pix,
+			  void *dst, size_t len, uint32_t *ret_bytesused)
 {
 	if (len < pix->sizeimage)
 		return -EINVAL;
@@ -88,7 +89,7 @@ placeholder_fill(struct placeholder *ph, const struct v4l2_pix_format *pix, void
 	    ph->pix.width != pix->width || ph->pix.height != pix->height ||
 	    ph->pix.sizeimage != pix->sizeimage) {
 		g_autofree uint8_t *card = ph_render_card(pix->width, pix->height);
-		struct cv_image in = {
+		struct v4l2cuse_image in = {
 			.fourcc = V4L2_PIX_FMT_RGB24, .width = pix->width, .height = pix->height,
 			.data = card, .size = (size_t)pix->width * pix->height * 3,
 		};
@@ -97,7 +98,8 @@ placeholder_fill(struct placeholder *ph, const struct v4l2_pix_format *pix, void
 		ph->frame_valid = false;
 		g_free(ph->frame);
 		ph->frame = g_malloc(pix->sizeimage);
-		r = cv_convert(ph->cv, &in, pix, ph->frame, pix->sizeimage, &ph->frame_used);
+		r = v4l2cuse_convert_frame(ph->cv, &in, pix, ph->frame, pix->sizeimage,
+					   &ph->frame_used);
 		if (r < 0)
 			return r;
 		ph->pix = *pix;

@@ -22,18 +22,18 @@
 #include <stddef.h>
 #include <linux/videodev2.h>
 
-struct placeholder;
+struct v4l2cuse_placeholder;
 
-#define PLACEHOLDER_BG_RGB	32
-#define PLACEHOLDER_FG_RGB	235
+#define V4L2CUSE_PLACEHOLDER_BG_RGB	32
+#define V4L2CUSE_PLACEHOLDER_FG_RGB	235
 
-struct placeholder *placeholder_new(void);
-void placeholder_free(struct placeholder *ph);		/* NULL-safe */
+struct v4l2cuse_placeholder *v4l2cuse_placeholder_new(void);
+void v4l2cuse_placeholder_free(struct v4l2cuse_placeholder *ph);		/* NULL-safe */
 
 /*
  * Fill @dst (@len >= pix->sizeimage) with the card in @pix; the converted
  * frame is cached until the format changes. *ret_bytesused as in
- * cv_convert().
+ * v4l2cuse_convert_frame().
  */
-int placeholder_fill(struct placeholder *ph, const struct v4l2_pix_format *pix, void *dst,
-		     size_t len, uint32_t *ret_bytesused);
+int v4l2cuse_placeholder_fill(struct v4l2cuse_placeholder *ph, const struct v4l2_pix_format *pix,
+			      void *dst, size_t len, uint32_t *ret_bytesused);

@@ -17,21 +17,21 @@
 #include "file-reader.h"
 
 struct raw_reader {
-	struct file_reader base;
+	struct v4l2cuse_file_reader base;
 	FILE *f;
 	uint8_t *buf;
 	size_t frame_size;
 };
 
 static int
-raw_next(struct file_reader *r, struct cv_image *ret)
+raw_next(struct v4l2cuse_file_reader *r, struct v4l2cuse_image *ret)
 {
 	struct raw_reader *rr = (struct raw_reader *)r;
 	size_t n = fread(rr->buf, 1, rr->frame_size, rr->f);
 
 	if (n < rr->frame_size)
 		return ferror(rr->f) ? -EIO : -ENODATA;	/* a partial last frame ends it */
-	*ret = (struct cv_image){
+	*ret = (struct v4l2cuse_image){
 		.fourcc = r->info.fourcc, .width = r->info.width, .height = r->info.height,
 		.data = rr->buf, .size = rr->frame_size,
 	};
@@ -39,7 +39,7 @@ raw_next(struct file_reader *r, struct cv_image *ret)
 }
 
 static int
-raw_rewind(struct file_reader *r)
+raw_rewind(struct v4l2cuse_file_reader *r)
 {
 	struct raw_reader *rr = (struct raw_reader *)r;
 
@@ -48,7 +48,7 @@ raw_rewind(struct file_reader *r)
 }
 
 static void
-raw_destroy(struct file_reader *r)
+raw_destroy(struct v4l2cuse_file_reader *r)
 {
 	struct raw_reader *rr = (struct raw_reader *)r;
 
@@ -58,7 +58,7 @@ raw_destroy(struct file_reader *r)
 	g_free(rr);
 }
 
-static const struct file_reader_ops raw_ops = {
+static const struct v4l2cuse_file_reader_ops raw_ops = {
 	.name = "raw",
 	.next = raw_next,
 	.rewind = raw_rewind,
@@ -66,8 +66,9 @@ static const struct file_reader_ops raw_ops = {
 };
 
 int
-raw_reader_open(FILE *f, uint32_t fourcc, uint32_t width, uint32_t height,
-		const struct v4l2_fract *fps_iv, struct file_reader **ret, char **ret_error)
+v4l2cuse_raw_reader_open(FILE *f, uint32_t fourcc, uint32_t width, uint32_t height,
+			 const struct v4l2_fract *fps_iv, struct v4l2cuse_file_reader **ret,
+			 char **ret_error)
 {
 	struct raw_reader *rr = g_new0(struct raw_reader, 1);
 	struct stat st;
@@ -75,7 +76,7 @@ raw_reader_open(FILE *f, uint32_t fourcc, uint32_t width, uint32_t height,
 
 	rr->base.ops = &raw_ops;
 	rr->f = f;
-	rr->frame_size = cv_input_size(fourcc, width, height, 0);
+	rr->frame_size = v4l2cuse_convert_input_size(fourcc, width, height, 0);
 	if (!rr->frame_size) {
 		*ret_error = g_strdup_printf("raw %.4s frames cannot be %ux%u",
 					     (const char *)&fourcc, width, height);
@@ -86,7 +87,7 @@ raw_reader_open(FILE *f, uint32_t fourcc, uint32_t width, uint32_t height,
 	too_short = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
 		    (uint64_t)st.st_size < rr->frame_size;
 	rr->buf = too_short ? NULL : g_malloc(rr->frame_size);
-	rr->base.info = (struct file_reader_info){
+	rr->base.info = (struct v4l2cuse_file_reader_info){
 		.width = width, .height = height,
 		.interval = fps_iv && fps_iv->denominator ? *fps_iv : (struct v4l2_fract){ 1, 30 },
 		.fourcc = fourcc,
@@ -94,7 +95,7 @@ raw_reader_open(FILE *f, uint32_t fourcc, uint32_t width, uint32_t height,
 	};
 	g_snprintf(rr->base.info.kind, sizeof(rr->base.info.kind), "raw %.4s",
 		   (const char *)&fourcc);
-	if (too_short || raw_next(&rr->base, &(struct cv_image){ 0 }) < 0 ||
+	if (too_short || raw_next(&rr->base, &(struct v4l2cuse_image){ 0 }) < 0 ||
 	    raw_rewind(&rr->base) < 0) {
 		*ret_error = g_strdup_printf("shorter than one %ux%u %.4s frame (%zu bytes)",
 					     width, height, (const char *)&fourcc, rr->frame_size);

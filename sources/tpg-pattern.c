@@ -44,7 +44,7 @@
 #include "util/macros.h"
 #include "tpg-private.h"
 
-const char *const tpg_pattern_menu[TPG_PAT_COUNT + 1] = {
+const char *const v4l2cuse_tpg_pattern_menu[V4L2CUSE_TPG_PAT_COUNT + 1] = {
 	"75% Colorbar",
 	"100% Colorbar",
 	"CSC Colorbar",
@@ -71,7 +71,7 @@ const char *const tpg_pattern_menu[TPG_PAT_COUNT + 1] = {
 	NULL,
 };
 
-const char *const tpg_pattern_names[TPG_PAT_COUNT] = {
+const char *const v4l2cuse_tpg_pattern_names[V4L2CUSE_TPG_PAT_COUNT] = {
 	"bars75", "bars100", "csc", "hbars", "squares",
 	"black", "white", "red", "green", "blue",
 	"checkers16", "checkers2", "checkers1", "rgcheckers2", "rgcheckers1",
@@ -80,19 +80,19 @@ const char *const tpg_pattern_names[TPG_PAT_COUNT] = {
 };
 
 int
-tpg_pattern_from_name(const char *name)
+v4l2cuse_tpg_pattern_from_name(const char *name)
 {
 	char *end = NULL;
 	long n;
 
 	if (!name || !*name)
 		return -EINVAL;
-	for (int i = 0; i < TPG_PAT_COUNT; i++) {
-		if (g_ascii_strcasecmp(name, tpg_pattern_names[i]) == 0)
+	for (int i = 0; i < V4L2CUSE_TPG_PAT_COUNT; i++) {
+		if (g_ascii_strcasecmp(name, v4l2cuse_tpg_pattern_names[i]) == 0)
 			return i;
 	}
 	n = strtol(name, &end, 10);
-	if (*end == '\0' && n >= 0 && n < TPG_PAT_COUNT)
+	if (*end == '\0' && n >= 0 && n < V4L2CUSE_TPG_PAT_COUNT)
 		return (int)n;
 	return -EINVAL;
 }
@@ -106,23 +106,23 @@ static const uint16_t tpg_bars[3][8] = {
 };
 
 unsigned int
-tpg_pat_lines(enum tpg_pattern pat)
+v4l2cuse_tpg_pat_lines(enum v4l2cuse_tpg_pattern pat)
 {
 	switch (pat) {
-	case TPG_PAT_CHECKERS_16X16:
-	case TPG_PAT_CHECKERS_2X2:
-	case TPG_PAT_CHECKERS_1X1:
-	case TPG_PAT_COLOR_CHECKERS_2X2:
-	case TPG_PAT_COLOR_CHECKERS_1X1:
-	case TPG_PAT_ALTERNATING_HLINES:
-	case TPG_PAT_CROSS_1_PIXEL:
-	case TPG_PAT_CROSS_2_PIXELS:
-	case TPG_PAT_CROSS_10_PIXELS:
+	case V4L2CUSE_TPG_PAT_CHECKERS_16X16:
+	case V4L2CUSE_TPG_PAT_CHECKERS_2X2:
+	case V4L2CUSE_TPG_PAT_CHECKERS_1X1:
+	case V4L2CUSE_TPG_PAT_COLOR_CHECKERS_2X2:
+	case V4L2CUSE_TPG_PAT_COLOR_CHECKERS_1X1:
+	case V4L2CUSE_TPG_PAT_ALTERNATING_HLINES:
+	case V4L2CUSE_TPG_PAT_CROSS_1_PIXEL:
+	case V4L2CUSE_TPG_PAT_CROSS_2_PIXELS:
+	case V4L2CUSE_TPG_PAT_CROSS_10_PIXELS:
 		return 2;
-	case TPG_PAT_100_HCOLORBAR:
-	case TPG_PAT_100_COLORSQUARES:
+	case V4L2CUSE_TPG_PAT_100_HCOLORBAR:
+	case V4L2CUSE_TPG_PAT_100_COLORSQUARES:
 		return 8;
-	case TPG_PAT_SMPTE_RP219:
+	case V4L2CUSE_TPG_PAT_SMPTE_RP219:
 		return 4;
 	default:
 		return 1;
@@ -130,30 +130,30 @@ tpg_pat_lines(enum tpg_pattern pat)
 }
 
 unsigned int
-tpg_row_pat(const struct tpg *t, uint32_t y)
+v4l2cuse_tpg_row_pat(const struct v4l2cuse_tpg *t, uint32_t y)
 {
 	uint32_t h = t->height;
 
 	switch (t->p.pattern) {
-	case TPG_PAT_CHECKERS_16X16:
+	case V4L2CUSE_TPG_PAT_CHECKERS_16X16:
 		return (y >> 4) & 1;
-	case TPG_PAT_CHECKERS_2X2:
-	case TPG_PAT_COLOR_CHECKERS_2X2:
+	case V4L2CUSE_TPG_PAT_CHECKERS_2X2:
+	case V4L2CUSE_TPG_PAT_COLOR_CHECKERS_2X2:
 		return (y >> 1) & 1;
-	case TPG_PAT_CHECKERS_1X1:
-	case TPG_PAT_COLOR_CHECKERS_1X1:
-	case TPG_PAT_ALTERNATING_HLINES:
+	case V4L2CUSE_TPG_PAT_CHECKERS_1X1:
+	case V4L2CUSE_TPG_PAT_COLOR_CHECKERS_1X1:
+	case V4L2CUSE_TPG_PAT_ALTERNATING_HLINES:
 		return y & 1;
-	case TPG_PAT_100_HCOLORBAR:
-	case TPG_PAT_100_COLORSQUARES:
+	case V4L2CUSE_TPG_PAT_100_HCOLORBAR:
+	case V4L2CUSE_TPG_PAT_100_COLORSQUARES:
 		return (uint32_t)((uint64_t)y * 8 / h);
-	case TPG_PAT_CROSS_1_PIXEL:
+	case V4L2CUSE_TPG_PAT_CROSS_1_PIXEL:
 		return y == h / 2;
-	case TPG_PAT_CROSS_2_PIXELS:
+	case V4L2CUSE_TPG_PAT_CROSS_2_PIXELS:
 		return (y + 1) / 2 == h / 4;
-	case TPG_PAT_CROSS_10_PIXELS:
+	case V4L2CUSE_TPG_PAT_CROSS_10_PIXELS:
 		return (y + 10) / 20 == h / 40;
-	case TPG_PAT_SMPTE_RP219: {
+	case V4L2CUSE_TPG_PAT_SMPTE_RP219: {
 		uint32_t band = (uint32_t)((uint64_t)y * 12 / h);
 
 		return band < 7 ? 0 : band == 7 ? 1 : band == 8 ? 2 : 3;
@@ -164,7 +164,7 @@ tpg_row_pat(const struct tpg *t, uint32_t y)
 }
 
 static uint16_t
-tpg_smpte_color(const struct tpg *t, unsigned int line, uint32_t x)
+tpg_smpte_color(const struct v4l2cuse_tpg *t, unsigned int line, uint32_t x)
 {
 	uint64_t w = t->width;
 	uint32_t u = (uint32_t)((uint64_t)x * 56 / w);	/* 0..55 */
@@ -199,55 +199,55 @@ tpg_smpte_color(const struct tpg *t, unsigned int line, uint32_t x)
 }
 
 uint16_t
-tpg_color_at(const struct tpg *t, unsigned int line, uint32_t x)
+v4l2cuse_tpg_color_at(const struct v4l2cuse_tpg *t, unsigned int line, uint32_t x)
 {
 	uint32_t w = t->width;
 	unsigned int bar = (unsigned int)((uint64_t)x * 8 / w);
 
 	switch (t->p.pattern) {
-	case TPG_PAT_75_COLORBAR:
+	case V4L2CUSE_TPG_PAT_75_COLORBAR:
 		return tpg_bars[0][bar];
-	case TPG_PAT_100_COLORBAR:
+	case V4L2CUSE_TPG_PAT_100_COLORBAR:
 		return tpg_bars[1][bar];
-	case TPG_PAT_CSC_COLORBAR:
+	case V4L2CUSE_TPG_PAT_CSC_COLORBAR:
 		return tpg_bars[2][bar];
-	case TPG_PAT_100_HCOLORBAR:
+	case V4L2CUSE_TPG_PAT_100_HCOLORBAR:
 		return tpg_bars[1][line];
-	case TPG_PAT_100_COLORSQUARES:
+	case V4L2CUSE_TPG_PAT_100_COLORSQUARES:
 		return tpg_bars[1][(line + bar) % 8];
-	case TPG_PAT_BLACK:
+	case V4L2CUSE_TPG_PAT_BLACK:
 		return C_BLACK;
-	case TPG_PAT_WHITE:
+	case V4L2CUSE_TPG_PAT_WHITE:
 		return C_WHITE;
-	case TPG_PAT_RED:
+	case V4L2CUSE_TPG_PAT_RED:
 		return C_RED;
-	case TPG_PAT_GREEN:
+	case V4L2CUSE_TPG_PAT_GREEN:
 		return C_GREEN;
-	case TPG_PAT_BLUE:
+	case V4L2CUSE_TPG_PAT_BLUE:
 		return C_BLUE;
-	case TPG_PAT_CHECKERS_16X16:
+	case V4L2CUSE_TPG_PAT_CHECKERS_16X16:
 		return (((x >> 4) & 1) ^ line) ? C_BLACK : C_WHITE;
-	case TPG_PAT_CHECKERS_2X2:
+	case V4L2CUSE_TPG_PAT_CHECKERS_2X2:
 		return (((x >> 1) & 1) ^ line) ? C_WHITE : C_BLACK;
-	case TPG_PAT_CHECKERS_1X1:
+	case V4L2CUSE_TPG_PAT_CHECKERS_1X1:
 		return ((x & 1) ^ line) ? C_WHITE : C_BLACK;
-	case TPG_PAT_COLOR_CHECKERS_2X2:
+	case V4L2CUSE_TPG_PAT_COLOR_CHECKERS_2X2:
 		return (((x >> 1) & 1) ^ line) ? C_RED : C_GREEN;
-	case TPG_PAT_COLOR_CHECKERS_1X1:
+	case V4L2CUSE_TPG_PAT_COLOR_CHECKERS_1X1:
 		return ((x & 1) ^ line) ? C_RED : C_GREEN;
-	case TPG_PAT_ALTERNATING_HLINES:
+	case V4L2CUSE_TPG_PAT_ALTERNATING_HLINES:
 		return line ? C_WHITE : C_BLACK;
-	case TPG_PAT_ALTERNATING_VLINES:
+	case V4L2CUSE_TPG_PAT_ALTERNATING_VLINES:
 		return (x & 1) ? C_WHITE : C_BLACK;
-	case TPG_PAT_CROSS_1_PIXEL:
+	case V4L2CUSE_TPG_PAT_CROSS_1_PIXEL:
 		return line || x == w / 2 ? C_BLACK : C_WHITE;
-	case TPG_PAT_CROSS_2_PIXELS:
+	case V4L2CUSE_TPG_PAT_CROSS_2_PIXELS:
 		return line || (x + 1) / 2 == w / 4 ? C_BLACK : C_WHITE;
-	case TPG_PAT_CROSS_10_PIXELS:
+	case V4L2CUSE_TPG_PAT_CROSS_10_PIXELS:
 		return line || (x + 10) / 20 == w / 40 ? C_BLACK : C_WHITE;
-	case TPG_PAT_GRAY_RAMP:
+	case V4L2CUSE_TPG_PAT_GRAY_RAMP:
 		return C_RAMP + (uint16_t)((uint64_t)x * 256 / w);
-	case TPG_PAT_SMPTE_RP219:
+	case V4L2CUSE_TPG_PAT_SMPTE_RP219:
 		return tpg_smpte_color(t, line, x);
 	default:
 		return C_BLACK;

@@ -29,7 +29,7 @@ enum {
 
 #define TPG_MAX_PAT 8
 
-struct tpg {
+struct v4l2cuse_tpg {
 	const struct v4l2cuse_format_info *fi;	/* NULL: no format set */
 	uint32_t width, height;
 	uint32_t ycbcr_enc, quantization;
@@ -38,10 +38,10 @@ struct tpg {
 	size_t chroma_line;	/* bytes of a cached chroma line (2 * width pixels) */
 	size_t frame_size;
 
-	struct tpg_params p;
+	struct v4l2cuse_tpg_params p;
 	bool dirty;		/* palette and line cache must be rebuilt */
 
-	struct tpg_pixel pal[C_COUNT];
+	struct v4l2cuse_tpg_pixel pal[C_COUNT];
 	unsigned int n_pat;
 	uint8_t *row_pat;	/* pattern line of each (unflipped) row */
 	uint16_t *idx;		/* 2 * width colour indices (scratch) */
@@ -58,15 +58,16 @@ struct tpg {
 };
 
 /* tpg.c: write colour indices to the frame (tpg.c's comments). */
-void tpg_blit(struct tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw, uint32_t rh,
-	      const uint16_t *idx, size_t stride);
-void tpg_fill_rect(struct tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
-		   uint32_t rh, uint16_t color);
+void v4l2cuse_tpg_blit(struct v4l2cuse_tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
+		       uint32_t rh, const uint16_t *idx, size_t stride);
+void v4l2cuse_tpg_fill_rect(struct v4l2cuse_tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0,
+			    uint32_t rw, uint32_t rh, uint16_t color);
 
 /* tpg-pattern.c: distinct lines of the pattern, each row's line, colours. */
-unsigned int tpg_pat_lines(enum tpg_pattern pat);
-unsigned int tpg_row_pat(const struct tpg *t, uint32_t y);
-uint16_t tpg_color_at(const struct tpg *t, unsigned int line, uint32_t x);
+unsigned int v4l2cuse_tpg_pat_lines(enum v4l2cuse_tpg_pattern pat);
+unsigned int v4l2cuse_tpg_row_pat(const struct v4l2cuse_tpg *t, uint32_t y);
+uint16_t v4l2cuse_tpg_color_at(const struct v4l2cuse_tpg *t, unsigned int line, uint32_t x);
 
 /* tpg-text.c: the text overlay. */
-void tpg_draw_text(struct tpg *t, uint8_t *dst, const char *const *text, unsigned int n_lines);
+void v4l2cuse_tpg_draw_text(struct v4l2cuse_tpg *t, uint8_t *dst, const char *const *text,
+			    unsigned int n_lines);

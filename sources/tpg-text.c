@@ -14,14 +14,14 @@
 #include "tpg-private.h"
 
 void
-tpg_overlay_rect_for(uint32_t width, uint32_t height, unsigned int n_lines,
-		     struct v4l2_rect *ret)
+v4l2cuse_tpg_overlay_rect_for(uint32_t width, uint32_t height, unsigned int n_lines,
+			      struct v4l2_rect *ret)
 {
-	uint32_t w = 2 * TPG_TEXT_PAD + TPG_TEXT_CELL_W * TPG_TEXT_COLS;
+	uint32_t w = 2 * V4L2CUSE_TPG_TEXT_PAD + V4L2CUSE_TPG_TEXT_CELL_W * V4L2CUSE_TPG_TEXT_COLS;
 	uint32_t h;
 
-	n_lines = MIN(n_lines, TPG_TEXT_MAX_LINES);
-	h = 2 * TPG_TEXT_PAD + TPG_TEXT_CELL_H * n_lines;
+	n_lines = MIN(n_lines, V4L2CUSE_TPG_TEXT_MAX_LINES);
+	h = 2 * V4L2CUSE_TPG_TEXT_PAD + V4L2CUSE_TPG_TEXT_CELL_H * n_lines;
 	memset(ret, 0, sizeof(*ret));
 	if (n_lines == 0)
 		return;
@@ -30,35 +30,37 @@ tpg_overlay_rect_for(uint32_t width, uint32_t height, unsigned int n_lines,
 }
 
 void
-tpg_overlay_rect(const struct tpg *t, unsigned int n_lines, struct v4l2_rect *ret)
+v4l2cuse_tpg_overlay_rect(const struct v4l2cuse_tpg *t, unsigned int n_lines, struct v4l2_rect *ret)
 {
 	if (!t->fi) {
 		memset(ret, 0, sizeof(*ret));
 		return;
 	}
-	tpg_overlay_rect_for(t->width, t->height, n_lines, ret);
+	v4l2cuse_tpg_overlay_rect_for(t->width, t->height, n_lines, ret);
 }
 
 void
-tpg_draw_text(struct tpg *t, uint8_t *dst, const char *const *text, unsigned int n_lines)
+v4l2cuse_tpg_draw_text(struct v4l2cuse_tpg *t, uint8_t *dst, const char *const *text,
+		       unsigned int n_lines)
 {
 	struct v4l2_rect r;
 	size_t cw;
 
-	tpg_overlay_rect(t, n_lines, &r);
+	v4l2cuse_tpg_overlay_rect(t, n_lines, &r);
 	if (!r.width || !r.height)
 		return;
 	cw = r.width;
 	for (size_t i = 0; i < (size_t)r.width * r.height; i++)
 		t->canvas[i] = C_TEXT_BG;
-	for (unsigned int l = 0; l < MIN(n_lines, TPG_TEXT_MAX_LINES); l++) {
+	for (unsigned int l = 0; l < MIN(n_lines, V4L2CUSE_TPG_TEXT_MAX_LINES); l++) {
 		const char *s = text[l] ? text[l] : "";
 
-		for (unsigned int col = 0; col < TPG_TEXT_COLS && s[col]; col++) {
+		for (unsigned int col = 0; col < V4L2CUSE_TPG_TEXT_COLS && s[col]; col++) {
 			unsigned char c = (unsigned char)s[col];
-			const uint8_t *g = tpg_font_5x7[(c >= 32 && c < 127 ? c : '?') - 32];
-			uint32_t cx = TPG_TEXT_PAD + col * TPG_TEXT_CELL_W + 1;
-			uint32_t cy = TPG_TEXT_PAD + l * TPG_TEXT_CELL_H + 1;
+			const uint8_t *g =
+				v4l2cuse_tpg_font_5x7[(c >= 32 && c < 127 ? c : '?') - 32];
+			uint32_t cx = V4L2CUSE_TPG_TEXT_PAD + col * V4L2CUSE_TPG_TEXT_CELL_W + 1;
+			uint32_t cy = V4L2CUSE_TPG_TEXT_PAD + l * V4L2CUSE_TPG_TEXT_CELL_H + 1;
 
 			for (uint32_t gy = 0; gy < 7; gy++) {
 				for (uint32_t gx = 0; gx < 5; gx++) {
@@ -77,5 +79,5 @@ tpg_draw_text(struct tpg *t, uint8_t *dst, const char *const *text, unsigned int
 			}
 		}
 	}
-	tpg_blit(t, dst, 0, 0, r.width, r.height, t->canvas, cw);
+	v4l2cuse_tpg_blit(t, dst, 0, 0, r.width, r.height, t->canvas, cw);
 }

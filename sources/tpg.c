@@ -53,7 +53,7 @@ static const double tpg_rgb[C_RAMP][3] = {
 };
 
 bool
-tpg_supports(uint32_t fourcc)
+v4l2cuse_tpg_supports(uint32_t fourcc)
 {
 	const struct v4l2cuse_format_info *fi = v4l2cuse_format_lookup(fourcc);
 
@@ -67,11 +67,11 @@ tpg_vsub(const struct v4l2cuse_format_info *fi)
 	return fi->n_planes > 1 ? fi->vdiv : 1;
 }
 
-struct tpg *
-tpg_new(void)
+struct v4l2cuse_tpg *
+v4l2cuse_tpg_new(void)
 {
-	struct tpg *t = g_new0(struct tpg, 1);
-	const struct tpg_params def = TPG_PARAMS_DEFAULT;
+	struct v4l2cuse_tpg *t = g_new0(struct v4l2cuse_tpg, 1);
+	const struct v4l2cuse_tpg_params def = V4L2CUSE_TPG_PARAMS_DEFAULT;
 
 	t->p = def;
 	t->dirty = true;
@@ -79,7 +79,7 @@ tpg_new(void)
 }
 
 static void
-tpg_free_buffers(struct tpg *t)
+tpg_free_buffers(struct v4l2cuse_tpg *t)
 {
 	for (unsigned int i = 0; i < TPG_MAX_PAT; i++) {
 		for (unsigned int p = 0; p < 3; p++)
@@ -105,7 +105,7 @@ tpg_free_buffers(struct tpg *t)
 }
 
 void
-tpg_free(struct tpg *t)
+v4l2cuse_tpg_free(struct v4l2cuse_tpg *t)
 {
 	if (!t)
 		return;
@@ -114,13 +114,13 @@ tpg_free(struct tpg *t)
 }
 
 int
-tpg_set_format(struct tpg *t, uint32_t fourcc, uint32_t width, uint32_t height,
-	       uint32_t ycbcr_enc, uint32_t quantization)
+v4l2cuse_tpg_set_format(struct v4l2cuse_tpg *t, uint32_t fourcc, uint32_t width, uint32_t height,
+			uint32_t ycbcr_enc, uint32_t quantization)
 {
 	const struct v4l2cuse_format_info *fi = v4l2cuse_format_lookup(fourcc);
 	size_t bpl0, csize;
 
-	if (!tpg_supports(fourcc) ||
+	if (!v4l2cuse_tpg_supports(fourcc) ||
 	    !v4l2cuse_format_frame_size(fi, width, height, 0, NULL, NULL))
 		return -EINVAL;
 
@@ -158,52 +158,54 @@ tpg_set_format(struct tpg *t, uint32_t fourcc, uint32_t width, uint32_t height,
 		for (unsigned int p = 1; p < fi->n_planes; p++)
 			t->tmp[r][p] = g_malloc0(width);
 	}
-	t->canvas_size = (size_t)TPG_TEXT_CELL_H * TPG_TEXT_MAX_LINES + 2 * TPG_TEXT_PAD;
-	t->canvas_size *= (size_t)TPG_TEXT_CELL_W * TPG_TEXT_COLS + 2 * TPG_TEXT_PAD;
+	t->canvas_size = (size_t)V4L2CUSE_TPG_TEXT_CELL_H * V4L2CUSE_TPG_TEXT_MAX_LINES +
+			 2 * V4L2CUSE_TPG_TEXT_PAD;
+	t->canvas_size *= (size_t)V4L2CUSE_TPG_TEXT_CELL_W * V4L2CUSE_TPG_TEXT_COLS +
+			  2 * V4L2CUSE_TPG_TEXT_PAD;
 	t->canvas = g_new0(uint16_t, t->canvas_size);
 	t->dirty = true;
 	return 0;
 }
 
 size_t
-tpg_frame_size(const struct tpg *t)
+v4l2cuse_tpg_frame_size(const struct v4l2cuse_tpg *t)
 {
 	return t->fi ? t->frame_size : 0;
 }
 
 void
-tpg_set_params(struct tpg *t, const struct tpg_params *p)
+v4l2cuse_tpg_set_params(struct v4l2cuse_tpg *t, const struct v4l2cuse_tpg_params *p)
 {
-	const struct tpg_params *o = &t->p;
+	const struct v4l2cuse_tpg_params *o = &t->p;
 
 	if (p->pattern != o->pattern || p->brightness != o->brightness ||
 	    p->contrast != o->contrast || p->saturation != o->saturation ||
 	    p->hue != o->hue || p->hflip != o->hflip || p->vflip != o->vflip)
 		t->dirty = true;
 	t->p = *p;
-	t->p.pattern = CLAMP_VAL((int)p->pattern, 0, TPG_PAT_COUNT - 1);
+	t->p.pattern = CLAMP_VAL((int)p->pattern, 0, V4L2CUSE_TPG_PAT_COUNT - 1);
 	t->p.brightness = CLAMP_VAL(p->brightness, 0, 255);
 	t->p.contrast = CLAMP_VAL(p->contrast, 0, 255);
 	t->p.saturation = CLAMP_VAL(p->saturation, 0, 255);
 	t->p.hue = CLAMP_VAL(p->hue, -128, 127);
 }
 
-const struct tpg_params *
-tpg_get_params(const struct tpg *t)
+const struct v4l2cuse_tpg_params *
+v4l2cuse_tpg_get_params(const struct v4l2cuse_tpg *t)
 {
 	return &t->p;
 }
 
 bool
-tpg_is_animated(const struct tpg *t)
+v4l2cuse_tpg_is_animated(const struct v4l2cuse_tpg *t)
 {
-	return tpg_is_scrolling(t) || t->p.box;
+	return v4l2cuse_tpg_is_scrolling(t) || t->p.box;
 }
 
 bool
-tpg_is_scrolling(const struct tpg *t)
+v4l2cuse_tpg_is_scrolling(const struct v4l2cuse_tpg *t)
 {
-	return t->p.hscroll || t->p.vscroll || t->p.pattern == TPG_PAT_NOISE;
+	return t->p.hscroll || t->p.vscroll || t->p.pattern == V4L2CUSE_TPG_PAT_NOISE;
 }
 
 /* --- colours ------------------------------------------------------------ */
@@ -216,10 +218,10 @@ tpg_round(double v, double lo, double hi)
 }
 
 static void
-tpg_compute_color(const struct tpg *t, const double rgb[3], bool controls,
-		  bool excursion, struct tpg_pixel *out)
+tpg_compute_color(const struct v4l2cuse_tpg *t, const double rgb[3], bool controls, bool excursion,
+		  struct v4l2cuse_tpg_pixel *out)
 {
-	const struct tpg_params *p = &t->p;
+	const struct v4l2cuse_tpg_params *p = &t->p;
 	bool identity = !controls || (p->brightness == 128 && p->contrast == 128 &&
 				      p->saturation == 128 && p->hue == 0);
 	bool yuv = t->fi->yuv;
@@ -285,9 +287,9 @@ tpg_compute_color(const struct tpg *t, const double rgb[3], bool controls,
 }
 
 static void
-tpg_build_palette(struct tpg *t)
+tpg_build_palette(struct v4l2cuse_tpg *t)
 {
-	enum tpg_pattern pat = t->p.pattern;
+	enum v4l2cuse_tpg_pattern pat = t->p.pattern;
 	static const double black[3] = { 0, 0, 0 }, white[3] = { 1, 1, 1 };
 
 	for (unsigned int c = 0; c < C_CONTRAST; c++) {
@@ -295,11 +297,11 @@ tpg_build_palette(struct tpg *t)
 
 		tpg_compute_color(t, tpg_rgb[c], true, pluge, &t->pal[c]);
 	}
-	t->pal[C_CONTRAST] = t->pal[pat == TPG_PAT_GREEN ? C_RED : C_GREEN];
+	t->pal[C_CONTRAST] = t->pal[pat == V4L2CUSE_TPG_PAT_GREEN ? C_RED : C_GREEN];
 	/* The overlay is an annotation: no picture controls, no flips. */
-	tpg_compute_color(t, pat == TPG_PAT_BLACK ? white : black, false, false,
+	tpg_compute_color(t, pat == V4L2CUSE_TPG_PAT_BLACK ? white : black, false, false,
 			  &t->pal[C_TEXT_BG]);
-	tpg_compute_color(t, pat == TPG_PAT_BLACK ? black : white, false, false,
+	tpg_compute_color(t, pat == V4L2CUSE_TPG_PAT_BLACK ? black : white, false, false,
 			  &t->pal[C_TEXT_FG]);
 	for (unsigned int i = 0; i < 256; i++) {
 		double v[3] = { i / 255.0, i / 255.0, i / 255.0 };
@@ -324,9 +326,10 @@ tpg_avg(uint8_t a, uint8_t b)
  * (chroma of pixel pairs averaged) that the shared packers (pack.h) write.
  */
 static void
-tpg_pack(struct tpg *t, const uint16_t *idx, size_t n, uint8_t *o0, uint8_t *o1, uint8_t *o2)
+tpg_pack(struct v4l2cuse_tpg *t, const uint16_t *idx, size_t n, uint8_t *o0, uint8_t *o1,
+	 uint8_t *o2)
 {
-	const struct tpg_pixel *pal = t->pal;
+	const struct v4l2cuse_tpg_pixel *pal = t->pal;
 
 	if (!t->fi->yuv && t->fi->fourcc != V4L2_PIX_FMT_GREY) {
 		for (size_t x = 0; x < n; x++) {
@@ -358,24 +361,25 @@ tpg_rand(uint64_t *state)
 }
 
 static void
-tpg_build_lines(struct tpg *t)
+tpg_build_lines(struct v4l2cuse_tpg *t)
 {
 	uint32_t w = t->width;
 
 	tpg_build_palette(t);
-	t->n_pat = tpg_pat_lines(t->p.pattern);
+	t->n_pat = v4l2cuse_tpg_pat_lines(t->p.pattern);
 	for (uint32_t y = 0; y < t->height; y++)
-		t->row_pat[y] = (uint8_t)tpg_row_pat(t, y);
+		t->row_pat[y] = (uint8_t)v4l2cuse_tpg_row_pat(t, y);
 
 	for (unsigned int pl = 0; pl < t->n_pat; pl++) {
-		if (t->p.pattern == TPG_PAT_NOISE) {
+		if (t->p.pattern == V4L2CUSE_TPG_PAT_NOISE) {
 			uint64_t seed = 0x7e57;
 
 			for (size_t x = 0; x < 2 * (size_t)w; x++)
 				t->idx[x] = C_RAMP + (tpg_rand(&seed) & 0xff);
 		} else {
 			for (uint32_t x = 0; x < w; x++) {
-				uint16_t c = tpg_color_at(t, pl, t->p.hflip ? w - 1 - x : x);
+				uint16_t c =
+					v4l2cuse_tpg_color_at(t, pl, t->p.hflip ? w - 1 - x : x);
 
 				t->idx[x] = c;
 				t->idx[w + x] = c;
@@ -390,7 +394,7 @@ tpg_build_lines(struct tpg *t)
 
 /* The averaged 4:2:0 chroma of pattern lines @a and @b (lazily cached). */
 static uint8_t *const *
-tpg_pair(struct tpg *t, unsigned int a, unsigned int b)
+tpg_pair(struct v4l2cuse_tpg *t, unsigned int a, unsigned int b)
 {
 	if (!t->pair_valid[a][b]) {
 		for (unsigned int p = 1; p < t->fi->n_planes; p++) {
@@ -418,7 +422,7 @@ tpg_umod(int64_t a, uint32_t m)
 }
 
 static inline uint32_t
-tpg_src_row(const struct tpg *t, uint32_t y, uint32_t voff)
+tpg_src_row(const struct v4l2cuse_tpg *t, uint32_t y, uint32_t voff)
 {
 	uint32_t r = t->p.vflip ? t->height - 1 - y : y;
 
@@ -432,8 +436,8 @@ tpg_src_row(const struct tpg *t, uint32_t y, uint32_t voff)
  * and, for 4:2:0, even y0 and rh.
  */
 void
-tpg_blit(struct tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
-	 uint32_t rh, const uint16_t *idx, size_t stride)
+v4l2cuse_tpg_blit(struct v4l2cuse_tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
+		  uint32_t rh, const uint16_t *idx, size_t stride)
 {
 	const struct v4l2cuse_format_info *fi = t->fi;
 	size_t bpp = fi->bpp[0] / 8;
@@ -469,12 +473,12 @@ tpg_blit(struct tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
 }
 
 void
-tpg_fill_rect(struct tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
-	      uint32_t rh, uint16_t color)
+v4l2cuse_tpg_fill_rect(struct v4l2cuse_tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
+		       uint32_t rh, uint16_t color)
 {
 	for (uint32_t i = 0; i < rw; i++)
 		t->solid[i] = color;
-	tpg_blit(t, dst, x0, y0, rw, rh, t->solid, 0);
+	v4l2cuse_tpg_blit(t, dst, x0, y0, rw, rh, t->solid, 0);
 }
 
 static uint32_t
@@ -489,7 +493,7 @@ tpg_bounce(uint64_t s, uint32_t range)
 }
 
 bool
-tpg_box_rect(const struct tpg *t, uint32_t frame, struct v4l2_rect *ret)
+v4l2cuse_tpg_box_rect(const struct v4l2cuse_tpg *t, uint32_t frame, struct v4l2_rect *ret)
 {
 	uint32_t w = t->width, h = t->height;
 	uint32_t bs;
@@ -507,8 +511,8 @@ tpg_box_rect(const struct tpg *t, uint32_t frame, struct v4l2_rect *ret)
 }
 
 void
-tpg_fill(struct tpg *t, uint8_t *dst, uint32_t frame, const char *const *text,
-	 unsigned int n_lines)
+v4l2cuse_tpg_fill(struct v4l2cuse_tpg *t, uint8_t *dst, uint32_t frame, const char *const *text,
+		  unsigned int n_lines)
 {
 	const struct v4l2cuse_format_info *fi = t->fi;
 	uint32_t w = t->width, h = t->height;
@@ -523,7 +527,7 @@ tpg_fill(struct tpg *t, uint8_t *dst, uint32_t frame, const char *const *text,
 
 	bpp = fi->bpp[0] / 8;
 	row_bytes = (size_t)w * bpp;
-	noise = t->p.pattern == TPG_PAT_NOISE;
+	noise = t->p.pattern == V4L2CUSE_TPG_PAT_NOISE;
 	hoff = tpg_umod((int64_t)frame * t->p.hscroll, w);
 	voff = tpg_umod((int64_t)frame * t->p.vscroll, h);
 	if (fi->hdiv > 1)
@@ -562,18 +566,18 @@ tpg_fill(struct tpg *t, uint8_t *dst, uint32_t frame, const char *const *text,
 	}
 
 	if (t->p.border && w >= 4 && h >= 4) {
-		tpg_fill_rect(t, dst, 0, 0, w, 2, C_CONTRAST);
-		tpg_fill_rect(t, dst, 0, h - 2, w, 2, C_CONTRAST);
-		tpg_fill_rect(t, dst, 0, 2, 2, h - 4, C_CONTRAST);
-		tpg_fill_rect(t, dst, w - 2, 2, 2, h - 4, C_CONTRAST);
+		v4l2cuse_tpg_fill_rect(t, dst, 0, 0, w, 2, C_CONTRAST);
+		v4l2cuse_tpg_fill_rect(t, dst, 0, h - 2, w, 2, C_CONTRAST);
+		v4l2cuse_tpg_fill_rect(t, dst, 0, 2, 2, h - 4, C_CONTRAST);
+		v4l2cuse_tpg_fill_rect(t, dst, w - 2, 2, 2, h - 4, C_CONTRAST);
 	}
 	if (t->p.box) {
 		struct v4l2_rect b;
 
-		if (tpg_box_rect(t, frame, &b))
-			tpg_fill_rect(t, dst, (uint32_t)b.left, (uint32_t)b.top, b.width,
-				      b.height, C_CONTRAST);
+		if (v4l2cuse_tpg_box_rect(t, frame, &b))
+			v4l2cuse_tpg_fill_rect(t, dst, (uint32_t)b.left, (uint32_t)b.top, b.width,
+					       b.height, C_CONTRAST);
 	}
 	if (n_lines && text)
-		tpg_draw_text(t, dst, text, n_lines);
+		v4l2cuse_tpg_draw_text(t, dst, text, n_lines);
 }

@@ -18,7 +18,7 @@
 #include "uvc-private.h"
 
 void
-uvc_ctrl_free(struct uvc_ctrl *c)
+v4l2cuse_uvc_ctrl_free(struct uvc_ctrl *c)
 {
 	for (unsigned int i = 0; i <= UVC_MAX_MENU; i++)
 		g_free(c->menu_store[i]);
@@ -31,7 +31,7 @@ uvc_get_value(int fd, const struct v4l2cuse_control *d, int64_t *ret)
 	struct v4l2_ext_controls cs = {
 		.which = V4L2_CTRL_WHICH_CUR_VAL, .count = 1, .controls = &c,
 	};
-	int r = uvc_ioctl(fd, VIDIOC_G_EXT_CTRLS, &cs);
+	int r = v4l2cuse_uvc_ioctl(fd, VIDIOC_G_EXT_CTRLS, &cs);
 
 	if (r < 0)
 		return r;
@@ -51,16 +51,17 @@ uvc_set_value(int fd, const struct v4l2cuse_control *d, int64_t v)
 		c.value64 = v;
 	else
 		c.value = (int32_t)v;
-	return uvc_ioctl(fd, VIDIOC_S_EXT_CTRLS, &cs);
+	return v4l2cuse_uvc_ioctl(fd, VIDIOC_S_EXT_CTRLS, &cs);
 }
 
 void
-uvc_snapshot_controls(struct uvc_source *u, int fd)
+v4l2cuse_uvc_snapshot_controls(struct uvc_source *u, int fd)
 {
 	struct v4l2_query_ext_ctrl q = { .id = V4L2_CTRL_FLAG_NEXT_CTRL };
 
 	u->ctrls = g_new0(struct uvc_ctrl, UVC_MAX_CTRLS);
-	while (u->n_ctrls < UVC_MAX_CTRLS && uvc_ioctl(fd, VIDIOC_QUERY_EXT_CTRL, &q) == 0) {
+	while (u->n_ctrls < UVC_MAX_CTRLS &&
+	       v4l2cuse_uvc_ioctl(fd, VIDIOC_QUERY_EXT_CTRL, &q) == 0) {
 		struct uvc_ctrl *c = &u->ctrls[u->n_ctrls];
 		uint32_t id = q.id;
 		bool ok;
@@ -87,7 +88,7 @@ uvc_snapshot_controls(struct uvc_source *u, int fd)
 				for (int64_t i = q.minimum; i <= q.maximum; i++) {
 					struct v4l2_querymenu m = { .id = q.id, .index = (uint32_t)i };
 
-					if (uvc_ioctl(fd, VIDIOC_QUERYMENU, &m) == 0)
+					if (v4l2cuse_uvc_ioctl(fd, VIDIOC_QUERYMENU, &m) == 0)
 						c->menu_store[i] = g_strndup((const char *)m.name,
 									     sizeof(m.name));
 				}
@@ -111,7 +112,7 @@ uvc_snapshot_controls(struct uvc_source *u, int fd)
 }
 
 void
-uvc_apply_controls(struct uvc_source *u, int fd)
+v4l2cuse_uvc_apply_controls(struct uvc_source *u, int fd)
 {
 	int64_t values[UVC_MAX_CTRLS];
 
@@ -130,7 +131,7 @@ uvc_apply_controls(struct uvc_source *u, int fd)
 }
 
 const struct v4l2cuse_control *
-uvc_control(struct v4l2cuse_source *src, unsigned int index)
+v4l2cuse_uvc_control(struct v4l2cuse_source *src, unsigned int index)
 {
 	struct uvc_source *u = uvc_from(src);
 
@@ -148,7 +149,7 @@ uvc_ctrl_index(const struct uvc_source *u, uint32_t id)
 }
 
 int
-uvc_get_control(struct v4l2cuse_source *src, uint32_t id, int64_t *ret_value)
+v4l2cuse_uvc_get_control(struct v4l2cuse_source *src, uint32_t id, int64_t *ret_value)
 {
 	struct uvc_source *u = uvc_from(src);
 	int i = uvc_ctrl_index(u, id);
@@ -162,7 +163,7 @@ uvc_get_control(struct v4l2cuse_source *src, uint32_t id, int64_t *ret_value)
 }
 
 int
-uvc_set_control(struct v4l2cuse_source *src, uint32_t id, int64_t value)
+v4l2cuse_uvc_set_control(struct v4l2cuse_source *src, uint32_t id, int64_t value)
 {
 	struct uvc_source *u = uvc_from(src);
 	int i = uvc_ctrl_index(u, id);
@@ -172,7 +173,7 @@ uvc_set_control(struct v4l2cuse_source *src, uint32_t id, int64_t value)
 		return i;
 	if (u->fd >= 0) {
 		r = uvc_set_value(u->fd, &u->ctrls[i].desc, value);
-		if (r < 0 && !uvc_is_gone_error(r))
+		if (r < 0 && !v4l2cuse_uvc_is_gone_error(r))
 			return r;	/* the camera refused (busy, inactive, ...) */
 	}
 	/* Applied, or remembered for when the camera is back. */

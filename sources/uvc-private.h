@@ -73,12 +73,12 @@ struct uvc_source {
 	int fd;				/* the camera, -1 while it is gone */
 	unsigned int n_bufs;
 	unsigned int retry_ms;
-	struct cv *cv;
+	struct v4l2cuse_convert *cv;
 
 	/* The snapshot. */
 	struct uvc_mode *modes;
 	unsigned int n_modes;
-	struct modes offered;		/* its formats only: sizes and rates are the modes' */
+	struct v4l2cuse_modes offered;		/* its formats only: sizes and rates are the modes' */
 	struct uvc_ctrl *ctrls;
 	unsigned int n_ctrls;
 
@@ -89,7 +89,7 @@ struct uvc_source {
 	struct uvc_config cfg;
 	struct uvc_stream *stream;	/* NULL while the camera is gone */
 	int epfd, timerfd, evfd;
-	struct ratelimit rl_drop, rl_lost;
+	struct v4l2cuse_ratelimit rl_drop, rl_lost;
 
 	/* The reconnect thread; lock protects quit, pending and values. */
 	GThread *thread;
@@ -109,36 +109,38 @@ uvc_from(struct v4l2cuse_source *src)
 
 
 /* uvc.c: ioctl on the camera (libv4l2), retried on EINTR; -errno. */
-int uvc_ioctl(int fd, unsigned long req, void *arg);
+int v4l2cuse_uvc_ioctl(int fd, unsigned long req, void *arg);
 
 /* uvc-snapshot.c */
 /* Open @path as a V4L2 capture device with streaming I/O: the fd or -errno. */
-int uvc_open(const char *path, struct uvc_ident *ret_ident, char **ret_error);
-int uvc_snapshot_formats(struct uvc_source *u, int fd, char **ret_error);
-int uvc_parse_formats(struct uvc_source *u, const struct v4l2cuse_opts *o, char **ret_error);
-const struct uvc_mode *uvc_feed(const struct uvc_source *u, uint32_t fourcc, uint32_t w,
-				uint32_t h);
-int uvc_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc);
-int uvc_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index,
-		       uint32_t *ret_width, uint32_t *ret_height);
-int uvc_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
-			   uint32_t height, unsigned int index, struct v4l2_fract *ret);
+int v4l2cuse_uvc_open(const char *path, struct uvc_ident *ret_ident, char **ret_error);
+int v4l2cuse_uvc_snapshot_formats(struct uvc_source *u, int fd, char **ret_error);
+int v4l2cuse_uvc_parse_formats(struct uvc_source *u, const struct v4l2cuse_opts *o,
+			       char **ret_error);
+const struct uvc_mode *v4l2cuse_uvc_feed(const struct uvc_source *u, uint32_t fourcc, uint32_t w,
+					 uint32_t h);
+int v4l2cuse_uvc_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc);
+int v4l2cuse_uvc_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index,
+				uint32_t *ret_width, uint32_t *ret_height);
+int v4l2cuse_uvc_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
+				    uint32_t height, unsigned int index, struct v4l2_fract *ret);
 
 /* uvc-ctrls.c */
-void uvc_ctrl_free(struct uvc_ctrl *c);
-void uvc_snapshot_controls(struct uvc_source *u, int fd);
-void uvc_apply_controls(struct uvc_source *u, int fd);
-const struct v4l2cuse_control *uvc_control(struct v4l2cuse_source *src, unsigned int index);
-int uvc_get_control(struct v4l2cuse_source *src, uint32_t id, int64_t *ret_value);
-int uvc_set_control(struct v4l2cuse_source *src, uint32_t id, int64_t value);
+void v4l2cuse_uvc_ctrl_free(struct uvc_ctrl *c);
+void v4l2cuse_uvc_snapshot_controls(struct uvc_source *u, int fd);
+void v4l2cuse_uvc_apply_controls(struct uvc_source *u, int fd);
+const struct v4l2cuse_control *v4l2cuse_uvc_control(struct v4l2cuse_source *src,
+						    unsigned int index);
+int v4l2cuse_uvc_get_control(struct v4l2cuse_source *src, uint32_t id, int64_t *ret_value);
+int v4l2cuse_uvc_set_control(struct v4l2cuse_source *src, uint32_t id, int64_t value);
 
 /* uvc-stream.c */
-void uvc_stream_free(struct uvc_stream *s);
-int uvc_stream_start(int fd, const struct uvc_config *cfg, struct uvc_stream **ret);
-void uvc_thread_start(struct uvc_source *u);
-void uvc_thread_stop(struct uvc_source *u);
-void uvc_timer_arm(struct uvc_source *u, bool on);
-void uvc_lose(struct uvc_source *u, int r);
-void uvc_adopt(struct uvc_source *u, int fd, struct uvc_stream *s);
-bool uvc_is_gone_error(int r);
-int uvc_no_signal(struct uvc_source *u);
+void v4l2cuse_uvc_stream_free(struct uvc_stream *s);
+int v4l2cuse_uvc_stream_start(int fd, const struct uvc_config *cfg, struct uvc_stream **ret);
+void v4l2cuse_uvc_thread_start(struct uvc_source *u);
+void v4l2cuse_uvc_thread_stop(struct uvc_source *u);
+void v4l2cuse_uvc_timer_arm(struct uvc_source *u, bool on);
+void v4l2cuse_uvc_lose(struct uvc_source *u, int r);
+void v4l2cuse_uvc_adopt(struct uvc_source *u, int fd, struct uvc_stream *s);
+bool v4l2cuse_uvc_is_gone_error(int r);
+int v4l2cuse_uvc_no_signal(struct uvc_source *u);

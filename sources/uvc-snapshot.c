@@ -21,7 +21,7 @@
 #include "uvc-private.h"
 
 int
-uvc_open(const char *path, struct uvc_ident *ret_ident, char **ret_error)
+v4l2cuse_uvc_open(const char *path, struct uvc_ident *ret_ident, char **ret_error)
 {
 	struct v4l2_capability cap = { 0 };
 	uint32_t caps;
@@ -86,7 +86,8 @@ uvc_enum_intervals(int fd, struct uvc_mode *m)
 		.pixel_format = m->fourcc, .width = m->width, .height = m->height,
 	};
 
-	for (fi.index = 0; fi.index < 64 && uvc_ioctl(fd, VIDIOC_ENUM_FRAMEINTERVALS, &fi) == 0;
+	for (fi.index = 0;
+	     fi.index < 64 && v4l2cuse_uvc_ioctl(fd, VIDIOC_ENUM_FRAMEINTERVALS, &fi) == 0;
 	     fi.index++) {
 		if (fi.type == V4L2_FRMIVAL_TYPE_DISCRETE) {
 			uvc_add_interval(m, fi.discrete);
@@ -108,7 +109,7 @@ uvc_enum_intervals(int fd, struct uvc_mode *m)
 	if (!m->n_intervals) {
 		struct v4l2_streamparm parm = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 
-		if (uvc_ioctl(fd, VIDIOC_G_PARM, &parm) == 0)
+		if (v4l2cuse_uvc_ioctl(fd, VIDIOC_G_PARM, &parm) == 0)
 			uvc_add_interval(m, parm.parm.capture.timeperframe);
 		uvc_add_interval(m, (struct v4l2_fract){ 1, 30 });
 	}
@@ -143,7 +144,8 @@ uvc_enum_sizes(struct uvc_source *u, int fd, uint32_t fourcc)
 	};
 	struct v4l2_frmsizeenum fs = { .pixel_format = fourcc };
 
-	for (fs.index = 0; fs.index < 64 && uvc_ioctl(fd, VIDIOC_ENUM_FRAMESIZES, &fs) == 0;
+	for (fs.index = 0;
+	     fs.index < 64 && v4l2cuse_uvc_ioctl(fd, VIDIOC_ENUM_FRAMESIZES, &fs) == 0;
 	     fs.index++) {
 		if (fs.type == V4L2_FRMSIZE_TYPE_DISCRETE) {
 			uvc_add_mode(u, fd, fourcc, fs.discrete.width, fs.discrete.height);
@@ -167,23 +169,24 @@ uvc_enum_sizes(struct uvc_source *u, int fd, uint32_t fourcc)
 		/* No ENUM_FRAMESIZES: the current size. */
 		struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 
-		if (uvc_ioctl(fd, VIDIOC_G_FMT, &f) == 0)
+		if (v4l2cuse_uvc_ioctl(fd, VIDIOC_G_FMT, &f) == 0)
 			uvc_add_mode(u, fd, fourcc, f.fmt.pix.width, f.fmt.pix.height);
 	}
 }
 
 int
-uvc_snapshot_formats(struct uvc_source *u, int fd, char **ret_error)
+v4l2cuse_uvc_snapshot_formats(struct uvc_source *u, int fd, char **ret_error)
 {
 	struct v4l2_fmtdesc fd_desc = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 	GString *skipped = g_string_new(NULL);
 
 	u->modes = g_new0(struct uvc_mode, UVC_MAX_MODES);
-	for (fd_desc.index = 0; fd_desc.index < 128 &&
-	     uvc_ioctl(fd, VIDIOC_ENUM_FMT, &fd_desc) == 0; fd_desc.index++) {
+	for (fd_desc.index = 0;
+	     fd_desc.index < 128 && v4l2cuse_uvc_ioctl(fd, VIDIOC_ENUM_FMT, &fd_desc) == 0;
+	     fd_desc.index++) {
 		if (fd_desc.flags & V4L2_FMT_FLAG_EMULATED)
 			continue;	/* libv4l2's own conversions: we do ours */
-		if (!cv_input_supported(fd_desc.pixelformat)) {
+		if (!v4l2cuse_convert_input_supported(fd_desc.pixelformat)) {
 			g_string_append_printf(skipped, "%s%.4s", skipped->len ? " " : "",
 					       (const char *)&fd_desc.pixelformat);
 			continue;
@@ -204,24 +207,24 @@ uvc_snapshot_formats(struct uvc_source *u, int fd, char **ret_error)
 }
 
 int
-uvc_parse_formats(struct uvc_source *u, const struct v4l2cuse_opts *o, char **ret_error)
+v4l2cuse_uvc_parse_formats(struct uvc_source *u, const struct v4l2cuse_opts *o, char **ret_error)
 {
 	const char *v = v4l2cuse_opts_get_str(o, "formats", NULL);
 
 	if (v)
-		return modes_parse_formats(&u->offered, o, v, ret_error);
+		return v4l2cuse_modes_parse_formats(&u->offered, o, v, ret_error);
 	/* The camera's own formats first (its order), then the converted ones. */
 	for (unsigned int i = 0; i < u->n_modes; i++) {
 		if (v4l2cuse_format_info(u->modes[i].fourcc))
-			modes_add_format(&u->offered, u->modes[i].fourcc);
+			v4l2cuse_modes_add_format(&u->offered, u->modes[i].fourcc);
 	}
-	modes_add_output_formats(&u->offered);
+	v4l2cuse_modes_add_output_formats(&u->offered);
 	return 0;
 }
 
 /* The camera mode that feeds @fourcc at @w x @h, NULL if there is none. */
 const struct uvc_mode *
-uvc_feed(const struct uvc_source *u, uint32_t fourcc, uint32_t w, uint32_t h)
+v4l2cuse_uvc_feed(const struct uvc_source *u, uint32_t fourcc, uint32_t w, uint32_t h)
 {
 	const struct v4l2cuse_format_info *fi;
 
@@ -277,29 +280,31 @@ uvc_size_at(const struct uvc_source *u, uint32_t fourcc, unsigned int index, uin
 }
 
 int
-uvc_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc)
+v4l2cuse_uvc_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc)
 {
-	return modes_enum_format(&uvc_from(src)->offered, index, ret_fourcc);
+	return v4l2cuse_modes_enum_format(&uvc_from(src)->offered, index, ret_fourcc);
 }
 
 int
-uvc_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index,
-		   uint32_t *ret_width, uint32_t *ret_height)
+v4l2cuse_uvc_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index,
+			    uint32_t *ret_width, uint32_t *ret_height)
 {
 	struct uvc_source *u = uvc_from(src);
 
-	if (!modes_has_format(&u->offered, fourcc) || !uvc_size_at(u, fourcc, index, ret_width, ret_height))
+	if (!v4l2cuse_modes_has_format(&u->offered, fourcc) ||
+	    !uvc_size_at(u, fourcc, index, ret_width, ret_height))
 		return -EINVAL;
 	return 0;
 }
 
 int
-uvc_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
-		       uint32_t height, unsigned int index, struct v4l2_fract *ret)
+v4l2cuse_uvc_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
+				uint32_t height, unsigned int index, struct v4l2_fract *ret)
 {
 	struct uvc_source *u = uvc_from(src);
-	const struct uvc_mode *m = modes_has_format(&u->offered, fourcc) ? uvc_feed(u, fourcc, width, height)
-							     : NULL;
+	const struct uvc_mode *m = v4l2cuse_modes_has_format(&u->offered, fourcc)
+					   ? v4l2cuse_uvc_feed(u, fourcc, width, height)
+					   : NULL;
 
 	if (!m || index >= m->n_intervals)
 		return -EINVAL;

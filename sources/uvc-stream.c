@@ -23,7 +23,7 @@
 #include "uvc-private.h"
 
 void
-uvc_stream_free(struct uvc_stream *s)
+v4l2cuse_uvc_stream_free(struct uvc_stream *s)
 {
 	struct v4l2_requestbuffers rb = {
 		.type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = V4L2_MEMORY_MMAP,
@@ -32,18 +32,18 @@ uvc_stream_free(struct uvc_stream *s)
 
 	if (!s)
 		return;
-	uvc_ioctl(s->fd, VIDIOC_STREAMOFF, &type);
+	v4l2cuse_uvc_ioctl(s->fd, VIDIOC_STREAMOFF, &type);
 	for (unsigned int i = 0; i < s->n_bufs; i++) {
 		if (s->mem[i] && s->mem[i] != MAP_FAILED)
 			v4l2_munmap(s->mem[i], s->len[i]);
 	}
-	uvc_ioctl(s->fd, VIDIOC_REQBUFS, &rb);
+	v4l2cuse_uvc_ioctl(s->fd, VIDIOC_REQBUFS, &rb);
 	g_free(s);
 }
 
 /* Configure @fd as @cfg says (or as close as the camera gets) and stream. */
 int
-uvc_stream_start(int fd, const struct uvc_config *cfg, struct uvc_stream **ret)
+v4l2cuse_uvc_stream_start(int fd, const struct uvc_config *cfg, struct uvc_stream **ret)
 {
 	struct uvc_stream *s = g_new0(struct uvc_stream, 1);
 	struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
@@ -60,19 +60,19 @@ uvc_stream_start(int fd, const struct uvc_config *cfg, struct uvc_stream **ret)
 	f.fmt.pix.width = cfg->width;
 	f.fmt.pix.height = cfg->height;
 	f.fmt.pix.field = V4L2_FIELD_NONE;
-	r = uvc_ioctl(fd, VIDIOC_S_FMT, &f);
+	r = v4l2cuse_uvc_ioctl(fd, VIDIOC_S_FMT, &f);
 	if (r < 0)
 		goto err;
-	if (!cv_input_supported(f.fmt.pix.pixelformat) ||
+	if (!v4l2cuse_convert_input_supported(f.fmt.pix.pixelformat) ||
 	    (f.fmt.pix.field != V4L2_FIELD_NONE && f.fmt.pix.field != V4L2_FIELD_ANY)) {
 		r = -EPROTO;	/* the camera changed and has nothing we read */
 		goto err;
 	}
 	s->fmt = f.fmt.pix;
 	parm.parm.capture.timeperframe = cfg->interval;
-	uvc_ioctl(fd, VIDIOC_S_PARM, &parm);	/* best effort */
+	v4l2cuse_uvc_ioctl(fd, VIDIOC_S_PARM, &parm);	/* best effort */
 
-	r = uvc_ioctl(fd, VIDIOC_REQBUFS, &rb);
+	r = v4l2cuse_uvc_ioctl(fd, VIDIOC_REQBUFS, &rb);
 	if (r < 0)
 		goto err;
 	if (rb.count < 2) {
@@ -85,7 +85,7 @@ uvc_stream_start(int fd, const struct uvc_config *cfg, struct uvc_stream **ret)
 			.type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = V4L2_MEMORY_MMAP, .index = i,
 		};
 
-		r = uvc_ioctl(fd, VIDIOC_QUERYBUF, &b);
+		r = v4l2cuse_uvc_ioctl(fd, VIDIOC_QUERYBUF, &b);
 		if (r < 0)
 			goto err;
 		s->len[i] = b.length;
@@ -95,18 +95,18 @@ uvc_stream_start(int fd, const struct uvc_config *cfg, struct uvc_stream **ret)
 			r = -errno;
 			goto err;
 		}
-		r = uvc_ioctl(fd, VIDIOC_QBUF, &b);
+		r = v4l2cuse_uvc_ioctl(fd, VIDIOC_QBUF, &b);
 		if (r < 0)
 			goto err;
 	}
-	r = uvc_ioctl(fd, VIDIOC_STREAMON, &type);
+	r = v4l2cuse_uvc_ioctl(fd, VIDIOC_STREAMON, &type);
 	if (r < 0)
 		goto err;
 	*ret = s;
 	return 0;
 
 err:
-	uvc_stream_free(s);
+	v4l2cuse_uvc_stream_free(s);
 	return r;
 }
 
@@ -133,7 +133,7 @@ uvc_reconnect_thread(gpointer data)
 		}
 		g_mutex_unlock(&u->lock);
 
-		fd = uvc_open(u->path, &id, NULL);
+		fd = v4l2cuse_uvc_open(u->path, &id, NULL);
 		if (fd < 0)
 			continue;
 		if (strcmp(id.card, u->ident.card) != 0 ||
@@ -146,8 +146,8 @@ uvc_reconnect_thread(gpointer data)
 			v4l2_close(fd);
 			continue;
 		}
-		uvc_apply_controls(u, fd);
-		r = uvc_stream_start(fd, &cfg, &s);
+		v4l2cuse_uvc_apply_controls(u, fd);
+		r = v4l2cuse_uvc_stream_start(fd, &cfg, &s);
 		if (r < 0) {
 			g_debug("uvc: '%s' is back but does not stream: %s", u->path,
 				g_strerror(-r));
@@ -165,7 +165,7 @@ uvc_reconnect_thread(gpointer data)
 }
 
 void
-uvc_thread_stop(struct uvc_source *u)
+v4l2cuse_uvc_thread_stop(struct uvc_source *u)
 {
 	if (!u->thread)
 		return;
@@ -178,7 +178,7 @@ uvc_thread_stop(struct uvc_source *u)
 	u->quit = false;
 	/* A stream handed over but never adopted. */
 	if (u->pending) {
-		uvc_stream_free(u->pending);
+		v4l2cuse_uvc_stream_free(u->pending);
 		v4l2_close(u->pending_fd);
 		u->pending = NULL;
 		u->pending_fd = -1;
@@ -186,7 +186,7 @@ uvc_thread_stop(struct uvc_source *u)
 }
 
 void
-uvc_thread_start(struct uvc_source *u)
+v4l2cuse_uvc_thread_start(struct uvc_source *u)
 {
 	if (u->thread)
 		return;
@@ -195,7 +195,7 @@ uvc_thread_start(struct uvc_source *u)
 }
 
 void
-uvc_timer_arm(struct uvc_source *u, bool on)
+v4l2cuse_uvc_timer_arm(struct uvc_source *u, bool on)
 {
 	uint64_t ns = on ? (uint64_t)u->out_iv.numerator * 1000000000ull /
 			   MAX(u->out_iv.denominator, 1u) : 0;
@@ -211,41 +211,41 @@ uvc_timer_arm(struct uvc_source *u, bool on)
 
 /* The camera is gone: close it, pace the no-signal ticks, look for it. */
 void
-uvc_lose(struct uvc_source *u, int r)
+v4l2cuse_uvc_lose(struct uvc_source *u, int r)
 {
 	unsigned int suppressed = 0;
 
-	if (ratelimit_pass(&u->rl_lost, &suppressed))
+	if (v4l2cuse_ratelimit_pass(&u->rl_lost, &suppressed))
 		g_warning("uvc: '%s' is gone (%s); no signal until it is back",
 			  u->path, g_strerror(-r));
 	if (u->stream) {
 		epoll_ctl(u->epfd, EPOLL_CTL_DEL, u->stream->fd, NULL);
-		uvc_stream_free(u->stream);
+		v4l2cuse_uvc_stream_free(u->stream);
 		u->stream = NULL;
 	}
 	if (u->fd >= 0) {
 		v4l2_close(u->fd);
 		u->fd = -1;
 	}
-	uvc_timer_arm(u, true);
-	uvc_thread_start(u);
+	v4l2cuse_uvc_timer_arm(u, true);
+	v4l2cuse_uvc_thread_start(u);
 }
 
 void
-uvc_adopt(struct uvc_source *u, int fd, struct uvc_stream *s)
+v4l2cuse_uvc_adopt(struct uvc_source *u, int fd, struct uvc_stream *s)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = 0 };
 
 	u->fd = fd;
 	u->stream = s;
 	epoll_ctl(u->epfd, EPOLL_CTL_ADD, fd, &ev);
-	uvc_timer_arm(u, false);
+	v4l2cuse_uvc_timer_arm(u, false);
 	g_message("uvc: '%s' is back (%.4s %ux%u)", u->path, (const char *)&s->fmt.pixelformat,
 		  s->fmt.width, s->fmt.height);
 }
 
 bool
-uvc_is_gone_error(int r)
+v4l2cuse_uvc_is_gone_error(int r)
 {
 	return r == -ENODEV || r == -EIO || r == -ENXIO || r == -EPIPE || r == -EBADF ||
 	       r == -ESHUTDOWN;
@@ -253,7 +253,7 @@ uvc_is_gone_error(int r)
 
 /* The camera is gone: -ENOLINK on each tick of the timerfd, -EAGAIN between. */
 int
-uvc_no_signal(struct uvc_source *u)
+v4l2cuse_uvc_no_signal(struct uvc_source *u)
 {
 	uint64_t n;
 

@@ -74,7 +74,7 @@ static const char *const uvc_keys[] = {
 };
 
 int
-uvc_ioctl(int fd, unsigned long req, void *arg)
+v4l2cuse_uvc_ioctl(int fd, unsigned long req, void *arg)
 {
 	int r;
 
@@ -97,7 +97,7 @@ uvc_destroy(struct v4l2cuse_source *src)
 	if (u->fd >= 0)
 		v4l2_close(u->fd);
 	for (unsigned int i = 0; u->ctrls && i < u->n_ctrls; i++)
-		uvc_ctrl_free(&u->ctrls[i]);
+		v4l2cuse_uvc_ctrl_free(&u->ctrls[i]);
 	g_free(u->ctrls);
 	g_free(u->modes);
 	if (u->epfd >= 0)
@@ -106,7 +106,7 @@ uvc_destroy(struct v4l2cuse_source *src)
 		close(u->timerfd);
 	if (u->evfd >= 0)
 		close(u->evfd);
-	cv_free(u->cv);
+	v4l2cuse_convert_free(u->cv);
 	g_mutex_clear(&u->lock);
 	g_cond_clear(&u->cond);
 	g_free(u->path);
@@ -127,7 +127,7 @@ uvc_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 	u->fd = u->epfd = u->timerfd = u->evfd = u->pending_fd = -1;
 	g_mutex_init(&u->lock);
 	g_cond_init(&u->cond);
-	u->cv = cv_new();
+	u->cv = v4l2cuse_convert_new();
 	r = v4l2cuse_opts_parse("uvc", args, uvc_keys, &o, &error);
 	if (r < 0)
 		goto err;
@@ -143,17 +143,17 @@ uvc_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 		goto err;
 	u->retry_ms = n;
 
-	r = uvc_open(u->path, &u->ident, &error);
+	r = v4l2cuse_uvc_open(u->path, &u->ident, &error);
 	if (r < 0)
 		goto err;
 	u->fd = r;
-	r = uvc_snapshot_formats(u, u->fd, &error);
+	r = v4l2cuse_uvc_snapshot_formats(u, u->fd, &error);
 	if (r < 0)
 		goto err;
-	r = uvc_parse_formats(u, o, &error);
+	r = v4l2cuse_uvc_parse_formats(u, o, &error);
 	if (r < 0)
 		goto err;
-	uvc_snapshot_controls(u, u->fd);
+	v4l2cuse_uvc_snapshot_controls(u, u->fd);
 
 	u->epfd = epoll_create1(EPOLL_CLOEXEC);
 	u->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -189,14 +189,14 @@ uvc_stop(struct v4l2cuse_source *src)
 {
 	struct uvc_source *u = uvc_from(src);
 
-	uvc_thread_stop(u);
+	v4l2cuse_uvc_thread_stop(u);
 	if (u->stream) {
 		epoll_ctl(u->epfd, EPOLL_CTL_DEL, u->stream->fd, NULL);
-		uvc_stream_free(u->stream);
+		v4l2cuse_uvc_stream_free(u->stream);
 		u->stream = NULL;
 	}
 	if (u->timerfd >= 0)
-		uvc_timer_arm(u, false);
+		v4l2cuse_uvc_timer_arm(u, false);
 	u->started = false;
 }
 
@@ -213,8 +213,9 @@ uvc_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 
 	if (u->started)
 		return -EBUSY;
-	m = modes_has_format(&u->offered, pix->pixelformat) ? uvc_feed(u, pix->pixelformat, pix->width,
-							   pix->height) : NULL;
+	m = v4l2cuse_modes_has_format(&u->offered, pix->pixelformat)
+		    ? v4l2cuse_uvc_feed(u, pix->pixelformat, pix->width, pix->height)
+		    : NULL;
 	if (!m)
 		return -EINVAL;
 	f.pixelformat = pix->pixelformat;
@@ -235,19 +236,19 @@ uvc_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	if (u->fd < 0) {
 		/* Gone since the last stream: one quick look before "no signal". */
 		struct uvc_ident id;
-		int fd = uvc_open(u->path, &id, NULL);
+		int fd = v4l2cuse_uvc_open(u->path, &id, NULL);
 
 		if (fd >= 0 && strcmp(id.card, u->ident.card) == 0 &&
 		    strcmp(id.bus_info, u->ident.bus_info) == 0) {
 			u->fd = fd;
-			uvc_apply_controls(u, fd);
+			v4l2cuse_uvc_apply_controls(u, fd);
 		} else if (fd >= 0) {
 			v4l2_close(fd);
 		}
 	}
 	u->started = true;
 	if (u->fd >= 0) {
-		r = uvc_stream_start(u->fd, &u->cfg, &s);
+		r = v4l2cuse_uvc_stream_start(u->fd, &u->cfg, &s);
 		if (r == -EBUSY) {
 			u->started = false;
 			return r;	/* another application streams from the camera */
@@ -261,7 +262,7 @@ uvc_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 		}
 		g_debug("uvc: '%s': cannot stream: %s", u->path, g_strerror(-r));
 	}
-	uvc_lose(u, r < 0 ? r : -ENODEV);
+	v4l2cuse_uvc_lose(u, r < 0 ? r : -ENODEV);
 	return 0;
 }
 
@@ -271,7 +272,7 @@ uvc_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 	struct uvc_source *u = uvc_from(src);
 	struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = V4L2_MEMORY_MMAP };
 	unsigned int suppressed = 0;
-	struct cv_image img;
+	struct v4l2cuse_image img;
 	uint64_t drain;
 	int r, q;
 
@@ -290,26 +291,26 @@ uvc_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 		u->pending_fd = -1;
 		g_mutex_unlock(&u->lock);
 		if (s) {
-			uvc_thread_stop(u);
-			uvc_adopt(u, fd, s);
+			v4l2cuse_uvc_thread_stop(u);
+			v4l2cuse_uvc_adopt(u, fd, s);
 		}
 	}
 	if (!u->stream)
-		return uvc_no_signal(u);
+		return v4l2cuse_uvc_no_signal(u);
 
-	r = uvc_ioctl(u->stream->fd, VIDIOC_DQBUF, &b);
+	r = v4l2cuse_uvc_ioctl(u->stream->fd, VIDIOC_DQBUF, &b);
 	if (r == -EAGAIN)
 		return -EAGAIN;
 	if (r < 0 || b.index >= u->stream->n_bufs) {
-		if (r < 0 && !uvc_is_gone_error(r)) {
-			if (ratelimit_pass(&u->rl_drop, &suppressed))
+		if (r < 0 && !v4l2cuse_uvc_is_gone_error(r)) {
+			if (v4l2cuse_ratelimit_pass(&u->rl_drop, &suppressed))
 				g_debug("uvc: DQBUF: %s", g_strerror(-r));
 			return -ENODATA;
 		}
-		uvc_lose(u, r < 0 ? r : -EIO);
+		v4l2cuse_uvc_lose(u, r < 0 ? r : -EIO);
 		return -ENOLINK;
 	}
-	img = (struct cv_image){
+	img = (struct v4l2cuse_image){
 		.fourcc = u->stream->fmt.pixelformat,
 		.width = u->stream->fmt.width, .height = u->stream->fmt.height,
 		.bytesperline = u->stream->fmt.bytesperline,
@@ -319,14 +320,15 @@ uvc_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 	};
 	if (!v4l2cuse_format_lookup(img.fourcc)->compressed)	/* a format we read */
 		img.size = u->stream->len[b.index];
-	r = cv_convert(u->cv, &img, &u->pix, frame->data, frame->length, &frame->bytesused);
-	q = uvc_ioctl(u->stream->fd, VIDIOC_QBUF, &b);
-	if (q < 0 && uvc_is_gone_error(q)) {
-		uvc_lose(u, q);
+	r = v4l2cuse_convert_frame(u->cv, &img, &u->pix, frame->data, frame->length,
+				   &frame->bytesused);
+	q = v4l2cuse_uvc_ioctl(u->stream->fd, VIDIOC_QBUF, &b);
+	if (q < 0 && v4l2cuse_uvc_is_gone_error(q)) {
+		v4l2cuse_uvc_lose(u, q);
 		return -ENOLINK;
 	}
 	if (r < 0) {
-		if (ratelimit_pass(&u->rl_drop, &suppressed))
+		if (v4l2cuse_ratelimit_pass(&u->rl_drop, &suppressed))
 			g_debug("uvc: dropped a frame that does not convert (%s; %u more)",
 				g_strerror(-r), suppressed);
 		return -ENODATA;
@@ -346,15 +348,15 @@ const struct v4l2cuse_source_ops v4l2cuse_uvc_ops = {
 	.name = "uvc",
 	.create = uvc_create,
 	.destroy = uvc_destroy,
-	.enum_format = uvc_enum_format,
-	.enum_framesize = uvc_enum_framesize,
-	.enum_frameinterval = uvc_enum_frameinterval,
+	.enum_format = v4l2cuse_uvc_enum_format,
+	.enum_framesize = v4l2cuse_uvc_enum_framesize,
+	.enum_frameinterval = v4l2cuse_uvc_enum_frameinterval,
 	.negotiate = NULL,
 	.start = uvc_start,
 	.stop = uvc_stop,
 	.produce = uvc_produce,
 	.wake_fd = uvc_wake_fd,
-	.control = uvc_control,
-	.get_control = uvc_get_control,
-	.set_control = uvc_set_control,
+	.control = v4l2cuse_uvc_control,
+	.get_control = v4l2cuse_uvc_get_control,
+	.set_control = v4l2cuse_uvc_set_control,
 };

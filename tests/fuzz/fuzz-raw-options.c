@@ -14,7 +14,7 @@
  * created source is enumerated, negotiated and produces a frame when small
  * (fuzz-source.h).
  *
- * The size check: cv_input_size() (the raw reader's frame size, with the
+ * The size check: v4l2cuse_convert_input_size() (the raw reader's frame size, with the
  * converter's alignment rules) and v4l2cuse_format_fill() (sizeimage, with
  * its rounding) both lay out format.c's planes and must agree whenever both
  * accept a size as it is; both refuse sizes past
@@ -53,13 +53,13 @@ check_sizes(uint32_t fourcc, uint32_t w, uint32_t h, uint32_t bpl)
 {
 	const struct v4l2cuse_format_info *info = v4l2cuse_format_info(fourcc);
 	struct v4l2_pix_format pix = { .pixelformat = fourcc, .width = w, .height = h };
-	size_t in = cv_input_size(fourcc, w, h, bpl);
-	size_t natural = cv_input_size(fourcc, w, h, 0);
+	size_t in = v4l2cuse_convert_input_size(fourcc, w, h, bpl);
+	size_t natural = v4l2cuse_convert_input_size(fourcc, w, h, 0);
 	int r = v4l2cuse_format_fill(&pix);
 
 	fuzz_check(r == 0 || r == -EINVAL || r == -EOVERFLOW, "format_fill: %d", r);
 	if (w > V4L2CUSE_MAX_WIDTH || h > V4L2CUSE_MAX_HEIGHT) {
-		fuzz_check(!in && !natural, "cv_input_size takes %ux%u", w, h);
+		fuzz_check(!in && !natural, "v4l2cuse_convert_input_size takes %ux%u", w, h);
 		fuzz_check(r < 0, "format_fill takes %ux%u", w, h);
 		return;
 	}

@@ -394,11 +394,11 @@ make_jpeg(uint32_t w, uint32_t h, uint8_t r, uint8_t g, uint8_t b, uint32_t *ret
 {
 	g_autofree uint8_t *rgb = g_malloc((size_t)w * h * 3);
 	struct v4l2_pix_format pix = { .pixelformat = V4L2_PIX_FMT_MJPEG, .width = w, .height = h };
-	struct cv_image in = {
+	struct v4l2cuse_image in = {
 		.fourcc = V4L2_PIX_FMT_RGB24, .width = w, .height = h, .data = rgb,
 		.size = (size_t)w * h * 3,
 	};
-	struct cv *cv = cv_new();
+	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
 	uint8_t *out;
 
 	for (size_t i = 0; i < (size_t)w * h; i++) {
@@ -408,8 +408,8 @@ make_jpeg(uint32_t w, uint32_t h, uint8_t r, uint8_t g, uint8_t b, uint32_t *ret
 	}
 	g_assert_cmpint(v4l2cuse_format_fill(&pix), ==, 0);
 	out = g_malloc(pix.sizeimage);
-	g_assert_cmpint(cv_convert(cv, &in, &pix, out, pix.sizeimage, ret_len), ==, 0);
-	cv_free(cv);
+	g_assert_cmpint(v4l2cuse_convert_frame(cv, &in, &pix, out, pix.sizeimage, ret_len), ==, 0);
+	v4l2cuse_convert_free(cv);
 	return out;
 }
 
@@ -644,7 +644,7 @@ test_runtime_failure(void)
 static void
 test_card(void)
 {
-	struct placeholder *ph = placeholder_new();
+	struct v4l2cuse_placeholder *ph = v4l2cuse_placeholder_new();
 	struct v4l2_pix_format pix = {
 		.pixelformat = V4L2_PIX_FMT_YUYV, .width = 64, .height = 48,
 	};
@@ -655,7 +655,7 @@ test_card(void)
 	/* Background at the edges, bright text in the middle. */
 	g_assert_cmpint(v4l2cuse_format_fill(&pix), ==, 0);
 	buf = g_malloc(pix.sizeimage);
-	g_assert_cmpint(placeholder_fill(ph, &pix, buf, pix.sizeimage, &used), ==, 0);
+	g_assert_cmpint(v4l2cuse_placeholder_fill(ph, &pix, buf, pix.sizeimage, &used), ==, 0);
 	g_assert_cmpuint(used, ==, pix.sizeimage);
 	g_assert_cmpuint(buf[1], ==, 128);
 	g_assert_cmpuint(buf[3], ==, 128);
@@ -675,12 +675,12 @@ test_card(void)
 
 		g_assert_cmpint(v4l2cuse_format_fill(&p), ==, 0);
 		d = g_malloc(p.sizeimage);
-		g_assert_cmpint(placeholder_fill(ph, &p, d, p.sizeimage, &used), ==, 0);
+		g_assert_cmpint(v4l2cuse_placeholder_fill(ph, &p, d, p.sizeimage, &used), ==, 0);
 		g_assert_cmpuint(used, >, 0);
 		if (p.pixelformat == V4L2_PIX_FMT_GREY)
-			g_assert_cmpint(abs((int)d[0] - PLACEHOLDER_BG_RGB), <=, 1);
+			g_assert_cmpint(abs((int)d[0] - V4L2CUSE_PLACEHOLDER_BG_RGB), <=, 1);
 	}
-	placeholder_free(ph);
+	v4l2cuse_placeholder_free(ph);
 }
 
 #if HAVE_GSTREAMER_READER
