@@ -31,6 +31,26 @@ v4l2cuse_convert_pic_yuv(struct cv_pic *pic, uint32_t w, uint32_t h, unsigned in
 	};
 }
 
+/*
+ * A Y'CbCr picture whose luma stays in the input (@y, @y_stride) and whose
+ * chroma (@w / 2 x @h >> @vs) will be written to CV_BUF_CANON: *ret_cb, *ret_cr.
+ */
+static void
+cv_pic_chroma(struct v4l2cuse_convert *cv, struct cv_pic *pic, uint32_t w, uint32_t h,
+	      unsigned int vs, const uint8_t *y, size_t y_stride, uint8_t **ret_cb,
+	      uint8_t **ret_cr)
+{
+	size_t cw = w / 2, csize = cw * (h >> vs);
+	uint8_t *cb = v4l2cuse_convert_buf(cv, CV_BUF_CANON, csize * 2);
+
+	*pic = (struct cv_pic){
+		.kind = CV_YUV, .w = w, .h = h, .vs = vs,
+		.p = { y, cb, cb + csize }, .stride = { y_stride, cw, cw },
+	};
+	*ret_cb = cb;
+	*ret_cr = cb + csize;
+}
+
 /* Y'CbCr with any vs from planar or semi-planar input (no libraries needed). */
 static bool
 cv_yuv_direct(struct v4l2cuse_convert *cv, const struct v4l2cuse_format_info *f,
@@ -47,39 +67,34 @@ cv_yuv_direct(struct v4l2cuse_convert *cv, const struct v4l2cuse_format_info *f,
 	case V4L2_PIX_FMT_YVU420:
 	case V4L2_PIX_FMT_YUV422P: {
 		bool swap = f->fourcc == V4L2_PIX_FMT_YVU420;
+		const uint8_t *in_c[2] = { base + off[swap ? 2 : 1], base + off[swap ? 1 : 2] };
 
-		*pic = (struct cv_pic){
-			.kind = CV_YUV, .w = w, .h = h, .vs = v4l2cuse_convert_vs(f),
-			.p = { base + off[0], base + off[swap ? 2 : 1], base + off[swap ? 1 : 2] },
-			.stride = { stride[0], stride[1], stride[2] },
-		};
-		if (v4l2cuse_convert_vs(f) == 1 || !need420)
+		if (v4l2cuse_convert_vs(f) == 1 || !need420) {
+			*pic = (struct cv_pic){
+				.kind = CV_YUV, .w = w, .h = h, .vs = v4l2cuse_convert_vs(f),
+				.p = { base + off[0], in_c[0], in_c[1] },
+				.stride = { stride[0], stride[1], stride[2] },
+			};
 			return true;
+		}
 		/* 4:2:2 -> 4:2:0: average line pairs. */
-		cb = v4l2cuse_convert_buf(cv, CV_BUF_CANON, (size_t)cw * (h / 2) * 2);
-		cr = cb + (size_t)cw * (h / 2);
+		cv_pic_chroma(cv, pic, w, h, 1, base + off[0], stride[0], &cb, &cr);
 		for (unsigned int c = 0; c < 2; c++) {
-			const uint8_t *src = pic->p[1 + c];
 			uint8_t *dst = c ? cr : cb;
 
 			for (uint32_t y = 0; y < h / 2; y++) {
-				const uint8_t *a = src + pic->stride[1 + c] * 2 * y;
-				const uint8_t *b = a + pic->stride[1 + c];
+				const uint8_t *a = in_c[c] + stride[1 + c] * 2 * y;
+				const uint8_t *b = a + stride[1 + c];
 
 				for (uint32_t x = 0; x < cw; x++)
 					dst[(size_t)y * cw + x] = (uint8_t)((a[x] + b[x] + 1) >> 1);
 			}
 		}
-		pic->vs = 1;
-		pic->p[1] = cb;
-		pic->p[2] = cr;
-		pic->stride[1] = pic->stride[2] = cw;
 		return true;
 	}
 	case V4L2CUSE_PIX_FMT_YUV444P:
 		vs = need420 ? 1 : 0;
-		cb = v4l2cuse_convert_buf(cv, CV_BUF_CANON, (size_t)cw * (h >> vs) * 2);
-		cr = cb + (size_t)cw * (h >> vs);
+		cv_pic_chroma(cv, pic, w, h, vs, base + off[0], stride[0], &cb, &cr);
 		for (unsigned int c = 0; c < 2; c++) {
 			uint8_t *dst = c ? cr : cb;
 
@@ -92,10 +107,6 @@ cv_yuv_direct(struct v4l2cuse_convert *cv, const struct v4l2cuse_format_info *f,
 									     b[2 * x] + b[2 * x + 1] + 2) >> 2);
 			}
 		}
-		*pic = (struct cv_pic){
-			.kind = CV_YUV, .w = w, .h = h, .vs = vs,
-			.p = { base + off[0], cb, cr }, .stride = { stride[0], cw, cw },
-		};
 		return true;
 	case V4L2_PIX_FMT_NV12:
 	case V4L2_PIX_FMT_NV21:
@@ -105,8 +116,7 @@ cv_yuv_direct(struct v4l2cuse_convert *cv, const struct v4l2cuse_format_info *f,
 		uint8_t *avg;
 
 		vs = v4l2cuse_convert_vs(f) ? 1 : (need420 ? 1 : 0);
-		cb = v4l2cuse_convert_buf(cv, CV_BUF_CANON, (size_t)cw * (h >> vs) * 2);
-		cr = cb + (size_t)cw * (h >> vs);
+		cv_pic_chroma(cv, pic, w, h, vs, base + off[0], stride[0], &cb, &cr);
 		avg = step == 2 ? v4l2cuse_convert_buf(cv, CV_BUF_TMP, w) : NULL;
 		for (uint32_t y = 0; y < h >> vs; y++) {
 			const uint8_t *a = base + off[1] + stride[1] * y * step;
@@ -120,10 +130,6 @@ cv_yuv_direct(struct v4l2cuse_convert *cv, const struct v4l2cuse_format_info *f,
 			v4l2cuse_unpack_yuv_line(f->fourcc, a, w, NULL, cb + (size_t)y * cw,
 						 cr + (size_t)y * cw);
 		}
-		*pic = (struct cv_pic){
-			.kind = CV_YUV, .w = w, .h = h, .vs = vs,
-			.p = { base + off[0], cb, cr }, .stride = { stride[0], cw, cw },
-		};
 		return true;
 	}
 	case V4L2_PIX_FMT_YUYV:

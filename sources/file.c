@@ -450,10 +450,7 @@ fs_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 	return 0;
 
 err:
-	if (ret_error)
-		*ret_error = error;
-	else
-		g_free(error);
+	*ret_error = error;
 	v4l2cuse_opts_free(o);
 	fs_destroy(&fs->base);
 	return r;
@@ -510,27 +507,20 @@ fs_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	 const struct v4l2_fract *interval)
 {
 	struct file_source *fs = fs_from(src);
-	struct v4l2_pix_format f = { 0 };
 	int r;
 
 	if (fs->started)
 		return -EBUSY;
 	if (!v4l2cuse_modes_has(&fs->modes, pix->pixelformat, pix->width, pix->height))
 		return -EINVAL;
-	f.pixelformat = pix->pixelformat;
-	f.width = pix->width;
-	f.height = pix->height;
-	r = v4l2cuse_format_fill(&f);
+	r = v4l2cuse_modes_stream(pix, interval, fs->modes.intervals[0], &fs->pix, &fs->out_iv);
 	if (r < 0)
 		return r;
-	fs->pix = f;
-	fs->out_iv = interval && interval->numerator && interval->denominator ? *interval
-									     : fs->modes.intervals[0];
 	fs->n = 0;
 	fs_restart_pacing(fs);
 	if (fs->rd && !fs->failed && !fs_pending(fs))
 		fs->rd->ops->rewind(fs->rd);
-	fs->cache = g_malloc(f.sizeimage);
+	fs->cache = g_malloc(fs->pix.sizeimage);
 	fs->cache_valid = false;
 	fs->last_try_us = 0;
 	fs->started = true;

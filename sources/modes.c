@@ -131,6 +131,23 @@ v4l2cuse_modes_prepend_interval(struct v4l2cuse_modes *m, struct v4l2_fract iv)
 }
 
 int
+v4l2cuse_modes_stream(const struct v4l2_pix_format *pix, const struct v4l2_fract *interval,
+		      struct v4l2_fract def, struct v4l2_pix_format *ret_pix,
+		      struct v4l2_fract *ret_interval)
+{
+	struct v4l2_pix_format f = {
+		.pixelformat = pix->pixelformat, .width = pix->width, .height = pix->height,
+	};
+	int r = v4l2cuse_format_fill(&f);
+
+	if (r < 0)
+		return r;
+	*ret_pix = f;
+	*ret_interval = interval && interval->numerator && interval->denominator ? *interval : def;
+	return 0;
+}
+
+int
 v4l2cuse_modes_enum_format(const struct v4l2cuse_modes *m, unsigned int index, uint32_t *ret_fourcc)
 {
 	if (index >= m->n_formats)

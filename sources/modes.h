@@ -46,6 +46,15 @@ bool v4l2cuse_modes_has_format(const struct v4l2cuse_modes *m, uint32_t fourcc);
 bool v4l2cuse_modes_has(const struct v4l2cuse_modes *m, uint32_t fourcc, uint32_t width,
 			uint32_t height);
 
+/*
+ * For start(): the format to stream, @pix's fourcc and size with the rest
+ * as format.c fills it, and the frame interval, @interval or @def when that
+ * is NULL or 0/0. -EINVAL (or format.c's -EOVERFLOW) for a bad format.
+ */
+int v4l2cuse_modes_stream(const struct v4l2_pix_format *pix, const struct v4l2_fract *interval,
+			  struct v4l2_fract def, struct v4l2_pix_format *ret_pix,
+			  struct v4l2_fract *ret_interval);
+
 /* The source ops' enumerations: 0 or -EINVAL past the end / for a mode not offered. */
 int v4l2cuse_modes_enum_format(const struct v4l2cuse_modes *m, unsigned int index,
 			       uint32_t *ret_fourcc);

@@ -379,14 +379,11 @@ static int
 tp_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 {
 	struct tp_source *tp = g_new0(struct tp_source, 1);
-	g_autofree char *error = NULL;
 	int r;
 
 	tp->base.ops = &v4l2cuse_testpattern_ops;
-	r = tp_parse(tp, args, &error);
+	r = tp_parse(tp, args, ret_error);
 	if (r < 0) {
-		if (ret_error)
-			*ret_error = g_steal_pointer(&error);
 		tp_destroy(&tp->base);
 		return r;
 	}
@@ -433,7 +430,8 @@ tp_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	 const struct v4l2_fract *interval)
 {
 	struct tp_source *tp = tp_from(src);
-	struct v4l2_pix_format f = { 0 };
+	struct v4l2_pix_format f;
+	struct v4l2_fract iv;
 	int r;
 
 	if (tp->vanished)
@@ -446,10 +444,7 @@ tp_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	}
 	if (!v4l2cuse_modes_has(&tp->modes, pix->pixelformat, pix->width, pix->height))
 		return -EINVAL;
-	f.pixelformat = pix->pixelformat;
-	f.width = pix->width;
-	f.height = pix->height;
-	r = v4l2cuse_format_fill(&f);
+	r = v4l2cuse_modes_stream(pix, interval, tp->modes.intervals[0], &f, &iv);
 	if (r < 0)
 		return r;
 
@@ -471,8 +466,7 @@ tp_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	}
 	v4l2cuse_tpg_set_params(tp->tpg, &tp->params);
 	tp->pix = f;
-	tp->interval = interval && interval->numerator && interval->denominator ?
-		       *interval : tp->modes.intervals[0];
+	tp->interval = iv;
 	tp->produced = 0;
 	tp->have_first_ts = false;
 	tp->started = true;

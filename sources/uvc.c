@@ -175,10 +175,7 @@ uvc_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 	return 0;
 
 err:
-	if (ret_error)
-		*ret_error = error;
-	else
-		g_free(error);
+	*ret_error = error;
 	v4l2cuse_opts_free(o);
 	uvc_destroy(&u->base);
 	return r;
@@ -206,7 +203,6 @@ uvc_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 {
 	struct uvc_source *u = uvc_from(src);
 	const struct uvc_mode *m;
-	struct v4l2_pix_format f = { 0 };
 	struct uvc_stream *s = NULL;
 	uint64_t drain;
 	int r;
@@ -218,15 +214,9 @@ uvc_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 		    : NULL;
 	if (!m)
 		return -EINVAL;
-	f.pixelformat = pix->pixelformat;
-	f.width = pix->width;
-	f.height = pix->height;
-	r = v4l2cuse_format_fill(&f);
+	r = v4l2cuse_modes_stream(pix, interval, m->intervals[0], &u->pix, &u->out_iv);
 	if (r < 0)
 		return r;
-	u->pix = f;
-	u->out_iv = interval && interval->numerator && interval->denominator ? *interval
-									     : m->intervals[0];
 	u->cfg = (struct uvc_config){
 		.fourcc = m->fourcc, .width = m->width, .height = m->height,
 		.interval = u->out_iv, .n_bufs = u->n_bufs,

@@ -59,9 +59,10 @@ struct v4l2cuse_source_ops {
 	 * that introduces an ARG removed: "pattern:smpte,hscroll=2" gives
 	 * "smpte,hscroll=2", "pattern,hscroll=2" gives ",hscroll=2" (no ARG),
 	 * "pattern" gives "" (NULL is accepted too). v4l2cuse_opts_parse()
-	 * splits that. On failure returns -errno and, if @ret_error is not
-	 * NULL, a newly allocated one-line message (g_free). On success the
-	 * caller owns *ret_src.
+	 * splits that. On failure returns -errno and a newly allocated
+	 * one-line message in *ret_error (g_free; @ret_error is never NULL:
+	 * v4l2cuse_source_create() passes its own). On success the caller
+	 * owns *ret_src.
 	 */
 	int (*create)(const char *args, struct v4l2cuse_source **ret_src,
 		      char **ret_error);

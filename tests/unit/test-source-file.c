@@ -27,6 +27,7 @@
 #include "v4l2cuse/source.h"
 #include "convert.h"
 #include "placeholder.h"
+#include "test-source-util.h"
 
 static char *tmpdir;
 
@@ -98,17 +99,6 @@ write_y4m(const char *path, uint32_t w, uint32_t h, enum cs cs, unsigned int fra
 	fclose(f);
 }
 
-static struct v4l2cuse_source *
-make(const char *spec)
-{
-	struct v4l2cuse_source *src = NULL;
-	g_autofree char *error = NULL;
-
-	if (v4l2cuse_source_create(spec, &src, &error) < 0)
-		g_error("%s: %s", spec, error);
-	return src;
-}
-
 static char *
 create_error(const char *spec)
 {
@@ -121,21 +111,6 @@ create_error(const char *spec)
 	g_assert_null(strchr(error, '\n'));
 	g_test_message("%s -> %s", spec, error);
 	return error;
-}
-
-static struct v4l2_pix_format
-start(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t w, uint32_t h,
-      uint32_t num, uint32_t den)
-{
-	struct v4l2_pix_format pix = { .pixelformat = fourcc, .width = w, .height = h };
-	struct v4l2_fract iv = { num, den };
-
-	g_assert_cmpint(v4l2cuse_source_negotiate(src, &pix), ==, 0);
-	g_assert_cmpuint(pix.pixelformat, ==, fourcc);
-	g_assert_cmpuint(pix.width, ==, w);
-	g_assert_cmpuint(pix.height, ==, h);
-	g_assert_cmpint(src->ops->start(src, &pix, &iv), ==, 0);
-	return pix;
 }
 
 static int
@@ -180,7 +155,7 @@ test_y4m_420(void)
 
 	write_y4m(path, 64, 48, CS_420, 5, "30:1", -1);
 	spec = g_strdup_printf("file:%s", path);
-	src = make(spec);
+	src = ts_make(spec);
 
 	/* The file's own format, size and rate come first. */
 	g_assert_cmpint(src->ops->enum_format(src, 0, &f), ==, 0);
@@ -201,7 +176,7 @@ test_y4m_420(void)
 	g_assert_cmpint(src->ops->enum_frameinterval(src, f, 64, 48, 3, &iv), ==, -EINVAL);
 
 	/* YU12 at the native size: the file's bytes, in order, looping. */
-	pix = start(src, V4L2_PIX_FMT_YUV420, 64, 48, 1, 30);
+	pix = ts_start(src, V4L2_PIX_FMT_YUV420, 64, 48, 1, 30);
 	buf = g_malloc(pix.sizeimage);
 	for (unsigned int i = 0; i < 12; i++) {
 		g_assert_cmpint(produce_y(src, &pix, buf), ==, sample_y(i % 5));
@@ -212,7 +187,7 @@ test_y4m_420(void)
 	g_clear_pointer(&buf, g_free);
 
 	/* YUYV scaled to 320x240: flat stays exact; a restart starts at frame 0. */
-	pix = start(src, V4L2_PIX_FMT_YUYV, 320, 240, 1, 30);
+	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 320, 240, 1, 30);
 	buf = g_malloc(pix.sizeimage);
 	for (unsigned int i = 0; i < 6; i++) {
 		g_assert_cmpint(produce_y(src, &pix, buf), ==, sample_y(i % 5));
@@ -249,11 +224,11 @@ test_y4m_spaces(void)
 		uint32_t w, h;
 
 		write_y4m(path, cases[c].w, cases[c].h, cases[c].cs, 3, "25:1", -1);
-		src = make(spec);
+		src = ts_make(spec);
 		g_assert_cmpint(src->ops->enum_framesize(src, V4L2_PIX_FMT_YUYV, 0, &w, &h), ==, 0);
 		g_assert_cmpuint(w, ==, cases[c].ow);
 		g_assert_cmpuint(h, ==, cases[c].oh);
-		pix = start(src, V4L2_PIX_FMT_YUYV, w, h, 1, 25);
+		pix = ts_start(src, V4L2_PIX_FMT_YUYV, w, h, 1, 25);
 		buf = g_malloc(pix.sizeimage);
 		for (unsigned int i = 0; i < 4; i++) {
 			g_assert_cmpint(produce_y(src, &pix, buf), ==, sample_y(i % 3));
@@ -278,7 +253,7 @@ test_aspect(void)
 	for (unsigned int i = 0; i < 720 * 576; i++)
 		fputc(100, f);
 	fclose(f);
-	src = make(spec);
+	src = ts_make(spec);
 	g_assert_cmpint(src->ops->enum_framesize(src, V4L2_PIX_FMT_YUYV, 0, &w, &h), ==, 0);
 	g_assert_cmpuint(w, ==, 720);
 	g_assert_cmpuint(h, ==, 576);
@@ -301,26 +276,26 @@ test_pacing(void)
 	uint8_t buf[16 * 8 * 3 / 2];
 
 	write_y4m(path, 16, 8, CS_420, 10, "30:1", -1);
-	src = make(spec);
-	pix = start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 15);	/* half rate: every other */
+	src = ts_make(spec);
+	pix = ts_start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 15);	/* half rate: every other */
 	for (unsigned int i = 0; i < 8; i++)
 		g_assert_cmpint(produce_y(src, &pix, buf), ==, sample_y(2 * i % 10));
 	src->ops->stop(src);
-	pix = start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 60);	/* double rate: twice each */
+	pix = ts_start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 60);	/* double rate: twice each */
 	for (unsigned int i = 0; i < 8; i++)
 		g_assert_cmpint(produce_y(src, &pix, buf), ==, sample_y(i / 2));
 	v4l2cuse_source_destroy(src);
 
 	/* fps= overrides the header's rate: 10 fps at 30 -> three times each. */
-	src = make(spec_fps);
-	pix = start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 30);
+	src = ts_make(spec_fps);
+	pix = ts_start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 30);
 	for (unsigned int i = 0; i < 9; i++)
 		g_assert_cmpint(produce_y(src, &pix, buf), ==, sample_y(i / 3));
 	v4l2cuse_source_destroy(src);
 
 	/* loop=0 holds the last frame. */
-	src = make(spec0);
-	pix = start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 30);
+	src = ts_make(spec0);
+	pix = ts_start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 30);
 	for (unsigned int i = 0; i < 14; i++)
 		g_assert_cmpint(produce_y(src, &pix, buf), ==, sample_y(MIN(i, 9u)));
 	v4l2cuse_source_destroy(src);
@@ -338,8 +313,8 @@ test_y4m_corrupt(void)
 
 	/* Frame 2's marker is broken: it is skipped, the others come in order. */
 	write_y4m(path, 16, 8, CS_420, 6, "30:1", 2);
-	src = make(spec);
-	pix = start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 30);
+	src = ts_make(spec);
+	pix = ts_start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 30);
 	for (unsigned int i = 0; i < 12; i++) {
 		int y = produce_y(src, &pix, buf);
 
@@ -376,10 +351,10 @@ test_raw(void)
 	fwrite(frame, 1, 100, f);	/* a partial frame at the end is ignored */
 	fclose(f);
 
-	src = make(spec);
+	src = ts_make(spec);
 	g_assert_cmpint(src->ops->enum_frameinterval(src, V4L2_PIX_FMT_YUYV, 32, 16, 0, &iv), ==, 0);
 	g_assert_cmpuint(iv.denominator, ==, 10);
-	pix = start(src, V4L2_PIX_FMT_YUYV, 32, 16, 1, 10);
+	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 32, 16, 1, 10);
 	for (unsigned int i = 0; i < 9; i++) {
 		g_assert_cmpint(produce_y(src, &pix, buf), ==, sample_y(i % 4));
 		g_assert_cmpuint(buf[1], ==, 100);
@@ -446,12 +421,12 @@ test_mjpeg(void)
 	}
 	fclose(fp);
 
-	src = make(spec);
+	src = ts_make(spec);
 	g_assert_cmpint(src->ops->enum_format(src, 0, &f), ==, 0);
 	g_assert_cmpuint(f, ==, V4L2_PIX_FMT_MJPEG);
 
 	/* MJPEG at the native size: the file's JPEGs, unchanged. */
-	pix = start(src, V4L2_PIX_FMT_MJPEG, 48, 32, 1, 20);
+	pix = ts_start(src, V4L2_PIX_FMT_MJPEG, 48, 32, 1, 20);
 	buf = g_malloc(pix.sizeimage);
 	g_assert_cmpint(produce(src, &pix, buf, &used), ==, 0);
 	g_assert_cmpmem(buf, used, first, first_len);
@@ -463,7 +438,7 @@ test_mjpeg(void)
 	 * SOS) and the cut frame 3 take a frame slot each and are skipped:
 	 * the frame before them shows again.
 	 */
-	pix = start(src, V4L2_PIX_FMT_RGB24, 48, 32, 1, 20);
+	pix = ts_start(src, V4L2_PIX_FMT_RGB24, 48, 32, 1, 20);
 	buf = g_malloc(pix.sizeimage);
 	for (unsigned int i = 0; i < 12; i++) {
 		static const unsigned int expect[] = { 0, 1, 1, 2, 2, 4, 0, 1, 1, 2, 2, 4 };
@@ -508,7 +483,7 @@ test_stills(void)
 	fclose(f);
 
 	for (unsigned int k = 0; k < 2; k++) {
-		struct v4l2cuse_source *src = make(k ? spec_jpg : spec_png);
+		struct v4l2cuse_source *src = ts_make(k ? spec_jpg : spec_png);
 		const uint8_t want[2][3] = { { 200, 100, 50 }, { 60, 120, 180 } };
 		struct v4l2_pix_format pix;
 		g_autofree uint8_t *buf = NULL;
@@ -516,7 +491,7 @@ test_stills(void)
 		g_assert_cmpint(src->ops->enum_framesize(src, V4L2_PIX_FMT_RGB24, 0, &w, &h), ==, 0);
 		g_assert_cmpuint(w, ==, 40);
 		g_assert_cmpuint(h, ==, 30);
-		pix = start(src, V4L2_PIX_FMT_RGB24, 640, 480, 1, 30);
+		pix = ts_start(src, V4L2_PIX_FMT_RGB24, 640, 480, 1, 30);
 		buf = g_malloc(pix.sizeimage);
 		for (unsigned int i = 0; i < 3; i++) {
 			g_assert_cmpint(produce(src, &pix, buf, NULL), ==, 0);
@@ -605,8 +580,8 @@ test_runtime_failure(void)
 
 	write_y4m(path, 64, 48, CS_420, 3, "30:1", -1);
 	g_assert_true(g_file_get_contents(path, &good, &len, NULL));
-	src = make(spec);
-	pix = start(src, V4L2_PIX_FMT_YUYV, 64, 48, 1, 30);
+	src = ts_make(spec);
+	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 64, 48, 1, 30);
 	buf = g_malloc(pix.sizeimage);
 	g_assert_cmpint(produce_y(src, &pix, buf), ==, sample_y(0));
 
@@ -772,7 +747,7 @@ test_gstreamer_async(void)
 		g_test_skip("GStreamer cannot write the sample MKV here");
 		return;
 	}
-	src = make(spec);
+	src = ts_make(spec);
 	g_assert_cmpint(src->ops->enum_format(src, 0, &f), ==, 0);
 	g_assert_cmpuint(f, ==, V4L2_PIX_FMT_YUV420);
 	g_assert_cmpint(src->ops->enum_framesize(src, f, 0, &w, &h), ==, 0);
@@ -780,7 +755,7 @@ test_gstreamer_async(void)
 	g_assert_cmpuint(h, ==, 240);
 	g_assert_cmpint(src->ops->enum_frameinterval(src, f, 320, 240, 0, &iv), ==, 0);
 	g_assert_cmpuint(iv.denominator, ==, 30);
-	pix = start(src, V4L2_PIX_FMT_YUYV, 640, 480, 1, 30);
+	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 640, 480, 1, 30);
 	buf = g_malloc(pix.sizeimage);
 	g_assert_cmpint(produce(src, &pix, buf, NULL), ==, -EAGAIN);
 
@@ -814,8 +789,8 @@ test_gstreamer_no_video(void)
 		g_test_skip("GStreamer cannot write the sample WAV here");
 		return;
 	}
-	src = make(spec);
-	pix = start(src, V4L2_PIX_FMT_YUYV, 320, 240, 1, 30);
+	src = ts_make(spec);
+	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 320, 240, 1, 30);
 	buf = g_malloc(pix.sizeimage);
 	for (unsigned int i = 0; i < 3000 && (r = produce(src, &pix, buf, NULL)) == -EAGAIN; i++)
 		g_usleep(10000);
@@ -850,7 +825,7 @@ test_gstreamer(void)
 		g_test_skip("GStreamer cannot write the sample MKV here");
 		return;
 	}
-	src = make(spec);
+	src = ts_make(spec);
 	g_assert_cmpint(src->ops->enum_format(src, 0, &f), ==, 0);
 	g_assert_cmpuint(f, ==, V4L2_PIX_FMT_YUV420);
 	wait_first_frame(src, 64, 48, 3000);
@@ -866,7 +841,7 @@ test_gstreamer(void)
 	 * decoder has not delivered yet (after the seek that loops) shows the
 	 * previous one again; none is skipped.
 	 */
-	pix = start(src, V4L2_PIX_FMT_YUV420, 64, 48, 1, 30);
+	pix = ts_start(src, V4L2_PIX_FMT_YUV420, 64, 48, 1, 30);
 	buf = g_malloc(pix.sizeimage);
 	{
 		unsigned int seen = 0, wraps = 0, changes = 0;

@@ -14,6 +14,7 @@
 #include "v4l2cuse/format.h"
 #include "v4l2cuse/parse.h"
 #include "v4l2cuse/source.h"
+#include "test-source-util.h"
 
 static void
 assert_one_line(const char *msg)
@@ -212,21 +213,10 @@ test_options(void)
 	}
 }
 
-static struct v4l2cuse_source *
-make(const char *spec)
-{
-	struct v4l2cuse_source *src = NULL;
-	char *error = NULL;
-
-	if (v4l2cuse_source_create(spec, &src, &error) < 0)
-		g_error("%s: %s", spec, error);
-	return src;
-}
-
 static void
 test_negotiate(void)
 {
-	struct v4l2cuse_source *src = make("pattern");
+	struct v4l2cuse_source *src = ts_make("pattern");
 	struct v4l2_pix_format pix, again;
 	static const struct { uint32_t w, h, ew, eh; } sizes[] = {
 		{ 640, 480, 640, 480 }, { 700, 500, 640, 480 }, { 1, 1, 320, 240 },
@@ -270,7 +260,7 @@ test_negotiate(void)
 	v4l2cuse_source_destroy(src);
 
 	/* restricted formats and sizes */
-	src = make("pattern,formats=GREY+RGB3,sizes=100x50+200x100");
+	src = ts_make("pattern,formats=GREY+RGB3,sizes=100x50+200x100");
 	pix = (struct v4l2_pix_format){ .pixelformat = V4L2_PIX_FMT_YUYV, .width = 190,
 					.height = 100 };
 	g_assert_cmpint(v4l2cuse_source_negotiate(src, &pix), ==, 0);
