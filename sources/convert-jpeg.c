@@ -84,7 +84,7 @@ v4l2cuse_convert_jpeg_encode(struct v4l2cuse_convert *cv, const struct cv_pic *p
 		v4l2cuse_jpeg_dest_attach(&cv->cdest, c);
 		cv->cinfo_init = true;
 	}
-	for (int q = cv->quality; q; q = v4l2cuse_jpeg_lower_quality(q)) {
+	for (int q = CV_JPEG_QUALITY; q; q = v4l2cuse_jpeg_lower_quality(q)) {
 		if (setjmp(cv->cerr.jb)) {
 			jpeg_abort_compress(c);
 			return -EIO;

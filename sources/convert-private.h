@@ -40,7 +40,6 @@ struct v4l2cuse_convert {
 		size_t size;
 	} bufs[CV_N_BUFS];
 	bool strict_jpeg;
-	int quality;
 
 	struct jpeg_decompress_struct dinfo;
 	struct v4l2cuse_jpeg_err derr;
@@ -50,6 +49,8 @@ struct v4l2cuse_convert {
 	struct v4l2cuse_jpeg_dest cdest;
 	bool cinfo_init;
 };
+
+#define CV_JPEG_QUALITY	85	/* MJPEG output, before the fallback */
 
 /* An intermediate picture; planes may point into the input. */
 enum cv_kind {

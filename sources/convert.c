@@ -128,7 +128,6 @@ v4l2cuse_convert_new(void)
 {
 	struct v4l2cuse_convert *cv = g_new0(struct v4l2cuse_convert, 1);
 
-	cv->quality = 85;
 	cv->v4l = v4lconvert_create_with_dev_ops(-1, NULL, &cv_fake_dev_ops);
 	if (!cv->v4l)
 		g_error("libv4lconvert: cannot create a converter");	/* OOM only */
@@ -154,12 +153,6 @@ void
 v4l2cuse_convert_set_strict_jpeg(struct v4l2cuse_convert *cv, bool strict)
 {
 	cv->strict_jpeg = strict;
-}
-
-void
-v4l2cuse_convert_set_jpeg_quality(struct v4l2cuse_convert *cv, int quality)
-{
-	cv->quality = CLAMP_VAL(quality, 1, 100);
 }
 
 /* --- libv4lconvert ------------------------------------------------------ */

@@ -73,8 +73,6 @@ void v4l2cuse_convert_free(struct v4l2cuse_convert *cv);			/* NULL-safe */
  * want this; cameras, whose JPEGs are often slightly off, don't.
  */
 void v4l2cuse_convert_set_strict_jpeg(struct v4l2cuse_convert *cv, bool strict);
-/* MJPEG output quality, 1..100 (default 85). */
-void v4l2cuse_convert_set_jpeg_quality(struct v4l2cuse_convert *cv, int quality);
 
 /* Whether @fourcc is an input v4l2cuse_convert_frame() takes. */
 bool v4l2cuse_convert_input_supported(uint32_t fourcc);
@@ -91,10 +89,11 @@ size_t v4l2cuse_convert_input_size(uint32_t fourcc, uint32_t width, uint32_t hei
  * (pixelformat, width, height; bytesperline/sizeimage as
  * v4l2cuse_format_fill() computes them). *ret_bytesused is sizeimage for
  * raw targets, the JPEG size for MJPEG.
- * Returns 0, -EINVAL for an unsupported input or target or a frame smaller
- * than its format needs, -EBADMSG for a JPEG that does not decode, -ENOSPC
- * when no MJPEG encoding fits (even at quality 5: jpeg.h's fallback), -EIO when libv4lconvert
- * fails.
+ * MJPEG is encoded at quality 85, lower (jpeg.h's fallback) if it does not
+ * fit. Returns 0, -EINVAL for an unsupported input or target or a frame
+ * smaller than its format needs, -EBADMSG for a JPEG that does not decode,
+ * -ENOSPC when no MJPEG encoding fits (even at quality 5), -EIO when
+ * libv4lconvert fails.
  */
 int v4l2cuse_convert_frame(struct v4l2cuse_convert *cv, const struct v4l2cuse_image *in,
 			   const struct v4l2_pix_format *out, void *dst, size_t dst_len,

@@ -108,12 +108,6 @@ v4l2cuse_mjpeg_enc_invalidate(struct v4l2cuse_mjpeg_enc *e)
 	e->cache_valid = false;
 }
 
-int
-v4l2cuse_mjpeg_enc_quality(const struct v4l2cuse_mjpeg_enc *e)
-{
-	return e->quality;
-}
-
 /* Split a finished encode into header and restart intervals. */
 static int
 mjpeg_parse(struct mjpeg_coded *t, uint32_t expect_segs)
@@ -359,14 +353,4 @@ v4l2cuse_mjpeg_enc_encode_ranges(struct v4l2cuse_mjpeg_enc *e, const uint8_t *yu
 		e->cache_valid = false;
 		g_debug("MJPEG frame too large, quality lowered to %d", e->quality);
 	}
-}
-
-int
-v4l2cuse_mjpeg_enc_encode(struct v4l2cuse_mjpeg_enc *e, const uint8_t *yuv, uint32_t dirty_rows,
-			  uint8_t *out, size_t out_len, size_t *ret_len)
-{
-	struct v4l2cuse_mjpeg_rows r = { 0, dirty_rows };
-
-	return v4l2cuse_mjpeg_enc_encode_ranges(e, yuv, &r, dirty_rows ? 1 : 0, out, out_len,
-						ret_len);
 }

@@ -47,9 +47,3 @@ int v4l2cuse_mjpeg_enc_encode_ranges(struct v4l2cuse_mjpeg_enc *e, const uint8_t
 				     const struct v4l2cuse_mjpeg_rows *dirty, unsigned int n_dirty,
 				     uint8_t *out, size_t out_len, size_t *ret_len);
 
-/* The same with one range [0, dirty_rows) (>= height: full encode). */
-int v4l2cuse_mjpeg_enc_encode(struct v4l2cuse_mjpeg_enc *e, const uint8_t *yuv, uint32_t dirty_rows,
-			      uint8_t *out, size_t out_len, size_t *ret_len);
-
-/* The quality currently used. */
-int v4l2cuse_mjpeg_enc_quality(const struct v4l2cuse_mjpeg_enc *e);

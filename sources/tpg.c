@@ -190,18 +190,6 @@ v4l2cuse_tpg_set_params(struct v4l2cuse_tpg *t, const struct v4l2cuse_tpg_params
 	t->p.hue = CLAMP_VAL(p->hue, -128, 127);
 }
 
-const struct v4l2cuse_tpg_params *
-v4l2cuse_tpg_get_params(const struct v4l2cuse_tpg *t)
-{
-	return &t->p;
-}
-
-bool
-v4l2cuse_tpg_is_animated(const struct v4l2cuse_tpg *t)
-{
-	return v4l2cuse_tpg_is_scrolling(t) || t->p.box;
-}
-
 bool
 v4l2cuse_tpg_is_scrolling(const struct v4l2cuse_tpg *t)
 {

@@ -108,7 +108,6 @@ int v4l2cuse_tpg_set_format(struct v4l2cuse_tpg *t, uint32_t fourcc, uint32_t wi
 size_t v4l2cuse_tpg_frame_size(const struct v4l2cuse_tpg *t);
 
 void v4l2cuse_tpg_set_params(struct v4l2cuse_tpg *t, const struct v4l2cuse_tpg_params *p);
-const struct v4l2cuse_tpg_params *v4l2cuse_tpg_get_params(const struct v4l2cuse_tpg *t);
 
 /*
  * The overlay rectangle for @n_lines text lines (at most 8) in a frame of
@@ -121,8 +120,6 @@ void v4l2cuse_tpg_overlay_rect_for(uint32_t width, uint32_t height, unsigned int
 void v4l2cuse_tpg_overlay_rect(const struct v4l2cuse_tpg *t, unsigned int n_lines,
 			       struct v4l2_rect *ret);
 
-/* Whether frames differ outside the overlay (scroll, box or noise). */
-bool v4l2cuse_tpg_is_animated(const struct v4l2cuse_tpg *t);
 /* Whether every line may change from frame to frame (scroll or noise). */
 bool v4l2cuse_tpg_is_scrolling(const struct v4l2cuse_tpg *t);
 /* Where the box is in frame @frame; false without a box. */
