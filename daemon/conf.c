@@ -21,6 +21,7 @@
 #include "util/macros.h"
 #include "util/cleanup.h"
 #include "conf.h"
+#include "loopback.h"
 
 /* ---------------------------------------------------------------------- */
 /* Value parsers */
@@ -547,12 +548,21 @@ parse_source_spec(struct conf_ctx *c, const char *key, const char *v, char **ret
 
 	if (!*v)
 		return ctx_fail(c, key, g_strdup("empty source spec"), ret_error);
+	if (strcmp(name, "loopback") == 0 && strcmp(key, "source") == 0) {
+		char *msg = NULL;
+
+		if (v4l2cuse_loopback_parse(v, NULL, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
+		return 0;
+	}
 	if (!v4l2cuse_source_lookup(name)) {
 		g_autoptr(GString) known = g_string_new(NULL);
 		const struct v4l2cuse_source_ops *ops;
 
 		for (unsigned int i = 0; (ops = v4l2cuse_source_by_index(i)); i++)
 			g_string_append_printf(known, "%s%s", i ? ", " : "", ops->name);
+		if (strcmp(key, "source") == 0)
+			g_string_append(known, ", loopback");
 		return ctx_fail(c, key, g_strdup_printf("unknown source '%s' (known: %s)", name,
 							 known->str), ret_error);
 	}

@@ -100,6 +100,15 @@ creq_reply_data(struct v4l2cuse_req *r, const void *buf, size_t len)
 }
 
 static void
+creq_reply_write(struct v4l2cuse_req *r, size_t count)
+{
+	struct cuse_req *cr = (struct cuse_req *)r;
+
+	fuse_reply_write(cr->req, count);
+	creq_done(cr);
+}
+
+static void
 creq_reply_open(struct v4l2cuse_req *r, void *fh)
 {
 	struct cuse_req *cr = (struct cuse_req *)r;
@@ -151,6 +160,7 @@ static const struct v4l2cuse_req_ops creq_ops = {
 	.reply_ioctl = creq_reply_ioctl,
 	.reply_err = creq_reply_err,
 	.reply_data = creq_reply_data,
+	.reply_write = creq_reply_write,
 	.reply_open = creq_reply_open,
 	.reply_poll = creq_reply_poll,
 	.park = creq_park,
@@ -238,8 +248,9 @@ static void
 cuse_write(fuse_req_t req, const char *buf, size_t size, off_t off,
 	   struct fuse_file_info *fi)
 {
-	/* A capture device: v4l2_write() without a write fop says EINVAL. */
-	fuse_reply_err(req, EINVAL);
+	struct cuse_req cr = CUSE_REQ(req);
+
+	v4l2cuse_fh_write(fh_of(fi), &cr.base, buf, size, off);
 }
 
 static void
@@ -379,6 +390,19 @@ v4l2cuse_cuse_precheck(const char *name, char **ret_error)
 	return 0;
 }
 
+/* libfuse's messages go to g_log with the daemon's other ones (the journal). */
+static void
+cuse_fuse_log(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	GLogLevelFlags gl = level <= FUSE_LOG_ERR ? G_LOG_LEVEL_WARNING
+			    : level <= FUSE_LOG_NOTICE ? G_LOG_LEVEL_MESSAGE
+			    : level <= FUSE_LOG_INFO ? G_LOG_LEVEL_INFO : G_LOG_LEVEL_DEBUG;
+
+	g_strchomp(msg);
+	g_log("v4l2cuse-fuse", gl, "%s", msg);
+}
+
 struct v4l2cuse_cuse *
 v4l2cuse_cuse_new(struct v4l2cuse_device *dev, mode_t mode, gid_t gid,
 		  v4l2cuse_cuse_state_fn state_cb, void *data, char **ret_error)
@@ -399,6 +423,7 @@ v4l2cuse_cuse_new(struct v4l2cuse_device *dev, mode_t mode, gid_t gid,
 	r = v4l2cuse_cuse_precheck(v4l2cuse_device_name(dev), ret_error);
 	if (r < 0)
 		goto err_free;
+	fuse_set_log_func(cuse_fuse_log);
 
 	struct cuse_info ci = {
 		.dev_major = 0,		/* dynamic */
@@ -410,7 +435,8 @@ v4l2cuse_cuse_new(struct v4l2cuse_device *dev, mode_t mode, gid_t gid,
 
 	c->se = cuse_lowlevel_setup(3, argv, &ci, &cuse_ops, &multithreaded, c);
 	if (!c->se) {
-		*ret_error = g_strdup("cannot set up the CUSE session (see the message above)");
+		*ret_error = g_strdup("cannot set up the CUSE session (see the libfuse message "
+				      "logged before this one)");
 		r = -EIO;
 		goto err_free;
 	}

@@ -71,10 +71,15 @@ struct v4l2cuse_device {
 	char *label;
 	unsigned int number;		/* N of videoN, for bus_info */
 	uint32_t kernel_version;	/* QUERYCAP version */
+	struct v4l2cuse_hub *hub;	/* inputs shared with other devices, or NULL */
 	struct v4l2cuse_source *src;
 	struct v4l2_pix_format fmt;	/* global across handles */
 	struct v4l2_fract interval;
 	bool shared;			/* every handle has its own queue */
+	bool output;			/* a loopback's writer node (VIDEO_OUTPUT) */
+	struct v4l2cuse_fh *writer;	/* output: the handle that writes */
+	uint8_t *wbuf;			/* output: the frame being written */
+	size_t wlen, walloc;
 	struct dev_queue *main;		/* the one queue of an exclusive device */
 	struct vb_queue_config qc;	/* how queues are made (shared: one per handle) */
 	struct vb_budget *budget;	/* the device limit, chained to the global one */
@@ -117,12 +122,20 @@ struct v4l2cuse_device {
 int dev_set_format(struct v4l2cuse_device *dev, struct v4l2_pix_format *pix, bool try_only);
 bool dev_others_busy(struct v4l2cuse_device *dev, struct v4l2cuse_fh *fh);
 
+/* "v4l2cuse", or "v4l2loopback" for a writer node in compat mode (QUERYCAP bus_info). */
+const char *dev_bus_prefix(struct v4l2cuse_device *dev);
+/* output: the writer set a new format: its next frames come in it. */
+void dev_writer_restart(struct v4l2cuse_device *dev);
+
 /* fh.c */
 void dev_wake_fh(struct v4l2cuse_fh *fh);
 void dev_wake_all(struct v4l2cuse_device *dev);
 int dev_prio_check(struct v4l2cuse_fh *fh);
 void dev_queue_event(struct v4l2cuse_fh *fh, const struct v4l2_event *ev);
 void dev_dqbuf(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, const struct v4l2_buffer *arg);
+/* output: @fh becomes the writer (-EBUSY: another one is); the writer goes. */
+int dev_writer_join(struct v4l2cuse_fh *fh);
+void dev_writer_leave(struct v4l2cuse_device *dev);
 
 /* producer.c */
 struct dev_queue *dev_queue_new(struct v4l2cuse_device *dev, struct v4l2cuse_fh *fh);

@@ -19,6 +19,8 @@
 #include "videobuf.h"
 #include "placeholder.h"
 #include "device-private.h"
+#include "hub.h"
+#include "loopback.h"
 #include "offer.h"
 #include "shim.h"
 #include "sandbox.h"
@@ -38,6 +40,13 @@ dev_set_format(struct v4l2cuse_device *dev, struct v4l2_pix_format *pix, bool tr
 	};
 	int r;
 
+	/* On an output node the writer says what its frames are (V4L2 output rules). */
+	if (dev->output) {
+		f.colorspace = pix->colorspace;
+		f.ycbcr_enc = pix->ycbcr_enc;
+		f.quantization = pix->quantization;
+		f.xfer_func = pix->xfer_func;
+	}
 	r = v4l2cuse_source_negotiate(dev->src, &f);
 	if (r < 0)
 		return r;
@@ -116,12 +125,14 @@ v4l2cuse_device_new(const struct v4l2cuse_device_config *cfg, char **ret_error)
 	dev->wake_fd = -1;
 	dev->wake_dead_fd = -1;
 	dev->shared = cfg->shared;
+	dev->output = cfg->output;
+	dev->hub = cfg->hub;
 	g_queue_init(&dev->fhs);
 	g_queue_init(&dev->streams);
 
 	r = v4l2cuse_sandbox_check_spec(cfg->source, ret_error);
 	if (r == 0)
-		r = v4l2cuse_source_create(cfg->source, &dev->src, ret_error);
+		r = v4l2cuse_hub_source_create(dev->hub, cfg->source, &dev->src, ret_error);
 	if (r < 0) {
 		if (!*ret_error)
 			*ret_error = g_strdup_printf("source '%s': %s", cfg->source,
@@ -168,8 +179,8 @@ v4l2cuse_device_new(const struct v4l2cuse_device_config *cfg, char **ret_error)
 	g_free(limit_name);
 	/* The ops and their data are producer.c's (dev_queue_new()). */
 	dev->qc = (struct vb_queue_config){
-		.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-		.io_modes = VB_IO_MMAP | VB_IO_USERPTR | VB_IO_READ,
+		.type = dev->output ? V4L2_BUF_TYPE_VIDEO_OUTPUT : V4L2_BUF_TYPE_VIDEO_CAPTURE,
+		.io_modes = VB_IO_MMAP | VB_IO_USERPTR | (dev->output ? 0 : VB_IO_READ),
 		.min_buffers = cfg->min_buffers ? cfg->min_buffers : 2,
 		.min_queued_buffers = 1,
 		.read_buffers = cfg->read_buffers ? cfg->read_buffers : DEV_READ_BUFFERS,
@@ -208,12 +219,44 @@ v4l2cuse_device_free(struct v4l2cuse_device *dev)
 	v4l2cuse_source_destroy(dev->src);
 	v4l2cuse_source_destroy(dev->placeholder);
 	g_free(dev->placeholder_spec);
+	g_free(dev->wbuf);
 	g_free(dev->offer);
 	g_free(dev->source_spec);
 	g_free(dev->id);
 	g_free(dev->name);
 	g_free(dev->label);
 	g_free(dev);
+}
+
+int
+v4l2cuse_device_loopback_stats(struct v4l2cuse_device *dev, struct v4l2cuse_loopback_stats *ret)
+{
+	return v4l2cuse_loopback_get_stats(v4l2cuse_offer_inner(dev->src), ret);
+}
+
+const char *
+dev_bus_prefix(struct v4l2cuse_device *dev)
+{
+	struct v4l2cuse_loopback_stats st;
+
+	/* droidcam and friends look for a v4l2loopback writer by its bus_info. */
+	if (dev->output && v4l2cuse_loopback_get_stats(dev->src, &st) == 0 && st.compat)
+		return "v4l2loopback";
+	return "v4l2cuse";
+}
+
+void
+dev_writer_restart(struct v4l2cuse_device *dev)
+{
+	int r;
+
+	dev->wlen = 0;		/* a frame half written in the old format is gone */
+	dev->src->ops->stop(dev->src);
+	r = dev->src->ops->start(dev->src, &dev->fmt, &dev->interval);
+	if (r < 0)
+		g_message("%s: the writer's new format %ux%u %.4s: %s", dev->name,
+			  dev->fmt.width, dev->fmt.height, (const char *)&dev->fmt.pixelformat,
+			  g_strerror(-r));
 }
 
 void
@@ -282,6 +325,12 @@ v4l2cuse_device_get_stats(struct v4l2cuse_device *dev, struct v4l2cuse_device_st
 		.fmt = dev->fmt,
 		.interval = dev->interval,
 	};
+	for (GList *l = dev->fhs.head; l; l = l->next) {
+		struct v4l2cuse_fh *fh = l->data;
+
+		ret->parked += (fh->dqbuf.req != NULL) + (fh->read.req != NULL);
+	}
+	ret->input = v4l2cuse_hub_input(v4l2cuse_offer_inner(dev->src), &ret->input_users);
 }
 
 /* The new source's controls, with the old values where the ids match. */
@@ -321,9 +370,15 @@ v4l2cuse_device_set_source(struct v4l2cuse_device *dev, const char *spec, char *
 	unsigned int n_old_ctrls;
 	int r;
 
+	if (v4l2cuse_loopback_is_spec(spec) || v4l2cuse_loopback_is_spec(dev->source_spec)) {
+		/* A loopback comes with its writer node: that is a new device. */
+		*ret_error = g_strdup_printf("%s: a loopback source is not switched live; "
+					     "remove and add the device", dev->name);
+		return -EINVAL;
+	}
 	r = v4l2cuse_sandbox_check_spec(spec, ret_error);
 	if (r == 0)
-		r = v4l2cuse_source_create(spec, &src, ret_error);
+		r = v4l2cuse_hub_source_create(dev->hub, spec, &src, ret_error);
 	if (r < 0)
 		return r;
 	if (dev->offer && (r = v4l2cuse_offer_wrap(dev->offer, &src, ret_error)) < 0) {

@@ -25,6 +25,7 @@ struct v4l2cuse_device;
 struct v4l2cuse_fh;
 struct v4l2cuse_offer;
 struct v4l2cuse_shim;
+struct v4l2cuse_hub;
 
 #define V4L2CUSE_MAX_OPENS	1024	/* file handles per device */
 #define V4L2CUSE_MAX_EVENTS	64	/* pending events per file handle */
@@ -40,16 +41,19 @@ struct v4l2cuse_device_config {
 	const struct v4l2cuse_offer *offer;	/* offered subset (NULL: the source's all) */
 	const char *placeholder;	/* source spec shown while the source fails */
 	bool shared;			/* every handle streams on its own queue */
+	bool output;			/* a loopback's writer node: VIDEO_OUTPUT, write() */
 	unsigned int min_buffers;	/* REQBUFS minimum (0: 2) */
 	unsigned int read_buffers;	/* read() emulation buffers (0: 3) */
 	uint64_t buffer_memory_limit;	/* bytes of buffer memory (0: unlimited) */
 	struct vb_budget *global_budget;	/* all devices' budget (NULL: none); ref taken */
+	struct v4l2cuse_hub *hub;	/* shares inputs between devices (NULL: no sharing) */
 };
 
 /* For v4l2cuse-ctl list (loop thread). */
 struct v4l2cuse_device_stats {
 	unsigned int opens;		/* open file handles */
 	unsigned int consumers;		/* queues streaming or reading */
+	unsigned int parked;		/* blocking DQBUF and read() requests waiting */
 	bool streaming;			/* a consumer streams or reads */
 	bool shared;			/* share=true */
 	bool signal_lost;		/* frames come from the placeholder */
@@ -61,6 +65,8 @@ struct v4l2cuse_device_stats {
 	uint64_t buffer_memory;		/* bytes of buffers allocated now */
 	uint64_t buffer_memory_limit;	/* 0: unlimited */
 	uint64_t buffer_memory_refused;	/* allocations the device limit refused */
+	const char *input;		/* the shared input's key (daemon/hub.h), or NULL */
+	unsigned int input_users;	/* devices using that input */
 };
 
 /* Transport hooks for poll wake-ups (CUSE poll handles). */
@@ -94,6 +100,11 @@ void v4l2cuse_device_get_stats(struct v4l2cuse_device *dev, struct v4l2cuse_devi
  */
 int v4l2cuse_device_set_source(struct v4l2cuse_device *dev, const char *spec,
 			       char **ret_error);
+struct v4l2cuse_loopback_stats;
+/* A loopback's figures, for either end's device; -EINVAL for other devices. */
+int v4l2cuse_device_loopback_stats(struct v4l2cuse_device *dev,
+				   struct v4l2cuse_loopback_stats *ret);
+
 /*
  * Switch between one queue for all handles (vb2's ownership rules) and one
  * queue per handle (share=true). Only while no handle holds buffers or
@@ -131,6 +142,13 @@ void v4l2cuse_fh_ioctl(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
 /* read(): @off is the bytes already returned in this syscall (0 = new). */
 void v4l2cuse_fh_read(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
 		      size_t size, off_t off, int file_flags);
+/*
+ * write() (output devices): @off is the bytes already taken in this
+ * syscall (0 = a new one, i.e. a new frame). Replies with the count taken
+ * or -errno (docs/loopback.md).
+ */
+void v4l2cuse_fh_write(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, const void *buf,
+		       size_t size, off_t off);
 /* poll(): @ph (may be NULL) is kept and notified on the next change. */
 void v4l2cuse_fh_poll(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
 		      unsigned int events, void *ph);

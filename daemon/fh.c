@@ -2,7 +2,8 @@
 /*
  * File handles: open and release, priorities, events, and the requests
  * that wait (a blocking DQBUF or read() is parked and answered from the
- * loop when a frame, an error or an interrupt arrives), read() and poll().
+ * loop when a frame, an error or an interrupt arrives), read(), write()
+ * (a loopback's writer node) and poll().
  */
 #include "config.h"
 
@@ -13,9 +14,11 @@
 #include <time.h>
 #include <glib.h>
 
+#include "v4l2cuse/source.h"
 #include "util/macros.h"
 #include "videobuf.h"
 #include "device-private.h"
+#include "loopback.h"
 #include "shim.h"
 
 /* ---------------------------------------------------------------------- */
@@ -163,6 +166,8 @@ dev_prio_check(struct v4l2cuse_fh *fh)
 /* ---------------------------------------------------------------------- */
 /* File handles */
 
+
+
 struct v4l2cuse_fh *
 v4l2cuse_fh_open(struct v4l2cuse_device *dev, int open_flags, pid_t pid, uid_t uid,
 		 int *ret_err)
@@ -206,6 +211,8 @@ v4l2cuse_fh_release(struct v4l2cuse_fh *fh)
 	dev->n_fhs--;
 	if (fh->prio > V4L2_PRIORITY_UNSET && fh->prio <= V4L2_PRIORITY_RECORD)
 		dev->prio_count[fh->prio]--;
+	if (dev->writer == fh)
+		dev_writer_leave(dev);
 	if (dev->shim)
 		v4l2cuse_shim_fh_release(dev->shim, fh);	/* revoke its tokens */
 	if (fh->dq == dev->main)
@@ -298,6 +305,10 @@ v4l2cuse_fh_read(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, size_t size,
 	const void *data = NULL;
 	ssize_t n;
 
+	if (fh->dev->output) {
+		v4l2cuse_req_reply_err(req, -EINVAL);	/* a writer node has no read */
+		return;
+	}
 	if (fh->read.req) {
 		/* The kernel serializes one file's reads; another fd may collide. */
 		v4l2cuse_req_reply_err(req, -EBUSY);
@@ -318,6 +329,138 @@ v4l2cuse_fh_read(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, size_t size,
 }
 
 /* ---------------------------------------------------------------------- */
+/* write() (a loopback's writer node) */
+
+void
+dev_writer_leave(struct v4l2cuse_device *dev)
+{
+	if (dev->wlen)
+		v4l2cuse_loopback_refused(dev->src);	/* a frame it never finished */
+	dev->writer = NULL;
+	dev->wlen = 0;
+	dev->src->ops->stop(dev->src);
+	v4l2cuse_loopback_set_writer(dev->src, 0);
+}
+
+int
+dev_writer_join(struct v4l2cuse_fh *fh)
+{
+	struct v4l2cuse_device *dev = fh->dev;
+	int r;
+
+	if (dev->writer == fh)
+		return 0;
+	if (dev->writer)
+		return -EBUSY;		/* one writer at a time */
+	r = dev->src->ops->start(dev->src, &dev->fmt, &dev->interval);
+	if (r < 0)
+		return r;
+	dev->writer = fh;
+	v4l2cuse_loopback_set_writer(dev->src, fh->pid);
+	return 0;
+}
+
+/* A whole frame arrived: hand it to the loopback. */
+static void
+dev_writer_commit(struct v4l2cuse_device *dev, size_t bytes)
+{
+	struct timespec ts;
+	struct v4l2cuse_frame frame = {
+		.data = dev->wbuf,
+		.length = dev->walloc,
+		.fmt = &dev->fmt,
+		.bytesused = (uint32_t)bytes,
+	};
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	frame.timestamp_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (v4l2cuse_source_consume(dev->src, &frame) < 0)
+		v4l2cuse_loopback_refused(dev->src);
+	dev->wlen = 0;
+}
+
+/*
+ * One frame per write() call, as v4l2loopback's writers expect. A call
+ * reaches us as requests of up to 128 KiB (less when the writer's buffer
+ * is not page-aligned), the first at offset 0 (docs/cuse.md), so where a
+ * call ends is not known from one request: a raw frame is whole at
+ * sizeimage bytes, and a compressed one at its JPEG end marker (else when
+ * the next call starts). A call that ends short of a frame is taken, as
+ * V4L2 drivers take short writes, but never shown; bytes past a raw frame
+ * are not taken (a short count).
+ */
+static int
+dev_write_chunk(struct v4l2cuse_fh *fh, const uint8_t *buf, size_t size, off_t off,
+		size_t *ret_taken)
+{
+	struct v4l2cuse_device *dev = fh->dev;
+	size_t sizeimage = dev->fmt.sizeimage;
+	bool raw = dev->fmt.bytesperline != 0;
+	int r;
+
+	if (!dev->output)
+		return -EINVAL;		/* a capture node has no write (v4l2 core) */
+	if (vb_queue_is_busy(fh->dq->q))
+		return -EBUSY;
+	r = dev_writer_join(fh);
+	if (r < 0)
+		return r;
+	if (off == 0 && dev->wlen) {
+		/* The previous call ended: short of a raw frame, or a JPEG's end. */
+		if (raw)
+			v4l2cuse_loopback_refused(dev->src);
+		else
+			dev_writer_commit(dev, dev->wlen);
+		dev->wlen = 0;
+	}
+	if (off != 0 && (size_t)off != dev->wlen)
+		return -EINVAL;		/* the rest of a call we refused */
+	if (!size)
+		return 0;
+	if (dev->walloc < sizeimage) {
+		g_free(dev->wbuf);
+		dev->wbuf = g_malloc(sizeimage);
+		dev->walloc = sizeimage;
+	}
+	if (raw) {
+		size_t n = MIN(size, sizeimage - dev->wlen);
+
+		memcpy(dev->wbuf + dev->wlen, buf, n);
+		dev->wlen += n;
+		*ret_taken = n;
+		if (dev->wlen == sizeimage)
+			dev_writer_commit(dev, sizeimage);
+		return 0;
+	}
+	/* Compressed: the call is the frame; it must fit and start like a JPEG. */
+	if (dev->wlen + size > sizeimage ||
+	    (off == 0 && (size < 2 || buf[0] != 0xff || buf[1] != 0xd8))) {
+		dev->wlen = 0;
+		v4l2cuse_loopback_refused(dev->src);
+		return -EINVAL;
+	}
+	memcpy(dev->wbuf + dev->wlen, buf, size);
+	dev->wlen += size;
+	*ret_taken = size;
+	if (dev->wlen >= 4 && dev->wbuf[dev->wlen - 2] == 0xff && dev->wbuf[dev->wlen - 1] == 0xd9)
+		dev_writer_commit(dev, dev->wlen);	/* EOI: the JPEG is whole */
+	return 0;
+}
+
+void
+v4l2cuse_fh_write(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, const void *buf,
+		  size_t size, off_t off)
+{
+	size_t taken = 0;
+	int r = dev_write_chunk(fh, buf, size, off, &taken);
+
+	if (r < 0)
+		v4l2cuse_req_reply_err(req, r);
+	else
+		v4l2cuse_req_reply_write(req, taken);
+}
+
+/* ---------------------------------------------------------------------- */
 /* poll() */
 
 void
@@ -331,7 +474,11 @@ v4l2cuse_fh_poll(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, unsigned int 
 			fh->dev->poll_ops->destroy(fh->ph);
 		fh->ph = ph;
 	}
-	revents = vb_queue_poll(fh->dq->q, fh, events);
+	/* A writer node's write() never waits; its streaming writer polls the queue. */
+	if (fh->dev->output && vb_queue_owner(fh->dq->q) != fh)
+		revents = events & (POLLOUT | POLLWRNORM);
+	else
+		revents = vb_queue_poll(fh->dq->q, fh, events);
 	if (!g_queue_is_empty(&fh->events))
 		revents |= POLLPRI;
 	req->ops->reply_poll(req, revents);

@@ -30,6 +30,8 @@ enum {
 	IOC_PRIO = 1 << 0,	/* the kernel's INFO_FL_PRIO: refused when outranked */
 	IOC_STREAM = 1 << 1,	/* streaming I/O: only shim-attached handles */
 	IOC_SHIM = 1 << 2,	/* needs the shim's socket server (else ENOTTY) */
+	IOC_CAPTURE = 1 << 3,	/* capture nodes only (else ENOTTY) */
+	IOC_OUTPUT = 1 << 4,	/* output (writer) nodes only (else ENOTTY) */
 };
 
 typedef int (*ioc_fn)(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg);
@@ -64,10 +66,12 @@ union ioc_arg {
 	uint8_t bytes[256];
 };
 
+/* The one buffer type of the node: capture, or output for a loopback's writer node. */
 static int
-check_type(uint32_t type)
+check_type(struct v4l2cuse_fh *fh, uint32_t type)
 {
-	return type == V4L2_BUF_TYPE_VIDEO_CAPTURE ? 0 : -EINVAL;
+	return type == (fh->dev->output ? V4L2_BUF_TYPE_VIDEO_OUTPUT
+					: V4L2_BUF_TYPE_VIDEO_CAPTURE) ? 0 : -EINVAL;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -82,11 +86,11 @@ ioc_querycap(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	g_strlcpy((char *)cap->driver, "v4l2cuse", sizeof(cap->driver));
 	g_strlcpy((char *)cap->card, dev->label, sizeof(cap->card));
 	/* Fixed width: Firefox prefix-matches bus_info as the device id. */
-	snprintf((char *)cap->bus_info, sizeof(cap->bus_info), "platform:v4l2cuse-%03u",
-		 dev->number);
+	snprintf((char *)cap->bus_info, sizeof(cap->bus_info), "platform:%s-%03u",
+		 dev_bus_prefix(dev), dev->number);
 	cap->version = dev->kernel_version;
-	cap->device_caps = V4L2_CAP_VIDEO_CAPTURE | V4L2_CAP_READWRITE |
-			   V4L2_CAP_EXT_PIX_FORMAT;
+	cap->device_caps = (dev->output ? V4L2_CAP_VIDEO_OUTPUT : V4L2_CAP_VIDEO_CAPTURE) |
+			   V4L2_CAP_READWRITE | V4L2_CAP_EXT_PIX_FORMAT;
 	if (fh->streaming_capable)
 		cap->device_caps |= V4L2_CAP_STREAMING;
 	cap->capabilities = cap->device_caps | V4L2_CAP_DEVICE_CAPS;
@@ -137,7 +141,7 @@ ioc_enum_fmt(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	uint32_t index = f->index, type = f->type, fourcc;
 	int r;
 
-	if (check_type(type) < 0)
+	if (check_type(fh, type) < 0)
 		return -EINVAL;
 	r = src->ops->enum_format(src, index, &fourcc);
 	if (r < 0)
@@ -160,7 +164,7 @@ ioc_g_fmt(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 {
 	struct v4l2_format *f = arg;
 
-	if (check_type(f->type) < 0)
+	if (check_type(fh, f->type) < 0)
 		return -EINVAL;
 	memset(&f->fmt, 0, sizeof(f->fmt));
 	f->fmt.pix = fh->dev->fmt;
@@ -174,7 +178,7 @@ ioc_try_fmt(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	struct v4l2_pix_format pix;
 	int r;
 
-	if (check_type(f->type) < 0)
+	if (check_type(fh, f->type) < 0)
 		return -EINVAL;
 	pix = f->fmt.pix;
 	r = dev_set_format(fh->dev, &pix, true);
@@ -192,10 +196,13 @@ ioc_s_fmt(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	struct v4l2_pix_format pix;
 	int r;
 
-	if (check_type(f->type) < 0)
+	if (check_type(fh, f->type) < 0)
 		return -EINVAL;
 	/* vivid: no format change while buffers exist (vb2_is_busy). */
 	if (vb_queue_is_busy(fh->dq->q))
+		return -EBUSY;
+	/* A writer node: one writer at a time, and only it changes the format. */
+	if (fh->dev->output && fh->dev->writer && fh->dev->writer != fh)
 		return -EBUSY;
 	pix = f->fmt.pix;
 	/*
@@ -207,6 +214,8 @@ ioc_s_fmt(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	r = dev_set_format(fh->dev, &pix, false);
 	if (r < 0)
 		return r;
+	if (fh->dev->writer == fh)
+		dev_writer_restart(fh->dev);	/* its next frames have the new format */
 	memset(&f->fmt, 0, sizeof(f->fmt));
 	f->fmt.pix = pix;
 	return 0;
@@ -240,9 +249,20 @@ ioc_enum_framesizes(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	struct v4l2cuse_source *src = fh->dev->src;
 	struct v4l2_frmsizeenum *fs = arg;
 	uint32_t index = fs->index, fourcc = fs->pixel_format, w, h;
+	struct v4l2_frmsize_stepwise range;
+	struct v4l2_fract fast, slow;
 
 	if (!dev_has_format(src, fourcc))
 		return -EINVAL;
+	if (v4l2cuse_source_size_range(src, fourcc, &range, &fast, &slow) == 0) {
+		if (index != 0)
+			return -EINVAL;
+		memset(fs, 0, sizeof(*fs));
+		fs->pixel_format = fourcc;
+		fs->type = V4L2_FRMSIZE_TYPE_STEPWISE;
+		fs->stepwise = range;
+		return 0;
+	}
 	if (src->ops->enum_framesize(src, fourcc, index, &w, &h) < 0)
 		return -EINVAL;
 	memset(fs, 0, sizeof(*fs));
@@ -254,15 +274,38 @@ ioc_enum_framesizes(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	return 0;
 }
 
+static bool
+in_range(uint32_t v, uint32_t lo, uint32_t hi, uint32_t step)
+{
+	return v >= lo && v <= hi && (v - lo) % MAX(step, 1u) == 0;
+}
+
 static int
 ioc_enum_frameintervals(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 {
 	struct v4l2cuse_source *src = fh->dev->src;
 	struct v4l2_frmivalenum *fi = arg;
 	uint32_t index = fi->index, fourcc = fi->pixel_format, w = fi->width, h = fi->height;
-	struct v4l2_fract iv;
+	struct v4l2_frmsize_stepwise range;
+	struct v4l2_fract iv, fast, slow;
 
-	if (!dev_has_format(src, fourcc) || !dev_has_size(src, fourcc, w, h))
+	if (!dev_has_format(src, fourcc))
+		return -EINVAL;
+	if (v4l2cuse_source_size_range(src, fourcc, &range, &fast, &slow) == 0) {
+		if (index != 0 || !in_range(w, range.min_width, range.max_width, range.step_width) ||
+		    !in_range(h, range.min_height, range.max_height, range.step_height))
+			return -EINVAL;
+		memset(fi, 0, sizeof(*fi));
+		fi->pixel_format = fourcc;
+		fi->width = w;
+		fi->height = h;
+		fi->type = V4L2_FRMIVAL_TYPE_CONTINUOUS;
+		fi->stepwise.min = fast;
+		fi->stepwise.max = slow;
+		fi->stepwise.step = (struct v4l2_fract){ 1, 1 };
+		return 0;
+	}
+	if (!dev_has_size(src, fourcc, w, h))
 		return -EINVAL;
 	if (src->ops->enum_frameinterval(src, fourcc, w, h, index, &iv) < 0)
 		return -EINVAL;
@@ -280,6 +323,13 @@ static void
 parm_fill(struct v4l2cuse_device *dev, struct v4l2_streamparm *p)
 {
 	memset(&p->parm, 0, sizeof(p->parm));
+	if (dev->output) {
+		/* The writer's rate; one frame per write() (non-zero with READWRITE). */
+		p->parm.output.capability = V4L2_CAP_TIMEPERFRAME;
+		p->parm.output.timeperframe = dev->interval;
+		p->parm.output.writebuffers = 1;
+		return;
+	}
 	p->parm.capture.capability = V4L2_CAP_TIMEPERFRAME;
 	p->parm.capture.timeperframe = dev->interval;
 	/* Non-zero with READWRITE (v4l2-compliance). */
@@ -291,7 +341,7 @@ ioc_g_parm(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 {
 	struct v4l2_streamparm *p = arg;
 
-	if (check_type(p->type) < 0)
+	if (check_type(fh, p->type) < 0)
 		return -EINVAL;
 	parm_fill(fh->dev, p);
 	return 0;
@@ -305,6 +355,21 @@ dev_nearest_interval(struct v4l2cuse_device *dev, struct v4l2_fract want)
 	struct v4l2_fract best = dev->interval, iv;
 	double want_fps, best_d = G_MAXDOUBLE;
 
+	struct v4l2_frmsize_stepwise range;
+	struct v4l2_fract fast, slow;
+
+	if (v4l2cuse_source_size_range(src, dev->fmt.pixelformat, &range, &fast, &slow) == 0) {
+		/* Any rate in the range; 0/x and x/0 keep the current one. */
+		if (!want.numerator || !want.denominator)
+			return dev->interval;
+		if ((uint64_t)want.numerator * fast.denominator <
+		    (uint64_t)fast.numerator * want.denominator)
+			return fast;
+		if ((uint64_t)want.numerator * slow.denominator >
+		    (uint64_t)slow.numerator * want.denominator)
+			return slow;
+		return want;
+	}
 	/* 0/x and x/0 ask for the default: the fastest rate offered. */
 	want_fps = (want.numerator && want.denominator)
 			   ? (double)want.denominator / want.numerator : G_MAXDOUBLE;
@@ -328,11 +393,13 @@ ioc_s_parm(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	struct v4l2cuse_device *dev = fh->dev;
 	struct v4l2_streamparm *p = arg;
 
-	if (check_type(p->type) < 0)
+	if (check_type(fh, p->type) < 0)
 		return -EINVAL;
 	/* Others stream on a shared device: the rate stays (as S_FMT). */
 	if (!dev_others_busy(dev, fh))
-		dev_set_interval(dev, dev_nearest_interval(dev, p->parm.capture.timeperframe));
+		dev_set_interval(dev, dev_nearest_interval(dev, dev->output
+						? p->parm.output.timeperframe
+						: p->parm.capture.timeperframe));
 	parm_fill(dev, p);
 	return 0;
 }
@@ -365,23 +432,41 @@ ioc_s_input(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	return *(uint32_t *)arg == 0 ? 0 : -EINVAL;
 }
 
+/* A writer node's one output. */
+static int
+ioc_enumoutput(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
+{
+	struct v4l2_output *out = arg;
+	uint32_t index = out->index;
+
+	if (index != 0)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	g_strlcpy((char *)out->name, "Loopback", sizeof(out->name));
+	out->type = V4L2_OUTPUT_TYPE_ANALOG;
+	return 0;
+}
+
 static int
 ioc_log_status(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 {
 	struct v4l2cuse_device *dev = fh->dev;
+	struct v4l2cuse_device_stats st;
 
-	g_message("%s: %ux%u %.4s at %u/%u s, %u open handles, %s, %u frames produced",
-		  dev->name, dev->fmt.width, dev->fmt.height,
-		  (const char *)&dev->fmt.pixelformat, dev->interval.numerator,
-		  dev->interval.denominator, dev->n_fhs,
-		  dev_streaming(dev) ? "streaming" : "idle", dev->frames);
+	v4l2cuse_device_get_stats(dev, &st);
+	g_message("%s: %ux%u %.4s at %u/%u s, %u open handles, %s, %u consumers, "
+		  "%u parked requests, %u frames produced, signal %s", dev->name,
+		  dev->fmt.width, dev->fmt.height, (const char *)&dev->fmt.pixelformat,
+		  dev->interval.numerator, dev->interval.denominator, st.opens,
+		  st.streaming ? "streaming" : "idle", st.consumers, st.parked, dev->frames,
+		  st.signal_lost ? "lost" : "ok");
 	if (dev->shim) {
-		struct v4l2cuse_shim_stats st;
+		struct v4l2cuse_shim_stats sh;
 
-		v4l2cuse_shim_get_stats(dev->shim, &st);
+		v4l2cuse_shim_get_stats(dev->shim, &sh);
 		g_message("%s: shim: %u connections (%u attached), %u tokens, %u mappings, "
-			  "%u refused", dev->name, st.connections, st.authenticated, st.tokens,
-			  st.mappings, st.refused);
+			  "%u refused", dev->name, sh.connections, sh.authenticated, sh.tokens,
+			  sh.mappings, sh.refused);
 	}
 	return 0;
 }
@@ -433,7 +518,8 @@ ioc_subscribe_event(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 		break;
 	case V4L2_EVENT_EOS:
 	case V4L2_EVENT_SOURCE_CHANGE:
-		if (sub->id != 0)
+		/* A source changes under a capture node; a writer node has none. */
+		if (sub->id != 0 || fh->dev->output)
 			return -EINVAL;
 		break;
 	default:
@@ -523,7 +609,7 @@ ioc_create_bufs(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 {
 	struct v4l2_create_buffers *cb = arg;
 
-	if (check_type(cb->format.type) < 0)
+	if (check_type(fh, cb->format.type) < 0)
 		return -EINVAL;
 	return vb_queue_create_bufs(fh->dq->q, fh, cb);
 }
@@ -603,9 +689,12 @@ static const struct ioc_info ioc_table[] = {
 	IOC(VIDIOC_ENUM_FRAMEINTERVALS, 0, ioc_enum_frameintervals),
 	IOC(VIDIOC_G_PARM, 0, ioc_g_parm),
 	IOC(VIDIOC_S_PARM, IOC_PRIO, ioc_s_parm),
-	IOC(VIDIOC_ENUMINPUT, 0, ioc_enuminput),
-	IOC(VIDIOC_G_INPUT, 0, ioc_g_input),
-	IOC(VIDIOC_S_INPUT, IOC_PRIO, ioc_s_input),
+	IOC(VIDIOC_ENUMINPUT, IOC_CAPTURE, ioc_enuminput),
+	IOC(VIDIOC_G_INPUT, IOC_CAPTURE, ioc_g_input),
+	IOC(VIDIOC_S_INPUT, IOC_PRIO | IOC_CAPTURE, ioc_s_input),
+	IOC(VIDIOC_ENUMOUTPUT, IOC_OUTPUT, ioc_enumoutput),
+	IOC(VIDIOC_G_OUTPUT, IOC_OUTPUT, ioc_g_input),
+	IOC(VIDIOC_S_OUTPUT, IOC_PRIO | IOC_OUTPUT, ioc_s_input),
 	IOC(VIDIOC_LOG_STATUS, 0, ioc_log_status),
 	IOC(VIDIOC_QUERYCTRL, 0, ioc_queryctrl),
 	IOC(VIDIOC_QUERY_EXT_CTRL, 0, ioc_query_ext_ctrl),
@@ -759,6 +848,11 @@ v4l2cuse_fh_ioctl(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
 	}
 	info = ioc_lookup(a->cmd);
 	if (!info || size > sizeof(u)) {
+		v4l2cuse_req_reply_err(req, -ENOTTY);
+		return;
+	}
+	if (((info->flags & IOC_CAPTURE) && fh->dev->output) ||
+	    ((info->flags & IOC_OUTPUT) && !fh->dev->output)) {
 		v4l2cuse_req_reply_err(req, -ENOTTY);
 		return;
 	}

@@ -24,12 +24,14 @@
 
 #include "videobuf.h"
 #include "device.h"
+#include "hub.h"
+#include "loopback.h"
 #include "cuse.h"
 #include "shim.h"
 #include "selftest.h"
 #include "manager.h"
 
-#define MGR_NODE_FIRST	32	/* cuse-facts rule 16 */
+#define MGR_NODE_FIRST	32	/* docs/cuse.md, "Names" */
 #define MGR_NODE_LAST	63
 
 enum mdev_state {
@@ -58,6 +60,11 @@ struct mdev {
 	struct v4l2cuse_device *dev;
 	struct v4l2cuse_cuse *cuse;
 	struct v4l2cuse_shim *shim;
+	/* A loopback source's writer node (daemon/loopback.h), made and gone with it. */
+	char *writer_node;
+	struct v4l2cuse_device *wdev;
+	struct v4l2cuse_cuse *wcuse;
+	struct v4l2cuse_shim *wshim;
 	enum mdev_state state;
 	char *error;			/* the last failure */
 	char *reported;			/* the last failure logged as a warning */
@@ -77,6 +84,7 @@ struct v4l2cuse_manager {
 	bool stop_on_failure;
 	struct v4l2cuse_conf *conf;	/* daemon settings in force */
 	struct vb_budget *budget;	/* buffer-memory-limit of all devices together */
+	struct v4l2cuse_hub *hub;	/* cameras and files shared between devices */
 	GPtrArray *devs;		/* struct mdev * */
 	struct v4l2cuse_selftest *selftest;
 	uint64_t next_tag;
@@ -131,7 +139,8 @@ node_in(GPtrArray *devs, const char *node, const struct mdev *skip)
 	for (unsigned int i = 0; devs && i < devs->len; i++) {
 		const struct mdev *md = devs->pdata[i];
 
-		if (md != skip && md->node && strcmp(md->node, node) == 0)
+		if (md != skip && ((md->node && strcmp(md->node, node) == 0) ||
+				   (md->writer_node && strcmp(md->writer_node, node) == 0)))
 			return true;
 	}
 	return false;
@@ -152,14 +161,15 @@ node_exists(const char *node)
 	return false;
 }
 
-/* A free videoN, 32 <= N <= 63, not used by @a or @b. */
+/* A free videoN, 32 <= N <= 63, not used by @a or @b, nor @also (may be NULL). */
 static char *
-pick_node(GPtrArray *a, GPtrArray *b)
+pick_node(GPtrArray *a, GPtrArray *b, const char *also)
 {
 	for (unsigned int n = MGR_NODE_FIRST; n <= MGR_NODE_LAST; n++) {
 		g_autofree char *node = g_strdup_printf("video%u", n);
 
-		if (!node_in(a, node, NULL) && !node_in(b, node, NULL) && !node_exists(node))
+		if (!node_in(a, node, NULL) && !node_in(b, node, NULL) &&
+		    g_strcmp0(node, also) != 0 && !node_exists(node))
 			return g_steal_pointer(&node);
 	}
 	return NULL;
@@ -178,8 +188,11 @@ mdev_teardown(struct mdev *md)
 	md->tag = 0;		/* a late self-test result is ignored */
 	/* Answers parked requests (ENODEV) and closes /dev/cuse: the node goes. */
 	g_clear_pointer(&md->cuse, v4l2cuse_cuse_free);
+	g_clear_pointer(&md->wcuse, v4l2cuse_cuse_free);
 	g_clear_pointer(&md->shim, v4l2cuse_shim_free);
+	g_clear_pointer(&md->wshim, v4l2cuse_shim_free);
 	g_clear_pointer(&md->dev, v4l2cuse_device_free);
+	g_clear_pointer(&md->wdev, v4l2cuse_device_free);
 }
 
 static void
@@ -192,6 +205,7 @@ mdev_free(struct mdev *md)
 	mdev_teardown(md);
 	v4l2cuse_conf_device_free(md->conf);
 	g_free(md->node);
+	g_free(md->writer_node);
 	g_free(md->error);
 	g_free(md->reported);
 	g_free(md);
@@ -202,14 +216,47 @@ static int
 mdev_build_device(struct mdev *md, char **ret_error)
 {
 	struct v4l2cuse_device_config cfg;
-	g_autofree char *err = NULL;
+	g_autofree char *err = NULL, *spec = NULL;
 
 	v4l2cuse_conf_device_config(md->conf, &cfg);
 	cfg.name = md->node;
 	cfg.global_budget = md->m->budget;
+	cfg.hub = md->m->hub;
+	if (md->writer_node)
+		spec = v4l2cuse_loopback_spec_with_writer(cfg.source, md->writer_node);
+	if (spec)
+		cfg.source = spec;
 	md->dev = v4l2cuse_device_new(&cfg, &err);
 	if (!md->dev) {
 		*ret_error = g_strdup_printf("%s: %s", md->conf->where_source, err);
+		return -EINVAL;
+	}
+	if (!md->writer_node)
+		return 0;
+
+	/* The writer node: any format, 640x480 YUYV until a writer sets one. */
+	g_autofree char *wspec = g_strdup_printf("loopback-writer:%s", md->writer_node);
+	g_autofree char *wlabel = g_strdup_printf("%.22s (writer)", v4l2cuse_device_label(md->dev));
+	struct v4l2cuse_device_config wcfg = {
+		.name = md->writer_node,
+		.label = wlabel,
+		.source = wspec,
+		.width = 640,
+		.height = 480,
+		.pixelformat = V4L2_PIX_FMT_YUYV,
+		.interval = cfg.interval,
+		.id = md->conf->id,
+		.buffer_memory_limit = cfg.buffer_memory_limit,
+		.global_budget = md->m->budget,
+		.hub = md->m->hub,
+		.output = true,
+	};
+
+	md->wdev = v4l2cuse_device_new(&wcfg, &err);
+	if (!md->wdev) {
+		*ret_error = g_strdup_printf("%s: writer node %s: %s", md->conf->where_source,
+					     md->writer_node, err);
+		g_clear_pointer(&md->dev, v4l2cuse_device_free);
 		return -EINVAL;
 	}
 	return 0;
@@ -217,7 +264,7 @@ mdev_build_device(struct mdev *md, char **ret_error)
 
 static struct mdev *
 mdev_new(struct v4l2cuse_manager *m, const struct v4l2cuse_conf_device *d, bool runtime,
-	 const char *node, char **ret_error)
+	 const char *node, const char *writer_node, char **ret_error)
 {
 	struct mdev *md = g_new0(struct mdev, 1);
 
@@ -225,6 +272,7 @@ mdev_new(struct v4l2cuse_manager *m, const struct v4l2cuse_conf_device *d, bool 
 	md->conf = v4l2cuse_conf_device_dup(d);
 	md->runtime = runtime;
 	md->node = g_strdup(node);
+	md->writer_node = g_strdup(writer_node);
 	if (mdev_build_device(md, ret_error) < 0) {
 		mdev_free(md);
 		return NULL;
@@ -341,6 +389,28 @@ mdev_on_cuse_state(struct v4l2cuse_cuse *c, enum v4l2cuse_cuse_state state, void
 	}
 }
 
+/* The writer node of a loopback: its failures are the device's. */
+static void
+mdev_on_writer_state(struct v4l2cuse_cuse *c, enum v4l2cuse_cuse_state state, void *data)
+{
+	struct mdev *md = data;
+	int err = v4l2cuse_cuse_error(c);
+
+	switch (state) {
+	case V4L2CUSE_CUSE_READY:
+		g_debug("%s: writer node /dev/%s registered", md->conf->id, md->writer_node);
+		return;
+	case V4L2CUSE_CUSE_FAILED:
+		mdev_fail(md, g_strdup_printf("the writer node's name '%s' is taken or refused: "
+					      "%s", md->writer_node, g_strerror(-err)));
+		return;
+	case V4L2CUSE_CUSE_ENDED:
+		mdev_fail(md, g_strdup_printf("the CUSE connection of the writer node /dev/%s "
+					      "was aborted", md->writer_node));
+		return;
+	}
+}
+
 static gboolean
 mdev_selftest_timeout(gpointer data)
 {
@@ -373,6 +443,19 @@ mdev_register(struct mdev *md)
 	if (!md->cuse) {
 		mdev_fail(md, g_steal_pointer(&err));
 		return;
+	}
+	if (md->wdev) {
+		/* A loopback's writer node, with its own shim socket (output streaming). */
+		sock = (g_free(sock), v4l2cuse_shim_socket_path(md->writer_node, &err));
+		if (sock)
+			md->wshim = v4l2cuse_shim_new(md->wdev, sock, &err);
+		g_clear_pointer(&err, g_free);
+		md->wcuse = v4l2cuse_cuse_new(md->wdev, md->conf->mode, md->conf->gid,
+					      mdev_on_writer_state, md, &err);
+		if (!md->wcuse) {
+			mdev_fail(md, g_strdup_printf("writer node: %s", err));
+			return;
+		}
 	}
 	md->timeout_source = g_timeout_add_seconds(md->m->conf->selftest_timeout_s,
 						   mdev_selftest_timeout, md);
@@ -426,6 +509,7 @@ v4l2cuse_manager_new(const struct v4l2cuse_manager_events *ev, void *data,
 	m->conf = v4l2cuse_conf_new();
 	m->budget = vb_budget_new("global buffer memory limit", m->conf->buffer_memory_limit,
 				  NULL);
+	m->hub = v4l2cuse_hub_new();
 	m->devs = g_ptr_array_new();
 	m->selftest = v4l2cuse_selftest_new(mgr_selftest_done, m);
 	return m;
@@ -444,6 +528,7 @@ v4l2cuse_manager_free(struct v4l2cuse_manager *m)
 	g_ptr_array_unref(m->devs);
 	v4l2cuse_conf_free(m->conf);
 	vb_budget_unref(m->budget);
+	v4l2cuse_hub_free(m->hub);	/* after the devices: their sources are its taps */
 	g_free(m);
 }
 
@@ -510,13 +595,52 @@ mgr_resolve_node(struct v4l2cuse_manager *m, const struct v4l2cuse_conf_device *
 	if (old && !node_in(kept, old->node, NULL) && !node_in(staged, old->node, NULL))
 		return g_strdup(old->node);
 	{
-		char *node = pick_node(kept, staged);
+		char *node = pick_node(kept, staged, NULL);
 
 		if (!node)
 			*ret_error = g_strdup_printf("%s: no free node name in video%u..video%u",
 						     d->where, MGR_NODE_FIRST, MGR_NODE_LAST);
 		return node;
 	}
+}
+
+/*
+ * A loopback source's writer node (NULL in *ret_writer for other sources):
+ * the one its spec names, else the one @old had, else a free one; never
+ * @node (the device's own) nor one @staged or @kept use.
+ */
+static int
+mgr_resolve_writer(const struct v4l2cuse_conf_device *d, const char *node,
+		   const struct mdev *old, GPtrArray *staged, GPtrArray *kept,
+		   char **ret_writer, char **ret_error)
+{
+	g_autofree char *writer = NULL, *msg = NULL;
+
+	*ret_writer = NULL;
+	if (!v4l2cuse_loopback_is_spec(d->source))
+		return 0;
+	if (v4l2cuse_loopback_parse(d->source, &writer, &msg) < 0) {
+		*ret_error = g_strdup_printf("%s: %s", d->where_source, msg);
+		return -EINVAL;
+	}
+	if (!writer && old && old->writer_node)
+		writer = g_strdup(old->writer_node);
+	if (!writer)
+		writer = pick_node(kept, staged, node);
+	if (!writer) {
+		*ret_error = g_strdup_printf("%s: no free node name for the writer in "
+					     "video%u..video%u", d->where_source, MGR_NODE_FIRST,
+					     MGR_NODE_LAST);
+		return -EEXIST;
+	}
+	if (strcmp(writer, node) == 0 || node_in(kept, writer, NULL) ||
+	    node_in(staged, writer, NULL)) {
+		*ret_error = g_strdup_printf("%s: the writer node %s is in use by another device",
+					     d->where_source, writer);
+		return -EEXIST;
+	}
+	*ret_writer = g_steal_pointer(&writer);
+	return 0;
 }
 
 int
@@ -543,13 +667,15 @@ v4l2cuse_manager_apply(struct v4l2cuse_manager *m, struct v4l2cuse_conf *conf,
 	for (unsigned int i = 0; i < conf->devices->len; i++) {
 		const struct v4l2cuse_conf_device *d = conf->devices->pdata[i];
 		struct mdev *old = mgr_find(m, d->id), *md;
-		g_autofree char *node = NULL;
+		g_autofree char *node = NULL, *writer = NULL;
 		char *err = NULL;
 
 		if (!d->enabled || (old && g_ptr_array_find(kept, old, NULL)))
 			continue;
 		node = mgr_resolve_node(m, d, old, staged, kept, &err);
-		md = node ? mdev_new(m, d, false, node, &err) : NULL;
+		if (node && mgr_resolve_writer(d, node, old, staged, kept, &writer, &err) < 0)
+			g_clear_pointer(&node, g_free);
+		md = node ? mdev_new(m, d, false, node, writer, &err) : NULL;
 		if (!md) {
 			*ret_error = err;
 			for (unsigned int k = 0; k < staged->len; k++)
@@ -612,7 +738,8 @@ v4l2cuse_manager_add(struct v4l2cuse_manager *m, const struct v4l2cuse_conf_devi
 		     char **ret_error)
 {
 	struct mdev *md;
-	g_autofree char *node = NULL;
+	g_autofree char *node = NULL, *writer = NULL;
+	int r;
 
 	if (mgr_find(m, d->id)) {
 		*ret_error = g_strdup_printf("device '%s' exists already", d->id);
@@ -621,10 +748,14 @@ v4l2cuse_manager_add(struct v4l2cuse_manager *m, const struct v4l2cuse_conf_devi
 	node = mgr_resolve_node(m, d, NULL, NULL, m->devs, ret_error);
 	if (!node)
 		return -EEXIST;
-	md = mdev_new(m, d, true, node, ret_error);
+	r = mgr_resolve_writer(d, node, NULL, NULL, m->devs, &writer, ret_error);
+	if (r < 0)
+		return r;
+	md = mdev_new(m, d, true, node, writer, ret_error);
 	if (!md)
 		return -EINVAL;
-	g_message("%s: adding /dev/%s", d->id, node);
+	g_message("%s: adding /dev/%s%s%s", d->id, node, writer ? " and its writer node /dev/" : "",
+		  writer ? writer : "");
 	mgr_start(m, md);
 	return 0;
 }
@@ -723,6 +854,46 @@ format_mem(uint64_t used, uint64_t limit, char *buf, size_t size)
 			 (used + 1023) >> 10, limit >> (10 * (u + 1)), units[u]);
 }
 
+/* "    input shared with: ID ID" under a device whose camera or file others use too. */
+static void
+mgr_list_sharing(struct v4l2cuse_manager *m, struct mdev *md, const char *input, GString *out)
+{
+	g_string_append(out, "    input shared with:");
+	for (unsigned int i = 0; i < m->devs->len; i++) {
+		struct mdev *other = m->devs->pdata[i];
+		struct v4l2cuse_device_stats st = { 0 };
+
+		if (other == md || !other->dev)
+			continue;
+		v4l2cuse_device_get_stats(other->dev, &st);
+		if (g_strcmp0(st.input, input) == 0)
+			g_string_append_printf(out, " %s", other->conf->id);
+	}
+	g_string_append_c(out, '\n');
+}
+
+/* "    writer /dev/videoN: ..." under a loopback device. */
+static void
+mgr_list_writer(struct mdev *md, GString *out)
+{
+	struct v4l2cuse_loopback_stats lb;
+
+	g_string_append_printf(out, "    writer /dev/%s: ", md->writer_node);
+	if (!md->dev || v4l2cuse_device_loopback_stats(md->dev, &lb) < 0) {
+		g_string_append(out, "-\n");
+		return;
+	}
+	if (lb.pid)
+		g_string_append_printf(out, "%s, pid %d (%s), %ux%u/%.4s, ",
+				       lb.connected ? "connected" : "gone", (int)lb.pid, lb.comm,
+				       lb.fmt.width, lb.fmt.height, (const char *)&lb.fmt.pixelformat);
+	else
+		g_string_append(out, "no writer yet, ");
+	g_string_append_printf(out, "%" G_GUINT64_FORMAT " written, %" G_GUINT64_FORMAT
+			       " refused, %" G_GUINT64_FORMAT " dropped\n", lb.written, lb.refused,
+			       lb.dropped);
+}
+
 void
 v4l2cuse_manager_list(struct v4l2cuse_manager *m, GString *out)
 {
@@ -756,6 +927,10 @@ v4l2cuse_manager_list(struct v4l2cuse_manager *m, GString *out)
 				       st.dropped, st.errors, fmt, mem,
 				       md->dev ? v4l2cuse_device_source_spec(md->dev)
 					       : md->conf->source);
+		if (st.input && st.input_users > 1)
+			mgr_list_sharing(m, md, st.input, out);
+		if (md->writer_node)
+			mgr_list_writer(md, out);
 		if (md->error && md->state != MDEV_SERVING) {
 			g_string_append_printf(out, "    error: %s", md->error);
 			if (md->state == MDEV_FAILED)

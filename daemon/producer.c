@@ -31,6 +31,7 @@
 #include "videobuf.h"
 #include "placeholder.h"
 #include "device-private.h"
+#include "loopback.h"
 
 static void dev_timer_stop(struct v4l2cuse_device *dev);
 static int dev_arm_producer(struct v4l2cuse_device *dev);
@@ -371,7 +372,7 @@ dev_producer_stop(struct v4l2cuse_device *dev)
 	g_clear_pointer(&dev->scratch, g_free);
 	dev->src->ops->stop(dev->src);
 	dev_placeholder_stop(dev);
-	dev->signal_lost = false;
+	/* signal_lost stays: what the source showed last, until it produces again. */
 }
 
 void
@@ -489,6 +490,76 @@ static const struct vb_ops dev_vb_ops = {
 	.wake = dev_queue_wake,
 };
 
+/* ---------------------------------------------------------------------- */
+/* A writer node's output queue: the buffers a writer queues are consumed */
+
+/* Every buffer handed over goes to the loopback, then back to the writer. */
+static void
+dev_out_consume(struct dev_queue *dq)
+{
+	struct v4l2cuse_device *dev = dq->dev;
+	struct vb_buffer *b;
+
+	while ((b = g_queue_pop_head(&dq->active))) {
+		struct v4l2cuse_frame frame = {
+			.data = vb_buffer_mem(b),
+			.length = vb_buffer_length(b),
+			.fmt = &dev->fmt,
+			.bytesused = vb_buffer_bytesused(b),
+		};
+
+		if ((dev->fmt.bytesperline && frame.bytesused != dev->fmt.sizeimage) ||
+		    v4l2cuse_source_consume(dev->src, &frame) < 0)
+			v4l2cuse_loopback_refused(dev->src);	/* short of a frame, or not one */
+		vb_buffer_done(b, VB_BUF_DONE);
+	}
+}
+
+static void
+dev_out_buf_queue(struct vb_buffer *b)
+{
+	struct dev_queue *dq = vb_queue_priv(vb_buffer_queue(b));
+
+	g_queue_push_tail(&dq->active, b);
+	if (dq->started)
+		dev_out_consume(dq);
+}
+
+static int
+dev_out_start_streaming(struct vb_queue *q, unsigned int count)
+{
+	struct dev_queue *dq = vb_queue_priv(q);
+	/* The handle that streams owns the queue (vb2's owner). */
+	int r = dev_writer_join((struct v4l2cuse_fh *)vb_queue_owner(q));
+
+	if (r < 0) {
+		dev_return_all(dq, VB_BUF_QUEUED);
+		return r;
+	}
+	dq->started = true;
+	dev_out_consume(dq);
+	return 0;
+}
+
+static void
+dev_out_stop_streaming(struct vb_queue *q)
+{
+	struct dev_queue *dq = vb_queue_priv(q);
+
+	dq->started = false;
+	dev_return_all(dq, VB_BUF_ERROR);
+	if (dq->dev->writer)
+		dev_writer_leave(dq->dev);
+}
+
+static const struct vb_ops dev_out_vb_ops = {
+	.queue_setup = dev_queue_setup,
+	.buf_queue = dev_out_buf_queue,
+	.start_streaming = dev_out_start_streaming,
+	.stop_streaming = dev_out_stop_streaming,
+	.wake = dev_queue_wake,
+};
+
 struct dev_queue *
 dev_queue_new(struct v4l2cuse_device *dev, struct v4l2cuse_fh *fh)
 {
@@ -499,7 +570,7 @@ dev_queue_new(struct v4l2cuse_device *dev, struct v4l2cuse_fh *fh)
 	dq->fh = fh;
 	dq->link.data = dq;
 	g_queue_init(&dq->active);
-	qc.ops = &dev_vb_ops;
+	qc.ops = dev->output ? &dev_out_vb_ops : &dev_vb_ops;
 	qc.priv = dq;
 	dq->q = vb_queue_new(&qc);
 	if (!dq->q) {

@@ -29,6 +29,8 @@ struct v4l2cuse_req_ops {
 	void (*reply_err)(struct v4l2cuse_req *req, int r);
 	/* read(): @len bytes of data (0 ends the syscall). */
 	void (*reply_data)(struct v4l2cuse_req *req, const void *buf, size_t len);
+	/* write(): @count bytes were taken. */
+	void (*reply_write)(struct v4l2cuse_req *req, size_t count);
 	/* open(): success. */
 	void (*reply_open)(struct v4l2cuse_req *req, void *fh);
 	/* poll(): revents. */
@@ -70,6 +72,12 @@ static inline void
 v4l2cuse_req_reply_data(struct v4l2cuse_req *req, const void *buf, size_t len)
 {
 	req->ops->reply_data(req, buf, len);
+}
+
+static inline void
+v4l2cuse_req_reply_write(struct v4l2cuse_req *req, size_t count)
+{
+	req->ops->reply_write(req, count);
 }
 
 static inline struct v4l2cuse_req *

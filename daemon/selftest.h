@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The readiness self-test (cuse-facts rule 17): open each new node from a
+ * The readiness self-test (docs/cuse.md, "Names"): open each new node from a
  * worker thread, never from the dispatcher (whose loop must answer that
  * very open), and prove that this daemon instance serves it: QUERYCAP says
  * v4l2cuse, VIDIOC_V4L2CUSE_INFO returns our per-process nonce and the

@@ -338,14 +338,14 @@ shim_staging(struct shim_conn *c, const struct v4l2cuse_shim_request *req,
 	     struct v4l2cuse_shim_reply *rep, int *ret_fd)
 {
 	struct vb_queue *q = c->q;
-	struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-				 .index = req->staging.index };
+	struct v4l2_buffer b = { .index = req->staging.index };
 	struct stat st;
 	int r, fd;
 
 	r = shim_check_owner(c, true);
 	if (r < 0)
 		return r;
+	b.type = vb_queue_type(q);
 	r = vb_queue_querybuf(q, &b);
 	if (r < 0)
 		return r;

@@ -90,12 +90,16 @@ init_real(void)
 	R(mmap64, "mmap64");
 	R(munmap, "munmap");
 	R(syscall, "syscall");
+	R(fopen, "fopen");
+	R(fopen64, "fopen64");
 #undef R
 	if (!shim_real.fcntl64)
 		shim_real.fcntl64 = shim_real.fcntl;
 	if (!shim_real.mmap64)
 		shim_real.mmap64 = shim_real.mmap;
 	shim_debug_enabled = dbg && *dbg && strcmp(dbg, "0") != 0;
+	if (!shim_real.fopen64)
+		shim_real.fopen64 = shim_real.fopen;
 	shim_track_init();
 }
 
@@ -216,6 +220,61 @@ __openat64_2(int dirfd, const char *path, int flags)
 {
 	shim_init();
 	return after_open(shim_real.openat64_2(dirfd, path, flags), flags);
+}
+
+/*
+ * Loopback compatibility (V4L2CUSE_LOOPBACK_COMPAT=1, v4l2cuse-run
+ * --loopback-compat): apps that offer a virtual camera only when the
+ * v4l2loopback module is loaded (OBS reads /proc/modules with fopen()) read
+ * a /proc/modules that lists it, after the real lines. Nothing else changes.
+ */
+static FILE *
+compat_modules(FILE *(*real)(const char *, const char *), const char *path, const char *mode)
+{
+	static const char line[] = "v4l2loopback 49152 0 - Live 0x0000000000000000\n";
+	const char *on;
+	char buf[4096];
+	FILE *in, *out;
+	size_t n;
+	int fd;
+
+	if (!path || strcmp(path, "/proc/modules") != 0 || !mode || mode[0] != 'r' ||
+	    strchr(mode, '+'))
+		return real(path, mode);
+	on = secure_getenv("V4L2CUSE_LOOPBACK_COMPAT");
+	if (!on || !*on || strcmp(on, "0") == 0)
+		return real(path, mode);
+	fd = memfd_create("v4l2cuse-proc-modules", MFD_CLOEXEC);
+	if (fd < 0)
+		return real(path, mode);
+	in = real(path, mode);		/* none in some containers: our line alone */
+	while (in && (n = fread(buf, 1, sizeof(buf), in)) > 0) {
+		if (write(fd, buf, n) != (ssize_t)n)
+			break;
+	}
+	if (in)
+		fclose(in);
+	if (write(fd, line, sizeof(line) - 1) != (ssize_t)(sizeof(line) - 1) ||
+	    lseek(fd, 0, SEEK_SET) < 0 || !(out = fdopen(fd, "r"))) {
+		shim_real.close(fd);
+		return real(path, mode);
+	}
+	shim_debug("/proc/modules: v4l2loopback listed (loopback compatibility)");
+	return out;
+}
+
+EXPORT FILE *
+fopen(const char *path, const char *mode)
+{
+	shim_init();
+	return compat_modules(shim_real.fopen, path, mode);
+}
+
+EXPORT FILE *
+fopen64(const char *path, const char *mode)
+{
+	shim_init();
+	return compat_modules(shim_real.fopen64, path, mode);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -545,7 +604,8 @@ staging_map_locked(struct shim_handle *h, unsigned int index)
 			shim_real.close(fd);
 		return rep.status < 0 ? rep.status : -EIO;
 	}
-	p = shim_real.mmap(NULL, rep.length, PROT_READ, MAP_SHARED, fd, 0);
+	/* Writable: an output buffer's payload is copied into it at QBUF. */
+	p = shim_real.mmap(NULL, rep.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	r = p == MAP_FAILED ? -errno : 0;
 	shim_real.close(fd);
 	if (r < 0)
@@ -594,6 +654,15 @@ userptr_qbuf(int fd, struct v4l2_buffer *b)
 		return 0;
 	pthread_mutex_lock(&h->io);
 	r = staging_map_locked(h, b->index);
+	/* Output: the daemon reads the payload from the staging copy. */
+	if (r == 0 && b->type == V4L2_BUF_TYPE_VIDEO_OUTPUT) {
+		size_t n = b->bytesused ? b->bytesused : b->length;
+
+		if (n > h->staging_len[b->index] || n > b->length)
+			r = -EINVAL;
+		else
+			memcpy(h->staging[b->index], (const void *)b->m.userptr, n);
+	}
 	pthread_mutex_unlock(&h->io);
 	shim_handle_unref(h);
 	if (r < 0)
@@ -650,7 +719,8 @@ shim_ioctl(int fd, unsigned long request, void *arg)
 	case VIDIOC_QBUF:
 	case VIDIOC_PREPARE_BUF:
 		if (b && b->memory == V4L2_MEMORY_USERPTR &&
-		    b->type == V4L2_BUF_TYPE_VIDEO_CAPTURE) {
+		    (b->type == V4L2_BUF_TYPE_VIDEO_CAPTURE ||
+		     b->type == V4L2_BUF_TYPE_VIDEO_OUTPUT)) {
 			saved = errno;
 			r = userptr_qbuf(fd, b);
 			errno = saved;

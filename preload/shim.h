@@ -21,6 +21,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -52,6 +53,8 @@ struct shim_libc {
 	void *(*mmap64)(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 	int (*munmap)(void *addr, size_t len);
 	long (*syscall)(long nr, ...);
+	FILE *(*fopen)(const char *path, const char *mode);
+	FILE *(*fopen64)(const char *path, const char *mode);
 };
 
 extern struct shim_libc shim_real;

@@ -689,6 +689,7 @@ fs_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 const struct v4l2cuse_source_ops v4l2cuse_file_ops = {
 	.abi = V4L2CUSE_SOURCE_ABI,
 	.name = "file",
+	.flags = V4L2CUSE_SOURCE_INPUT,
 	.create = fs_create,
 	.destroy = fs_destroy,
 	.enum_format = fs_enum_format,

@@ -7,7 +7,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <glib.h>
 
@@ -106,6 +109,36 @@ v4l2cuse_source_create(const char *spec, struct v4l2cuse_source **ret_src,
 	}
 	*ret_src = src;
 	return 0;
+}
+
+char *
+v4l2cuse_source_input_key(const char *spec)
+{
+	const struct v4l2cuse_source_ops *ops;
+	g_autofree char *name = NULL, *arg = NULL;
+	const char *args, *rest;
+	struct stat st;
+	size_t len;
+
+	if (!spec || !*spec)
+		return NULL;
+	len = strcspn(spec, ":,");
+	name = g_strndup(spec, len);
+	ops = v4l2cuse_source_lookup(name);
+	if (!ops || !(ops->flags & V4L2CUSE_SOURCE_INPUT) || spec[len] != ':')
+		return NULL;
+	args = spec + len + 1;
+	rest = args + strcspn(args, ",");
+	arg = g_strndup(args, (size_t)(rest - args));
+	if (!*arg || stat(arg, &st) < 0)
+		return NULL;
+	if (S_ISCHR(st.st_mode))
+		return g_strdup_printf("%s:c%u:%u%s", name, major(st.st_rdev), minor(st.st_rdev),
+				       rest);
+	if (S_ISREG(st.st_mode))
+		return g_strdup_printf("%s:f%ju:%ju%s", name, (uintmax_t)st.st_dev,
+				       (uintmax_t)st.st_ino, rest);
+	return NULL;
 }
 
 static uint64_t

@@ -336,6 +336,7 @@ uvc_wake_fd(struct v4l2cuse_source *src)
 const struct v4l2cuse_source_ops v4l2cuse_uvc_ops = {
 	.abi = V4L2CUSE_SOURCE_ABI,
 	.name = "uvc",
+	.flags = V4L2CUSE_SOURCE_INPUT,
 	.create = uvc_create,
 	.destroy = uvc_destroy,
 	.enum_format = v4l2cuse_uvc_enum_format,

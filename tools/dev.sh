@@ -20,12 +20,15 @@ DEV_PACKAGES=(
 	gcc libc6-dev meson ninja-build pkg-config
 	libfuse3-dev libglib2.0-dev libv4l-dev libjpeg62-turbo-dev libpng-dev libsystemd-dev
 	libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev	# file source: -Dgstreamer (CI: on)
+	libpipewire-0.3-dev				# v4l2cuse-pipewire: -Dpipewire (CI: on)
 	clang							# fuzzing (build-fuzz)
 	python3
 	# clients the tests drive
 	v4l-utils ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
 	procps iproute2
 	python3-opencv mpv chromium util-linux		# apps under v4l2cuse-run (tests/vm/test-shim*.sh)
+	pipewire pipewire-bin wireplumber dbus-daemon jq	# PipeWire in the VM (tests/vm/test-pipewire.sh)
+	gstreamer1.0-pipewire gstreamer1.0-plugins-base-apps
 	# the test VM (tests/vm/vm-run.sh)
 	qemu-system-x86 busybox-static kmod cpio xz-utils
 )
@@ -66,12 +69,14 @@ cmd_deps()
 		apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
-# Prints the vm-tests option of an existing build dir; fails if unusable.
+# Prints the vm-tests and pipewire options of an existing build dir
+# ("enabled enabled"); fails if unusable.
 vm_tests_option()
 {
 	meson introspect "$build_dir" --buildoptions 2>/dev/null |
 		python3 -c 'import json, sys
-print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "vm-tests"))'
+o = {o["name"]: o["value"] for o in json.load(sys.stdin)}
+print(o["vm-tests"], o.get("pipewire", "missing"))'
 }
 
 cmd_build()
@@ -81,12 +86,14 @@ cmd_build()
 	if [[ -f $build_dir/meson-private/coredata.dat ]]; then
 		if ! opt=$(vm_tests_option); then
 			say "$build_dir is unusable (older meson?); setting it up again"
-			meson setup --wipe "$build_dir" -Dvm-tests=enabled -Dgstreamer=enabled
-		elif [[ $opt != enabled ]]; then
-			meson configure "$build_dir" -Dvm-tests=enabled -Dgstreamer=enabled
+			meson setup --wipe "$build_dir" -Dvm-tests=enabled -Dgstreamer=enabled -Dpipewire=enabled
+		elif [[ $opt != "enabled enabled" ]]; then
+			# --reconfigure: an option added since the dir was set up is new to it.
+			meson setup --reconfigure "$build_dir" -Dvm-tests=enabled -Dgstreamer=enabled \
+				-Dpipewire=enabled
 		fi
 	else
-		meson setup "$build_dir" -Dvm-tests=enabled -Dgstreamer=enabled
+		meson setup "$build_dir" -Dvm-tests=enabled -Dgstreamer=enabled -Dpipewire=enabled
 	fi
 	ninja -C "$build_dir"
 }
@@ -151,7 +158,28 @@ cmd_run()
 
 usage()
 {
-	sed -n '4,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	cat <<'EOF'
+Usage: tools/dev.sh COMMAND [ARGS...]
+
+The developer entry points of v4l2cuse, on Debian 12. Each command first
+installs the Debian packages it needs that are missing (that needs root or
+sudo), then does its job.
+
+Commands:
+  run [ARGS...]  Build, then run the daemon in the foreground as /dev/video42
+                 with the test pattern; ARGS go to the daemon. On a kernel
+                 without CUSE it runs the same demo inside the test VM and
+                 saves one frame as ./v4l2cuse-frame.png.
+  test           Build, then run every suite: the unit tests, the VM tests
+                 (each boots Debian's kernel under qemu) and a short fuzz run
+                 of every parser. This is what CI runs.
+  deps           Only install the missing packages.
+  build          Install what is missing and build into build/.
+  vm-prepare     Download the VM's kernel and build its initramfs (once).
+  fuzz           Build the fuzz harnesses with clang into build-fuzz/ and run
+                 each for FUZZ_SECONDS (default 60) seconds.
+  help           Print this text.
+EOF
 }
 
 case ${1:-} in

@@ -2,9 +2,10 @@
 /*
  * Buffer memory: one memfd per buffer, sealed against shrinking and
  * growing so a client that maps it cannot SIGBUS the producer by
- * truncating it (docs/cuse-facts.md, rule 6), and mapped MAP_SHARED in the
+ * truncating it (docs/cuse.md), and mapped MAP_SHARED in the
  * daemon. MMAP clients map the same memfd through the preload shim; for
- * USERPTR it is the staging copy.
+ * USERPTR it is the staging copy. Also the shim's lookups: a buffer's fd
+ * by mmap cookie or index, mapping counts and the buffer generation.
  */
 #include "config.h"
 
@@ -105,7 +106,7 @@ vb_mem_free(struct vb_buffer *b)
 	}
 }
 
-int
+static int
 vb_mem_dup_fd(struct vb_buffer *b, int *ret_fd)
 {
 	int fd = fcntl(b->memfd, F_DUPFD_CLOEXEC, 3);
@@ -114,4 +115,84 @@ vb_mem_dup_fd(struct vb_buffer *b, int *ret_fd)
 		return -errno;
 	*ret_fd = fd;
 	return 0;
+}
+
+/* --- Lookups for the preload shim ------------------------------------- */
+
+int
+vb_queue_mmap_fd(struct vb_queue *q, uint32_t offset, size_t length,
+		 int *ret_fd, unsigned int *ret_index)
+{
+	struct vb_buffer *b = NULL;
+	unsigned int i;
+	int r = -EINVAL;
+
+	vb_queue_lock(q);
+	/* __find_plane_by_offset() and vb2_mmap() */
+	if (q->memory != V4L2_MEMORY_MMAP) {
+		g_debug("%s: mmap: queue is not set up for mmap", q->name);
+		goto out_unlock;
+	}
+	if (q->mode == VB_MODE_READ) {
+		r = -EBUSY;
+		goto out_unlock;
+	}
+	for (i = 0; i < q->n_buffers; i++) {
+		if (q->bufs[i]->offset == offset) {
+			b = q->bufs[i];
+			break;
+		}
+	}
+	if (!b || (length != b->length && length != b->mem_length)) {
+		g_debug("%s: mmap: no buffer at offset %#x with length %zu", q->name, offset,
+			length);
+		goto out_unlock;
+	}
+	r = vb_mem_dup_fd(b, ret_fd);
+	if (r == 0)
+		*ret_index = b->index;
+out_unlock:
+	vb_queue_unlock(q);
+	return r;
+}
+
+int
+vb_queue_mapped(struct vb_queue *q, unsigned int index, int delta)
+{
+	int r = -EINVAL;
+
+	vb_queue_lock(q);
+	if (index < q->n_buffers) {
+		long mapped = (long)q->bufs[index]->mapped + delta;
+
+		if (mapped >= 0 && mapped <= INT32_MAX) {
+			q->bufs[index]->mapped = (unsigned int)mapped;
+			r = (int)mapped;
+		}
+	}
+	vb_queue_unlock(q);
+	return r;
+}
+
+unsigned int
+vb_queue_generation(struct vb_queue *q)
+{
+	unsigned int gen;
+
+	vb_queue_lock(q);
+	gen = q->generation;
+	vb_queue_unlock(q);
+	return gen;
+}
+
+int
+vb_queue_buffer_fd(struct vb_queue *q, unsigned int index, int *ret_fd)
+{
+	int r = -EINVAL;
+
+	vb_queue_lock(q);
+	if (index < q->n_buffers)
+		r = vb_mem_dup_fd(q->bufs[index], ret_fd);
+	vb_queue_unlock(q);
+	return r;
 }

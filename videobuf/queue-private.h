@@ -2,8 +2,10 @@
 #pragma once
 
 /*
- * videobuf internals shared by queue.c (states, ioctls), mem.c (memfds)
- * and read.c (read emulation, poll). Not installed, not for the daemon.
+ * videobuf internals: the structs, the op-call macros and the functions
+ * that cross between queue.c, buffers.c, stream.c, mem.c and read.c (and
+ * test-vb-states, which checks the state table). Not installed, not for
+ * the daemon.
  */
 
 #include "config.h"
@@ -20,13 +22,46 @@
 #define V4L2CUSE_DEBUG_COUNTERS 0
 #endif
 
+/*
+ * Debug builds count ops and events in q->cnt (struct vb_debug_counters).
+ * Ops run without the queue lock, so every count is a relaxed atomic add
+ * and readers copy the counters with atomic loads.
+ */
 #if V4L2CUSE_DEBUG_COUNTERS
-#define vb_count(q, field) ((q)->cnt.field++)
+#define vb_count(q, field) ((void)__atomic_add_fetch(&(q)->cnt.field, 1, __ATOMIC_RELAXED))
 #else
-#define vb_count(q, field) do { } while (0)
+#define vb_count(q, field) ((void)(q))
 #endif
 
-/* Who uses the queue. Changed only in queue.c/read.c under the lock. */
+/*
+ * Every driver op is called through one of these two (vb2's call_qop and
+ * call_void_qop): an optional op the driver left NULL does its default
+ * (returns 0, or nothing), and debug builds count the call in
+ * q->cnt.<op>. An int op counts only when it returns 0, its default
+ * included, so that buf_init pairs with buf_cleanup and start_streaming
+ * with stop_streaming; a void op counts every call. Never with the queue
+ * lock held.
+ */
+#define vb_call_qop(q, op, ...)							\
+	({									\
+		struct vb_queue *_q = (q);					\
+		int _r = _q->ops->op ? _q->ops->op(__VA_ARGS__) : 0;		\
+										\
+		if (_r == 0)							\
+			vb_count(_q, op);					\
+		_r;								\
+	})
+
+#define vb_call_void_qop(q, op, ...)						\
+	do {									\
+		struct vb_queue *_q = (q);					\
+										\
+		if (_q->ops->op)						\
+			_q->ops->op(__VA_ARGS__);				\
+		vb_count(_q, op);						\
+	} while (0)
+
+/* Who uses the queue. Changed under the lock, with the owner. */
 enum vb_io_mode {
 	VB_MODE_IDLE,		/* no buffers, no owner */
 	VB_MODE_STREAMING,	/* REQBUFS/CREATE_BUFS buffers, owner is a fh */
@@ -53,7 +88,6 @@ struct vb_buffer {
 
 	/* Written by the producer while ACTIVE, read under the lock after. */
 	uint32_t bytesused;
-	bool last;
 
 	uint32_t sequence;
 	uint64_t timestamp_ns;
@@ -84,7 +118,6 @@ struct vb_queue {
 	bool streaming;			/* STREAMON done (maybe deferred start) */
 	bool start_called;		/* start_streaming succeeded or running */
 	bool error;
-	bool last_dequeued;
 	bool waiting_for_buffers;	/* no QBUF since REQBUFS/STREAMOFF */
 
 	/*
@@ -117,28 +150,44 @@ struct vb_handoff {
 	unsigned int n;
 };
 
-/* queue.c */
+/* vb2_queue_is_busy(): someone else owns the queue. Locked. */
+static inline bool
+vb_queue_not_owner(const struct vb_queue *q, const void *owner)
+{
+	return q->owner && q->owner != owner;
+}
+
+/* queue.c: states, lock, transitions, hand-offs, wakes, ownership */
 void vb_queue_lock(struct vb_queue *q);
 void vb_queue_unlock(struct vb_queue *q);
 int vb_buf_set_state(struct vb_queue *q, struct vb_buffer *b, enum vb_buf_state state);
-const char *vb_io_mode_name(enum vb_io_mode mode);
+const char *vb_io_mode_name(enum vb_io_mode mode);	/* test-vb-states */
 int vb_transition_begin_locked(struct vb_queue *q);
 void vb_transition_end_locked(struct vb_queue *q);
+void vb_queue_wait_inflight_locked(struct vb_queue *q);
 void vb_handoff_add_locked(struct vb_queue *q, struct vb_handoff *h, struct vb_buffer *b);
 void vb_handoff_run(struct vb_queue *q, struct vb_handoff *h);
-int vb_queue_start_locked(struct vb_queue *q);
-void vb_queue_cancel_locked(struct vb_queue *q);
-void vb_queue_free_buffers_locked(struct vb_queue *q);
+void vb_queue_wake(struct vb_queue *q);
+void vb_queue_teardown_locked(struct vb_queue *q);
+
+/* buffers.c: allocation, freeing, the v4l2_buffer view */
 int vb_queue_setup_alloc_locked(struct vb_queue *q, uint32_t memory, unsigned int count,
 				size_t size, bool create, unsigned int *ret_count);
-void vb_queue_wake(struct vb_queue *q);
+void vb_queue_free_buffers_locked(struct vb_queue *q);
+void vb_fill_v4l2_buffer(struct vb_queue *q, struct vb_buffer *b, struct v4l2_buffer *out);
 
-/* mem.c */
+/* stream.c: start and stop */
+int vb_queue_start_locked(struct vb_queue *q);
+void vb_queue_cancel_locked(struct vb_queue *q);
+
+/* mem.c: memfds */
 int vb_size_align(const struct vb_queue *q, size_t size, size_t *ret_aligned);
 int vb_mem_alloc(struct vb_queue *q, struct vb_buffer *b, size_t length);
 void vb_mem_free(struct vb_buffer *b);
-int vb_mem_dup_fd(struct vb_buffer *b, int *ret_fd);
 
-/* read.c */
-int vb_read_start_locked(struct vb_queue *q, const void *owner);
-void vb_read_stop_locked(struct vb_queue *q);
+/* An output queue: the client fills buffers, the driver consumes them. */
+static inline bool
+vb_is_output(const struct vb_queue *q)
+{
+	return V4L2_TYPE_IS_OUTPUT(q->cfg.type);
+}

@@ -4,7 +4,7 @@
  * emulator (__vb2_init_fileio, __vb2_perform_fileio in
  * videobuf2-core.c): internal MMAP buffers, all queued and streamed on
  * first use, a cursor over the frame being read. Two differences, both for
- * CUSE (docs/cuse-facts.md, read rules): a finished frame goes back to the
+ * CUSE (docs/cuse.md, "read() and poll()"): a finished frame goes back to the
  * driver at the *next* call, because the daemon replies from the pointer
  * we return, and a read() syscall arrives as several calls, of which only
  * the first (new_call) may take a new frame. The poll mask follows
@@ -25,7 +25,7 @@
  * queue_setup, all queued, streaming started, @owner the reader. Called
  * locked outside a transition; returns locked.
  */
-int
+static int
 vb_read_start_locked(struct vb_queue *q, const void *owner)
 {
 	unsigned int allocated, i;
@@ -34,7 +34,7 @@ vb_read_start_locked(struct vb_queue *q, const void *owner)
 	if (!(q->cfg.io_modes & VB_IO_READ))
 		return -EINVAL;
 	if (q->mode != VB_MODE_IDLE || q->n_buffers || q->streaming ||
-	    (q->owner && q->owner != owner))
+	    vb_queue_not_owner(q, owner))
 		return -EBUSY;
 	r = vb_transition_begin_locked(q);
 	if (r < 0)
@@ -60,7 +60,7 @@ vb_read_start_locked(struct vb_queue *q, const void *owner)
 		r = vb_queue_start_locked(q);
 	}
 	if (r < 0)
-		vb_read_stop_locked(q);
+		vb_queue_teardown_locked(q);
 	else
 		g_debug("%s: read emulation started with %u buffers", q->name, allocated);
 out_end:
@@ -73,7 +73,6 @@ static void
 vb_read_requeue_locked(struct vb_queue *q, struct vb_handoff *h, struct vb_buffer *b)
 {
 	b->bytesused = 0;
-	b->last = false;
 	if (vb_buf_set_state(q, b, VB_BUF_QUEUED) < 0)
 		return;
 	if (q->start_called)
@@ -127,7 +126,7 @@ vb_queue_read(struct vb_queue *q, const void *owner, size_t count, bool new_call
 		r = -EINVAL;
 		goto out_unlock;
 	}
-	if ((q->owner && q->owner != owner) || q->mode == VB_MODE_STREAMING) {
+	if (vb_queue_not_owner(q, owner) || q->mode == VB_MODE_STREAMING) {
 		r = -EBUSY;
 		goto out_unlock;
 	}
@@ -170,11 +169,33 @@ out_unlock:
 	return r;
 }
 
+/*
+ * vb2_core_poll() for an output queue: POLLOUT|POLLWRNORM while a buffer is
+ * free to fill (not all are queued) or a done one can be dequeued.
+ */
+static unsigned int
+vb_output_poll(struct vb_queue *q, unsigned int events)
+{
+	unsigned int mask = 0;
+
+	if (!(events & (POLLOUT | POLLWRNORM)))
+		return 0;
+	vb_queue_lock(q);
+	if (!q->streaming || q->error)
+		mask = POLLERR;
+	else if (q->queued.length < q->n_buffers || q->done.head)
+		mask = POLLOUT | POLLWRNORM;
+	vb_queue_unlock(q);
+	return mask;
+}
+
 unsigned int
 vb_queue_poll(struct vb_queue *q, const void *owner, unsigned int events)
 {
 	unsigned int mask = 0;
 
+	if (vb_is_output(q))
+		return vb_output_poll(q, events);
 	/* vb2_core_poll(): a capture queue only answers POLLIN/POLLRDNORM. */
 	if (!(events & (POLLIN | POLLRDNORM)))
 		return 0;
@@ -198,7 +219,7 @@ vb_queue_poll(struct vb_queue *q, const void *owner, unsigned int events)
 		mask = POLLERR;
 		goto out_unlock;
 	}
-	if (q->done.head || q->last_dequeued)
+	if (q->done.head)
 		mask = POLLIN | POLLRDNORM;
 	/* Our addition: the reader's unfinished frame is readable at once. */
 	else if (q->mode == VB_MODE_READ && q->owner == owner && q->rd_cur &&

@@ -20,8 +20,8 @@
  *   once with vb_buffer_done(), wake may call vb_queue_dqbuf(),
  *   vb_queue_poll(), vb_queue_querybuf(), vb_queue_qbuf() or
  *   vb_queue_read().
- * - vb_buffer_done(), vb_buffer_set_*(), vb_queue_skip_sequence() and
- *   vb_queue_set_error() may be called from any thread (producers).
+ * - vb_buffer_done(), vb_buffer_set_bytesused(), vb_queue_skip_sequence()
+ *   and vb_queue_set_error() may be called from any thread (producers).
  * - The "transition" entry points (reqbufs, create_bufs, streamon,
  *   streamoff, release, free, and read()/poll() when they start read
  *   emulation) allocate, free, start or stop with the mutex dropped. Call
@@ -120,8 +120,9 @@ struct vb_ops {
 
 	/*
 	 * Optional, dispatcher. Called once after a buffer's memory is
-	 * allocated and before the buffer becomes visible. On failure the
-	 * buffer is freed without buf_cleanup and allocation stops there.
+	 * allocated and before the buffer becomes visible. On failure
+	 * (nonzero) the buffer is freed without buf_cleanup and allocation
+	 * stops there.
 	 */
 	int (*buf_init)(struct vb_buffer *b);
 
@@ -172,17 +173,6 @@ struct vb_ops {
 	 * transition entry points.
 	 */
 	void (*wake)(struct vb_queue *q);
-
-	/*
-	 * Optional, producer thread (inside vb_buffer_done(), while the
-	 * buffer is still ACTIVE). A USERPTR buffer completed: copy @len
-	 * bytes of the buffer's staging memory to the client's @userptr.
-	 * A negative return turns the buffer into an ERROR buffer. Without
-	 * it the staging memfd (vb_queue_buffer_fd()) is the only copy (the
-	 * preload shim copies at DQBUF).
-	 */
-	int (*userptr_write)(struct vb_buffer *b, unsigned long userptr,
-			     const void *data, size_t len);
 };
 
 struct vb_queue_config {
@@ -209,6 +199,8 @@ struct vb_queue *vb_queue_new(const struct vb_queue_config *cfg);
 /* Frees everything (stops streaming first). NULL-safe. */
 void vb_queue_free(struct vb_queue *q);
 void *vb_queue_priv(struct vb_queue *q);
+/* The buffer type of vb_queue_config (V4L2_BUF_TYPE_VIDEO_CAPTURE or _OUTPUT). */
+uint32_t vb_queue_type(struct vb_queue *q);
 
 /*
  * --- V4L2 streaming ioctls. @owner identifies the caller's file handle
@@ -230,7 +222,7 @@ int vb_queue_qbuf(struct vb_queue *q, const void *owner, struct v4l2_buffer *b);
 /*
  * -EAGAIN: nothing done yet (the caller parks a blocking request, or
  * returns EAGAIN for O_NONBLOCK). -EINVAL: not streaming. -EIO: queue
- * error. -EPIPE: the LAST buffer was dequeued already.
+ * error.
  */
 int vb_queue_dqbuf(struct vb_queue *q, const void *owner, struct v4l2_buffer *b);
 int vb_queue_streamon(struct vb_queue *q, const void *owner, uint32_t type);
@@ -243,9 +235,9 @@ uint32_t vb_queue_buf_caps(struct vb_queue *q);
  * 0 without POLLIN/POLLRDNORM; starts read emulation for @owner when read
  * I/O is allowed and the queue has no buffers and no owner; POLLERR when
  * not streaming, in the error state, or before the first QBUF after
- * REQBUFS/STREAMOFF; POLLIN|POLLRDNORM when a buffer is done, the reader
- * has an unfinished frame, or the LAST buffer was dequeued. POLLPRI
- * (events) is the caller's business.
+ * REQBUFS/STREAMOFF; POLLIN|POLLRDNORM when a buffer is done or the
+ * reader has an unfinished frame. POLLPRI (events) is the caller's
+ * business.
  */
 unsigned int vb_queue_poll(struct vb_queue *q, const void *owner, unsigned int events);
 
@@ -308,8 +300,9 @@ unsigned int vb_queue_generation(struct vb_queue *q);
 
 /*
  * A new fd (F_DUPFD_CLOEXEC, caller closes) for buffer @index's memfd: the
- * MMAP memory, or the USERPTR staging copy. Sealed against shrinking and
- * growing. -EINVAL for a bad index.
+ * MMAP memory, or the USERPTR staging copy (the only copy: the queue never
+ * writes the client's memory; the preload shim copies from it at DQBUF).
+ * Sealed against shrinking and growing. -EINVAL for a bad index.
  */
 int vb_queue_buffer_fd(struct vb_queue *q, unsigned int index, int *ret_fd);
 
@@ -321,36 +314,35 @@ struct vb_queue *vb_buffer_queue(struct vb_buffer *b);
 unsigned int vb_buffer_index(struct vb_buffer *b);
 void *vb_buffer_mem(struct vb_buffer *b);	/* daemon-side memory */
 size_t vb_buffer_length(struct vb_buffer *b);
-/* Clamped to vb_buffer_length(); reset to 0 at QBUF. */
+/* Clamped to vb_buffer_length(); reset to 0 at QBUF (capture). */
 void vb_buffer_set_bytesused(struct vb_buffer *b, uint32_t bytesused);
-/*
- * Mark an ACTIVE buffer as the last one (V4L2_BUF_FLAG_LAST). Once it is
- * dequeued, DQBUF returns -EPIPE and poll POLLIN|POLLRDNORM until
- * STREAMOFF (vb2's last_buffer_dequeued). Cleared at QBUF.
- */
-void vb_buffer_set_last(struct vb_buffer *b);
+/* The payload: an output buffer's, as the client queued it. */
+uint32_t vb_buffer_bytesused(struct vb_buffer *b);
 /*
  * Give an ACTIVE buffer back. @state: DONE (filled), ERROR (failed,
  * dequeued with V4L2_BUF_FLAG_ERROR) or QUEUED (only from a failing
- * start_streaming). Stamps the sequence number and a CLOCK_MONOTONIC
- * timestamp for DONE/ERROR and wakes waiters. Anything but an ACTIVE
- * buffer is refused (logged at debug level as a driver bug).
+ * start_streaming). Stamps the sequence number (0 for the first buffer
+ * after each start) and a CLOCK_MONOTONIC timestamp for DONE/ERROR and
+ * wakes waiters. Anything but an ACTIVE buffer is refused (logged at debug
+ * level as a driver bug).
  */
 void vb_buffer_done(struct vb_buffer *b, enum vb_buf_state state);
 /* Add a gap of @n to the sequence numbers (dropped frames). */
 void vb_queue_skip_sequence(struct vb_queue *q, unsigned int n);
-/* The sequence number the next completed buffer gets (0 after each start). */
-uint32_t vb_queue_next_sequence(struct vb_queue *q);
 
 /*
- * Debug builds (V4L2CUSE_DEBUG_COUNTERS): how often each op ran. Returns
- * -EOPNOTSUPP when the counters are compiled out.
+ * Debug builds (V4L2CUSE_DEBUG_COUNTERS): how often each op was called, as
+ * vb2 counts them: an int op (queue_setup, buf_init, buf_prepare,
+ * start_streaming) when it succeeded, a void op every time; an optional
+ * op the driver left out counts as called, except buf_prepare (without
+ * it a buffer skips PREPARING). Returns -EOPNOTSUPP when the counters are
+ * compiled out. Only unsigned int members (copied as such).
  */
 struct vb_debug_counters {
-	unsigned int queue_setup;
-	unsigned int buf_init;
+	unsigned int queue_setup;	/* successful calls */
+	unsigned int buf_init;		/* successful calls */
 	unsigned int buf_cleanup;
-	unsigned int buf_prepare;
+	unsigned int buf_prepare;	/* successful calls */
 	unsigned int buf_queue;
 	unsigned int buf_done;		/* vb_buffer_done() accepted */
 	unsigned int start_streaming;	/* successful starts */

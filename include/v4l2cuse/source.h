@@ -50,9 +50,17 @@ struct v4l2cuse_control {
 	const char *const *menu;	/* MENU: names for minimum..maximum, NULL = skipped */
 };
 
+/*
+ * Source flags. V4L2CUSE_SOURCE_INPUT: the positional ARG names an input
+ * (a device node, a file) that one instance of the source can serve to
+ * several devices at once (daemon/hub.c); see v4l2cuse_source_input_key().
+ */
+#define V4L2CUSE_SOURCE_INPUT	(1u << 0)
+
 struct v4l2cuse_source_ops {
 	uint32_t abi;			/* V4L2CUSE_SOURCE_ABI */
 	const char *name;		/* "pattern", "file", "uvc" */
+	uint32_t flags;			/* V4L2CUSE_SOURCE_* */
 
 	/*
 	 * Required. @args is the --source spec after the name, with the ':'
@@ -134,6 +142,25 @@ struct v4l2cuse_source_ops {
 	/* Optional. An fd that turns readable when produce() will succeed. */
 	int (*wake_fd)(struct v4l2cuse_source *src);
 
+	/*
+	 * Optional. Sizes as one range instead of a list: the source takes any
+	 * size from min to max in steps (enumerated as V4L2_FRMSIZE_TYPE_STEPWISE,
+	 * and its intervals as V4L2_FRMIVAL_TYPE_CONTINUOUS from *ret_fastest to
+	 * *ret_slowest). -EINVAL: this fourcc has discrete sizes.
+	 */
+	int (*size_range)(struct v4l2cuse_source *src, uint32_t fourcc,
+			  struct v4l2_frmsize_stepwise *ret,
+			  struct v4l2_fract *ret_fastest, struct v4l2_fract *ret_slowest);
+
+	/*
+	 * Optional, the endpoint of an output device (a loopback's writer
+	 * node): between start() and stop() the device hands over each
+	 * whole frame the writer wrote, in the negotiated format
+	 * (@frame->bytesused bytes at @frame->data, valid during the call).
+	 * 0, or -errno: the frame was refused (counted, not shown).
+	 */
+	int (*consume)(struct v4l2cuse_source *src, const struct v4l2cuse_frame *frame);
+
 	/* Optional. The index-th control, NULL past the end. */
 	const struct v4l2cuse_control *(*control)(struct v4l2cuse_source *src,
 						  unsigned int index);
@@ -156,6 +183,15 @@ int v4l2cuse_source_create(const char *spec, struct v4l2cuse_source **ret_src,
 			   char **ret_error);
 /* NULL for an unknown name. */
 const struct v4l2cuse_source_ops *v4l2cuse_source_lookup(const char *name);
+/*
+ * What @spec reads, as a key equal for specs that one source instance can
+ * serve together: for a V4L2CUSE_SOURCE_INPUT source, "NAME:" and the
+ * identity of what ARG names (a character device by its number, a file by
+ * its device and inode, so that /dev/video0 and a /dev/v4l/by-id link to
+ * it are the same input) and the options after ARG as written. NULL for
+ * other sources and for an ARG that names nothing (g_free the key).
+ */
+char *v4l2cuse_source_input_key(const char *spec);
 /* The index-th registered source, NULL past the end (for --help). */
 const struct v4l2cuse_source_ops *v4l2cuse_source_by_index(unsigned int index);
 
@@ -273,6 +309,22 @@ static inline int
 v4l2cuse_source_wake_fd(struct v4l2cuse_source *src)
 {
 	return src->ops->wake_fd ? src->ops->wake_fd(src) : -1;
+}
+
+static inline int
+v4l2cuse_source_size_range(struct v4l2cuse_source *src, uint32_t fourcc,
+			   struct v4l2_frmsize_stepwise *ret, struct v4l2_fract *ret_fastest,
+			   struct v4l2_fract *ret_slowest)
+{
+	return src->ops->size_range ? src->ops->size_range(src, fourcc, ret, ret_fastest,
+							   ret_slowest)
+				    : -EINVAL;
+}
+
+static inline int
+v4l2cuse_source_consume(struct v4l2cuse_source *src, const struct v4l2cuse_frame *frame)
+{
+	return src->ops->consume ? src->ops->consume(src, frame) : -EINVAL;
 }
 
 static inline const struct v4l2cuse_control *

@@ -218,6 +218,12 @@ hr_reply_data(struct v4l2cuse_req *req, const void *buf, size_t len)
 }
 
 static void
+hr_reply_write(struct v4l2cuse_req *req, size_t count)
+{
+	fuzz_check(false, "reply_write: this harness does not write");
+}
+
+static void
 hr_reply_open(struct v4l2cuse_req *req, void *fh)
 {
 	fuzz_check(false, "reply_open from the ioctl layer");
@@ -272,6 +278,7 @@ static const struct v4l2cuse_req_ops hr_ops = {
 	.reply_ioctl = hr_reply_ioctl,
 	.reply_err = hr_reply_err,
 	.reply_data = hr_reply_data,
+	.reply_write = hr_reply_write,
 	.reply_open = hr_reply_open,
 	.reply_poll = hr_reply_poll,
 	.park = hr_park,

@@ -1,7 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The fake CUSE transport (fake-req.h). Like the kernel, it holds the layer
+ * to req.h's contract: exactly one answer per request, a reply, a retry
+ * round or parking it, and one reply to a parked copy. A second answer, or
+ * a request the layer returns from with none, fails the test at once with
+ * a message naming the request (tests/fuzz/fuzz-ioctl.c checks the same in
+ * its own transport).
+ */
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 #include <glib.h>
 
@@ -10,9 +19,16 @@
 
 enum fake_state { FAKE_PENDING, FAKE_RETRY, FAKE_REPLIED, FAKE_PARKED_STATE };
 
+enum fake_kind { FAKE_IOCTL, FAKE_READ, FAKE_WRITE, FAKE_POLL };
+
 struct fake_req {
 	struct v4l2cuse_req base;
 	enum fake_state state;
+	enum fake_kind kind;
+	unsigned int cmd;	/* FAKE_IOCTL */
+	int round;		/* FAKE_IOCTL: retry round, from 1 */
+	size_t size;		/* FAKE_READ/WRITE: the chunk */
+	off_t off;		/* FAKE_READ/WRITE: its offset in the syscall */
 	int result;
 	struct iovec in[8], out[8];
 	size_t n_in, n_out;
@@ -29,16 +45,93 @@ static struct fake_parked last_parked;
 static struct fake_req *last_parked_req;
 static unsigned int poll_notifications;
 
-static void
-fake_answer(struct fake_req *fr, int result, const void *buf, size_t len)
+/*
+ * Answered parked copies stay allocated (reachable from here until the
+ * test program exits), so a second answer to one is reported, not a use
+ * after free.
+ */
+static GMutex answered_lock;
+static GPtrArray *answered_parked;
+
+/* "ioctl 0xc0585611 (type 'V', nr 17, 88 bytes), round 2" and the like. */
+static char *
+fake_req_describe(const struct fake_req *fr)
 {
+	switch (fr->kind) {
+	case FAKE_IOCTL:
+		return g_strdup_printf("ioctl %#010x (type '%c', nr %u, %u bytes), round %d%s",
+				       fr->cmd, g_ascii_isprint((char)_IOC_TYPE(fr->cmd)) ?
+				       (char)_IOC_TYPE(fr->cmd) : '?', _IOC_NR(fr->cmd),
+				       _IOC_SIZE(fr->cmd), fr->round, fr->heap ? ", parked" : "");
+	case FAKE_READ:
+	case FAKE_WRITE:
+		return g_strdup_printf("%s of %zu bytes at offset %" PRId64 "%s",
+				       fr->kind == FAKE_READ ? "read" : "write", fr->size,
+				       (int64_t)fr->off, fr->heap ? ", parked" : "");
+	case FAKE_POLL:
+		return g_strdup("poll");
+	}
+	return g_strdup("request of an unknown kind");
+}
+
+static const char *
+fake_state_name(enum fake_state state)
+{
+	switch (state) {
+	case FAKE_PENDING:
+		return "no answer";
+	case FAKE_RETRY:
+		return "a retry";
+	case FAKE_REPLIED:
+		return "a reply";
+	case FAKE_PARKED_STATE:
+		return "parking it";
+	}
+	return "?";
+}
+
+/* Fail the test unless @fr is still waiting for its one answer, @what. */
+static void
+fake_check_first_answer(const struct fake_req *fr, const char *what)
+{
+	g_autofree char *desc = NULL;
+
+	if (fr->state == FAKE_PENDING)
+		return;
+	desc = fake_req_describe(fr);
+	g_error("fake transport: %s: %s after %s (one answer per request)", desc, what,
+		fake_state_name(fr->state));
+}
+
+/* Fail the test if the layer returned from @fr without answering it. */
+static void
+fake_check_answered(const struct fake_req *fr)
+{
+	g_autofree char *desc = NULL;
+
+	if (fr->state != FAKE_PENDING)
+		return;
+	desc = fake_req_describe(fr);
+	g_error("fake transport: %s: the layer returned without answering or parking it",
+		desc);
+}
+
+static void
+fake_answer(struct fake_req *fr, int result, const void *buf, size_t len, const char *what)
+{
+	fake_check_first_answer(fr, what);
 	if (fr->heap) {
+		fr->state = FAKE_REPLIED;
 		fr->parked->answered = true;
 		fr->parked->result = result;
 		fr->parked->len = len;
 		if (last_parked_req == fr)
 			last_parked_req = NULL;
-		g_free(fr);
+		g_mutex_lock(&answered_lock);
+		if (!answered_parked)
+			answered_parked = g_ptr_array_new_with_free_func(g_free);
+		g_ptr_array_add(answered_parked, fr);
+		g_mutex_unlock(&answered_lock);
 		return;
 	}
 	fr->state = FAKE_REPLIED;
@@ -53,6 +146,7 @@ fr_retry(struct v4l2cuse_req *r, const struct iovec *in, size_t n_in,
 {
 	struct fake_req *fr = (struct fake_req *)r;
 
+	fake_check_first_answer(fr, "a retry");
 	g_assert_false(fr->heap);
 	g_assert_cmpuint(n_in, <=, 8);
 	g_assert_cmpuint(n_out, <=, 8);
@@ -66,26 +160,35 @@ fr_retry(struct v4l2cuse_req *r, const struct iovec *in, size_t n_in,
 static void
 fr_reply_ioctl(struct v4l2cuse_req *r, int res, const void *buf, size_t len)
 {
-	fake_answer((struct fake_req *)r, res, buf, len);
+	fake_answer((struct fake_req *)r, res, buf, len, "an ioctl reply");
 }
 
 static void
 fr_reply_err(struct v4l2cuse_req *r, int res)
 {
 	g_assert_cmpint(res, <, 0);
-	fake_answer((struct fake_req *)r, res, NULL, 0);
+	fake_answer((struct fake_req *)r, res, NULL, 0, "an error reply");
 }
 
 static void
 fr_reply_data(struct v4l2cuse_req *r, const void *buf, size_t len)
 {
-	fake_answer((struct fake_req *)r, 0, buf, len);
+	fake_answer((struct fake_req *)r, 0, buf, len, "a data reply");
+}
+
+static void
+fr_reply_write(struct v4l2cuse_req *r, size_t count)
+{
+	struct fake_req *fr = (struct fake_req *)r;
+
+	fake_answer(fr, 0, NULL, 0, "a write reply");
+	fr->len = count;
 }
 
 static void
 fr_reply_open(struct v4l2cuse_req *r, void *fh)
 {
-	fake_answer((struct fake_req *)r, 0, NULL, 0);
+	fake_answer((struct fake_req *)r, 0, NULL, 0, "an open reply");
 }
 
 static void
@@ -94,15 +197,18 @@ fr_reply_poll(struct v4l2cuse_req *r, unsigned int revents)
 	struct fake_req *fr = (struct fake_req *)r;
 
 	fr->revents = revents;
-	fake_answer(fr, 0, NULL, 0);
+	fake_answer(fr, 0, NULL, 0, "a poll reply");
 }
 
 static struct v4l2cuse_req *
 fr_park(struct v4l2cuse_req *r)
 {
 	struct fake_req *fr = (struct fake_req *)r;
-	struct fake_req *copy = g_memdup2(fr, sizeof(*fr));
+	struct fake_req *copy;
 
+	fake_check_first_answer(fr, "parking it");
+	g_assert_false(fr->heap);
+	copy = g_memdup2(fr, sizeof(*fr));
 	fr->state = FAKE_PARKED_STATE;
 	copy->heap = true;
 	memset(&last_parked, 0, sizeof(last_parked));
@@ -125,6 +231,7 @@ static const struct v4l2cuse_req_ops fr_ops = {
 	.reply_ioctl = fr_reply_ioctl,
 	.reply_err = fr_reply_err,
 	.reply_data = fr_reply_data,
+	.reply_write = fr_reply_write,
 	.reply_open = fr_reply_open,
 	.reply_poll = fr_reply_poll,
 	.park = fr_park,
@@ -142,7 +249,12 @@ fake_ioctl_rounds(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg, int *ret_
 	for (int round = 1; round <= 8; round++) {
 		size_t in_size = 0, out_size = 0, off = 0;
 		g_autofree uint8_t *inbuf = NULL;
-		struct fake_req fr = { .base = { .ops = &fr_ops } };
+		struct fake_req fr = {
+			.base = { .ops = &fr_ops },
+			.kind = FAKE_IOCTL,
+			.cmd = cmd,
+			.round = round,
+		};
 		int result;
 
 		for (size_t i = 0; i < n_in; i++)
@@ -164,6 +276,7 @@ fake_ioctl_rounds(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg, int *ret_
 			.out_size = out_size,
 		};
 		v4l2cuse_fh_ioctl(fh, &fr.base, &a);
+		fake_check_answered(&fr);
 		if (ret_rounds)
 			*ret_rounds = round;
 		switch (fr.state) {
@@ -192,10 +305,10 @@ fake_ioctl_rounds(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg, int *ret_
 			result = fr.result;
 			return result;
 		case FAKE_PENDING:
-			g_assert_not_reached();
+			break;
 		}
 	}
-	g_assert_not_reached();
+	g_error("fake transport: ioctl %#010x: still asking for memory after 8 rounds", cmd);
 	return -EIO;
 }
 
@@ -211,10 +324,16 @@ fake_read(struct v4l2cuse_fh *fh, void *buf, size_t count, int flags)
 	size_t done = 0;
 
 	while (done < count) {
-		struct fake_req fr = { .base = { .ops = &fr_ops } };
 		size_t chunk = MIN(count - done, (size_t)128 * 1024);
+		struct fake_req fr = {
+			.base = { .ops = &fr_ops },
+			.kind = FAKE_READ,
+			.size = chunk,
+			.off = (off_t)done,
+		};
 
 		v4l2cuse_fh_read(fh, &fr.base, chunk, (off_t)done, flags);
+		fake_check_answered(&fr);
 		if (fr.state == FAKE_PARKED_STATE)
 			return done ? (ssize_t)done : FAKE_PARKED;
 		g_assert_cmpint(fr.state, ==, FAKE_REPLIED);
@@ -232,12 +351,41 @@ fake_read(struct v4l2cuse_fh *fh, void *buf, size_t count, int flags)
 	return (ssize_t)done;
 }
 
+ssize_t
+fake_write(struct v4l2cuse_fh *fh, const void *buf, size_t count)
+{
+	size_t done = 0;
+
+	/* As the kernel: chunks of at most 128 KiB; a short or failed one ends it. */
+	while (done < count) {
+		size_t chunk = MIN(count - done, (size_t)128 * 1024);
+		struct fake_req fr = {
+			.base = { .ops = &fr_ops },
+			.kind = FAKE_WRITE,
+			.size = chunk,
+			.off = (off_t)done,
+		};
+
+		v4l2cuse_fh_write(fh, &fr.base, (const uint8_t *)buf + done, chunk, (off_t)done);
+		fake_check_answered(&fr);
+		g_assert_cmpint(fr.state, ==, FAKE_REPLIED);
+		if (fr.result < 0)
+			return done ? (ssize_t)done : fr.result;
+		g_assert_cmpuint(fr.len, <=, chunk);
+		done += fr.len;
+		if (fr.len < chunk)
+			break;
+	}
+	return (ssize_t)done;
+}
+
 unsigned int
 fake_poll(struct v4l2cuse_fh *fh, unsigned int events)
 {
-	struct fake_req fr = { .base = { .ops = &fr_ops } };
+	struct fake_req fr = { .base = { .ops = &fr_ops }, .kind = FAKE_POLL };
 
 	v4l2cuse_fh_poll(fh, &fr.base, events, GINT_TO_POINTER(1));
+	fake_check_answered(&fr);
 	g_assert_cmpint(fr.state, ==, FAKE_REPLIED);
 	return fr.revents;
 }

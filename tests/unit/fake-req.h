@@ -4,12 +4,16 @@
 /*
  * A fake transport for the ioctl layer: replays the kernel's CUSE ioctl
  * retry protocol over this process's memory (the "client" memory is ours),
- * so tests call fake_ioctl(fh, cmd, &arg) like a real ioctl().
+ * so tests call fake_ioctl(fh, cmd, &arg) like a real ioctl(). Every
+ * request must get exactly one answer (reply, retry round or park; a
+ * parked copy exactly one reply): anything else fails the test at once
+ * with a message naming the request.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "device.h"
 
@@ -28,6 +32,8 @@ int fake_ioctl(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg);
 int fake_ioctl_rounds(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg, int *ret_rounds);
 /* One read() syscall of @count bytes, in 128 KiB chunks; returns bytes or -errno. */
 ssize_t fake_read(struct v4l2cuse_fh *fh, void *buf, size_t count, int flags);
+/* One write() syscall of @count bytes, in 128 KiB chunks; returns bytes or -errno. */
+ssize_t fake_write(struct v4l2cuse_fh *fh, const void *buf, size_t count);
 /* poll(): the revents answer. */
 unsigned int fake_poll(struct v4l2cuse_fh *fh, unsigned int events);
 /* The parked request of the last call that returned FAKE_PARKED. */

@@ -5,7 +5,7 @@
 test-install.py BUILD_DIR
 
 TAP output. Every file the service needs must be installed where the build
-options say (binaries, unit, udev rule, example config, man pages), the
+options say (binaries, units, udev rule, example config, man pages), the
 unit must point at the installed daemon, and nothing may land outside the
 prefix and the unit/udev directories.
 """
@@ -47,6 +47,10 @@ def main():
     bindir = under_prefix(opts["bindir"])
     mandir = under_prefix(opts["mandir"])
     datadir = under_prefix(opts["datadir"])
+    userunitdir = (opts.get("systemduserunitdir") or
+                   os.path.join(prefix, "lib/systemd/user"))
+    # v4l2cuse-pipewire, its user unit and man page come with -Dpipewire.
+    with_pipewire = os.path.isfile(os.path.join(build, "pw-bridge", "v4l2cuse-pipewire"))
     expected = [
         os.path.join(sbindir, "v4l2cuse"),
         os.path.join(bindir, "v4l2cuse-ctl"),
@@ -59,6 +63,12 @@ def main():
         os.path.join(mandir, "man1/v4l2cuse-ctl.1"),
         os.path.join(mandir, "man1/v4l2cuse-run.1"),
     ]
+    if with_pipewire:
+        expected += [
+            os.path.join(bindir, "v4l2cuse-pipewire"),
+            os.path.join(userunitdir, "v4l2cuse-pipewire.service"),
+            os.path.join(mandir, "man1/v4l2cuse-pipewire.1"),
+        ]
 
     dest = tempfile.mkdtemp(prefix="v4l2cuse-install-")
     try:
@@ -79,7 +89,8 @@ def main():
             if ok and ("/sbin/" in path or "/bin/" in path):
                 ok = os.access(full, os.X_OK)
             check(ok, "installed: %s" % path)
-        allowed = (prefix.rstrip("/") + "/", unitdir.rstrip("/") + "/", udevdir.rstrip("/") + "/")
+        allowed = (prefix.rstrip("/") + "/", unitdir.rstrip("/") + "/", udevdir.rstrip("/") + "/",
+                   userunitdir.rstrip("/") + "/")
         stray = [f for f in installed if not f.startswith(allowed)]
         check(not stray, "nothing outside the prefix, unit and udev directories", "\n".join(stray))
 
@@ -90,6 +101,12 @@ def main():
               "the unit starts the installed daemon")
         check("Type=notify" in unit and "WatchdogSec=" in unit and "DevicePolicy=closed" in unit,
               "the unit is Type=notify, has a watchdog and a closed device policy")
+        if with_pipewire:
+            uunit_path = dest + os.path.join(userunitdir, "v4l2cuse-pipewire.service")
+            uunit = open(uunit_path).read() if os.path.isfile(uunit_path) else ""
+            check("ExecStart=%s\n" % os.path.join(bindir, "v4l2cuse-pipewire") in uunit and
+                  "After=pipewire.service" in uunit and not re.search(r"@[a-z_]+@", uunit),
+                  "the user unit starts the installed bridge after pipewire.service")
         example = dest + os.path.join(datadir, "doc/v4l2cuse/examples/v4l2cuse.conf")
         daemon = dest + os.path.join(sbindir, "v4l2cuse")
         if os.path.isfile(example) and os.path.isfile(daemon):

@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <glib.h>
 #include <linux/videodev2.h>
@@ -21,21 +20,12 @@
 #include "videobuf.h"
 #include "device.h"
 #include "fake-req.h"
+#include "fake-consumer.h"
 
 #define W 160
 #define H 120
 #define SIZEIMAGE (W * H * 2)
 #define NBUF 4
-
-/* A consumer streaming MMAP buffers, mapped here as the shim would map them. */
-struct consumer {
-	struct v4l2cuse_fh *fh;
-	unsigned int n_bufs;
-	uint8_t *mem[VB_MAX_BUFFERS];
-	size_t len[VB_MAX_BUFFERS];
-	uint32_t last_seq;
-	unsigned int frames, gaps;
-};
 
 struct fixture {
 	struct v4l2cuse_device *dev;
@@ -77,112 +67,27 @@ fixture_teardown(struct fixture *f, gconstpointer data)
 }
 
 static struct v4l2cuse_fh *
-open_fh_flags(struct v4l2cuse_device *dev, bool shim, int flags)
-{
-	int r = 0;
-	struct v4l2cuse_fh *fh = v4l2cuse_fh_open(dev, flags, 7, 0, &r);
-
-	g_assert_cmpint(r, ==, 0);
-	g_assert_nonnull(fh);
-	v4l2cuse_fh_set_streaming(fh, shim);
-	return fh;
-}
-
-static struct v4l2cuse_fh *
 open_fh(struct v4l2cuse_device *dev, bool shim)
 {
-	return open_fh_flags(dev, shim, O_RDWR | O_NONBLOCK);
+	return fake_open(dev, shim, O_RDWR | O_NONBLOCK);
 }
 
 static int
-qbuf(struct consumer *c, uint32_t index)
+qbuf(struct fake_consumer *c, uint32_t index)
 {
-	struct v4l2_buffer b = { .index = index, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-				 .memory = V4L2_MEMORY_MMAP };
-
-	return fake_ioctl(c->fh, VIDIOC_QBUF, &b);
-}
-
-/* Open with @flags, REQBUFS(@n), map every buffer, queue them all, STREAMON. */
-static void
-consumer_start_flags(struct consumer *c, struct v4l2cuse_device *dev, unsigned int n,
-		     int flags)
-{
-	struct v4l2_requestbuffers rb = { .count = n, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-					  .memory = V4L2_MEMORY_MMAP };
-	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
-
-	memset(c, 0, sizeof(*c));
-	c->last_seq = UINT32_MAX;
-	c->fh = open_fh_flags(dev, true, flags);
-	g_assert_cmpint(fake_ioctl(c->fh, VIDIOC_REQBUFS, &rb), ==, 0);
-	g_assert_cmpuint(rb.count, ==, n);
-	c->n_bufs = rb.count;
-	for (uint32_t i = 0; i < c->n_bufs; i++) {
-		struct v4l2_buffer b = { .index = i, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-					 .memory = V4L2_MEMORY_MMAP };
-		unsigned int index;
-		int fd;
-
-		g_assert_cmpint(fake_ioctl(c->fh, VIDIOC_QUERYBUF, &b), ==, 0);
-		g_assert_cmpint(vb_queue_mmap_fd(v4l2cuse_fh_queue(c->fh), b.m.offset, b.length,
-						 &fd, &index), ==, 0);
-		g_assert_cmpuint(index, ==, i);
-		c->mem[i] = mmap(NULL, b.length, PROT_READ, MAP_SHARED, fd, 0);
-		g_assert_true(c->mem[i] != MAP_FAILED);
-		c->len[i] = b.length;
-		close(fd);
-		g_assert_cmpint(qbuf(c, i), ==, 0);
-	}
-	g_assert_cmpint(fake_ioctl(c->fh, VIDIOC_STREAMON, &type), ==, 0);
+	return fake_consumer_qbuf(c, index);
 }
 
 static void
-consumer_start(struct consumer *c, struct v4l2cuse_device *dev, unsigned int n)
+consumer_start(struct fake_consumer *c, struct v4l2cuse_device *dev, unsigned int n)
 {
-	consumer_start_flags(c, dev, n, O_RDWR | O_NONBLOCK);
+	fake_consumer_start(c, dev, n, 0);
 }
 
-static void
-consumer_unmap(struct consumer *c)
-{
-	for (unsigned int i = 0; i < c->n_bufs; i++)
-		munmap(c->mem[i], c->len[i]);
-	c->n_bufs = 0;
-}
-
-static void
-consumer_close(struct consumer *c)
-{
-	consumer_unmap(c);
-	v4l2cuse_fh_release(c->fh);
-	c->fh = NULL;
-}
-
-/*
- * One non-blocking DQBUF: 0 and the buffer, or -EAGAIN. Checks the frame
- * is whole (bytesused) and counts sequence gaps.
- */
 static int
-consumer_dqbuf(struct consumer *c, struct v4l2_buffer *ret)
+consumer_dqbuf(struct fake_consumer *c, struct v4l2_buffer *ret)
 {
-	struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-				 .memory = V4L2_MEMORY_MMAP };
-	int r = fake_ioctl(c->fh, VIDIOC_DQBUF, &b);
-
-	if (r < 0)
-		return r;
-	g_assert_cmpint(r, ==, 0);
-	g_assert_cmpuint(b.bytesused, ==, SIZEIMAGE);
-	g_assert_false(b.flags & V4L2_BUF_FLAG_ERROR);
-	if (c->last_seq != UINT32_MAX && b.sequence != c->last_seq + 1)
-		c->gaps++;
-	if (c->last_seq == UINT32_MAX)
-		g_assert_cmpuint(b.sequence, ==, 0);	/* its own numbering */
-	c->last_seq = b.sequence;
-	c->frames++;
-	*ret = b;
-	return 0;
+	return fake_consumer_dqbuf(c, SIZEIMAGE, ret);
 }
 
 /* Run the loop until the producer made one more frame (the timer fired). */
@@ -207,7 +112,7 @@ arm(struct v4l2cuse_fh *fh)
 static void
 test_every_consumer_gets_every_frame(struct fixture *f, gconstpointer data)
 {
-	struct consumer a, b;
+	struct fake_consumer a, b;
 	struct v4l2cuse_device_stats st;
 	unsigned int same = 0;
 
@@ -238,8 +143,8 @@ test_every_consumer_gets_every_frame(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(a.frames, ==, 40);
 	g_assert_cmpuint(b.frames, ==, 40);
 	g_assert_cmpuint(a.gaps + b.gaps, ==, 0);
-	consumer_close(&a);
-	consumer_close(&b);
+	fake_consumer_close(&a);
+	fake_consumer_close(&b);
 	v4l2cuse_device_get_stats(f->dev, &st);
 	g_assert_cmpuint(st.consumers, ==, 0);
 	g_assert_false(st.streaming);
@@ -249,7 +154,7 @@ test_every_consumer_gets_every_frame(struct fixture *f, gconstpointer data)
 static void
 test_slow_consumer(struct fixture *f, gconstpointer data)
 {
-	struct consumer fast, slow;
+	struct fake_consumer fast, slow;
 	struct v4l2_buffer b;
 	unsigned int slow_frames = 0;
 
@@ -277,14 +182,14 @@ test_slow_consumer(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(consumer_dqbuf(&slow, &b), ==, 0);
 	g_assert_cmpuint(b.sequence, >, 2);	/* the frames it missed: a gap */
 	g_assert_cmpuint(slow.gaps, ==, 1);
-	consumer_close(&slow);
-	consumer_close(&fast);
+	fake_consumer_close(&slow);
+	fake_consumer_close(&fast);
 }
 
 static void
 test_one_leaves(struct fixture *f, gconstpointer data)
 {
-	struct consumer a, b, c;
+	struct fake_consumer a, b, c;
 	struct v4l2_requestbuffers rb0 = { .count = 0, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 					   .memory = V4L2_MEMORY_MMAP };
 	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
@@ -300,21 +205,21 @@ test_one_leaves(struct fixture *f, gconstpointer data)
 	arm(b.fh);
 	tick();
 	g_assert_cmpint(fake_ioctl(a.fh, VIDIOC_STREAMOFF, &type), ==, 0);
-	consumer_unmap(&a);
+	fake_consumer_unmap(&a);
 	g_assert_cmpint(fake_ioctl(a.fh, VIDIOC_REQBUFS, &rb0), ==, 0);
 
 	/*
 	 * b: a blocking DQBUF parked, interrupted (the kernel's answer to a
 	 * SIGKILL), then the handle released, as when the process dies.
 	 */
-	consumer_close(&b);
-	consumer_start_flags(&b, f->dev, NBUF, O_RDWR);
+	fake_consumer_close(&b);
+	fake_consumer_start(&b, f->dev, NBUF, O_RDWR);
 	g_assert_cmpint(fake_ioctl(b.fh, VIDIOC_DQBUF, &buf), ==, FAKE_PARKED);
 	parked = fake_last_parked();
 	fake_interrupt_last();
 	g_assert_true(parked->answered);
 	g_assert_cmpint(parked->result, ==, -EINTR);
-	consumer_close(&b);
+	fake_consumer_close(&b);
 
 	/* c streamed on through all of it, without a gap. */
 	for (int i = 0; i < 10; i++) {
@@ -326,13 +231,13 @@ test_one_leaves(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(c.frames, >=, 10);
 	g_assert_cmpuint(c.gaps, ==, 0);
 	v4l2cuse_fh_release(a.fh);
-	consumer_close(&c);
+	fake_consumer_close(&c);
 }
 
 static void
 test_format_stays(struct fixture *f, gconstpointer data)
 {
-	struct consumer a;
+	struct fake_consumer a;
 	struct v4l2cuse_fh *b = open_fh(f->dev, true);
 	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 	struct v4l2_streamparm parm = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
@@ -372,7 +277,7 @@ test_format_stays(struct fixture *f, gconstpointer data)
 		g_assert_cmpint(v4l2cuse_device_set_shared(f->dev, false, &err), ==, -EBUSY);
 		g_assert_nonnull(err);
 	}
-	consumer_close(&a);
+	fake_consumer_close(&a);
 	v4l2cuse_fh_release(b);
 }
 
@@ -383,7 +288,7 @@ test_readers(struct fixture *f, gconstpointer data)
 	struct v4l2cuse_fh *r1 = open_fh(f->dev, false), *r2 = open_fh(f->dev, false);
 	g_autofree uint8_t *frame = g_malloc(SIZEIMAGE);
 	unsigned int got1 = 0, got2 = 0, got3 = 0;
-	struct consumer m;
+	struct fake_consumer m;
 	struct v4l2_buffer b;
 	gint64 end;
 
@@ -411,7 +316,7 @@ test_readers(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(got3, >=, 8);
 	g_assert_cmpuint(m.gaps, ==, 0);
 	v4l2cuse_fh_release(r1);
-	consumer_close(&m);
+	fake_consumer_close(&m);
 	v4l2cuse_fh_release(r2);
 }
 

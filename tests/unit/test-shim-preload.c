@@ -196,6 +196,34 @@ test_close_range_fork(void)
 	close(fds[1]);
 }
 
+/* V4L2CUSE_LOOPBACK_COMPAT: fopen("/proc/modules") lists v4l2loopback (OBS's check). */
+static gboolean
+modules_list_v4l2loopback(void)
+{
+	char line[512];
+	gboolean found = FALSE;
+	FILE *f = fopen("/proc/modules", "r");
+
+	if (!f)
+		return FALSE;	/* no /proc/modules here (a container) */
+	while (fgets(line, sizeof(line), f))
+		found |= strncmp(line, "v4l2loopback ", 13) == 0;
+	fclose(f);
+	return found;
+}
+
+static void
+test_loopback_compat(void)
+{
+	g_unsetenv("V4L2CUSE_LOOPBACK_COMPAT");
+	g_assert_false(modules_list_v4l2loopback());
+	g_setenv("V4L2CUSE_LOOPBACK_COMPAT", "1", TRUE);
+	g_assert_true(modules_list_v4l2loopback());
+	g_setenv("V4L2CUSE_LOOPBACK_COMPAT", "0", TRUE);
+	g_assert_false(modules_list_v4l2loopback());
+	g_unsetenv("V4L2CUSE_LOOPBACK_COMPAT");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -215,6 +243,7 @@ main(int argc, char **argv)
 	g_test_add_func("/shim-preload/mappings", test_mappings);
 	g_test_add_func("/shim-preload/syscall", test_syscall);
 	g_test_add_func("/shim-preload/close-range-fork", test_close_range_fork);
+	g_test_add_func("/shim-preload/loopback-compat", test_loopback_compat);
 	r = g_test_run();
 	unlink(tmpfile_path);
 	rmdir(dir);

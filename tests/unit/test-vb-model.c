@@ -3,8 +3,8 @@
  * videobuf against a reference model: random sequences of ioctls from two
  * owners, read()/poll(), a producer completing buffers, error injection,
  * and after every step the return value, every buffer's state and
- * QUERYBUF, the owner, the streaming/reading flags, the driver's buffer
- * list and the sequence counter are compared with a deliberately simple
+ * QUERYBUF (sequence numbers included), the owner, the streaming/reading
+ * flags and the driver's buffer list are compared with a deliberately simple
  * model of the documented semantics (docs/videobuf.md).
  *
  * VB_MODEL_SEED=N runs only seed N; VB_MODEL_STEPS=N changes the number of
@@ -48,13 +48,12 @@ struct model {
 	int mode;
 	unsigned int n;
 	uint32_t memory;
-	bool streaming, started, error, last_dq, waiting;
+	bool streaming, started, error, waiting;
 	uint32_t seq;
 
 	struct {
 		enum vb_buf_state st;
 		size_t size;
-		bool last;
 		uint32_t bytes;
 		uint32_t seqno;
 		int mapped;
@@ -84,7 +83,7 @@ struct run {
 	char log[24][160];
 	unsigned int nlog;
 	/* outcomes, to see that the interesting paths are reached */
-	unsigned int dq_ok, dq_epipe, dq_eagain, dq_eio, dq_einval, dq_ebusy;
+	unsigned int dq_ok, dq_eagain, dq_eio, dq_einval, dq_ebusy;
 	unsigned int rd_data, rd_eagain;
 };
 
@@ -206,7 +205,7 @@ m_cancel(struct model *m)
 		    s == VB_BUF_PREPARED)
 			m_set(m, (int)i, VB_BUF_DEQUEUED);
 	}
-	m->streaming = m->started = m->error = m->last_dq = false;
+	m->streaming = m->started = m->error = false;
 	m->waiting = true;
 	m->seq = 0;
 	m->cur = NONE;
@@ -294,8 +293,6 @@ m_flags(const struct model *m, int idx)
 		f |= V4L2_BUF_FLAG_PREPARED;
 	if (m->b[idx].mapped)
 		f |= V4L2_BUF_FLAG_MAPPED;
-	if (!producer && m->b[idx].last)
-		f |= V4L2_BUF_FLAG_LAST;
 	return f;
 }
 
@@ -337,7 +334,6 @@ check_all(struct run *r)
 	expect_int(r, "streaming", vb_queue_is_streaming(d->q), m->streaming);
 	expect_int(r, "reading", vb_queue_is_reading(d->q), m->mode == M_READ);
 	expect_int(r, "busy", vb_queue_is_busy(d->q), m->mode != M_IDLE);
-	expect_int(r, "next sequence", vb_queue_next_sequence(d->q), m->seq);
 	for (i = 0; i < VB_MAX_BUFFERS; i++) {
 		int want = i < m->n ? (int)m->b[i].st : -EINVAL;
 
@@ -531,7 +527,6 @@ op_qbuf(struct run *r, int who, bool prepare)
 		} else {
 			m_set(m, idx, VB_BUF_QUEUED);
 			m->b[idx].bytes = 0;
-			m->b[idx].last = false;
 			m->waiting = false;
 			if (m->started)
 				m_handoff(m, idx);
@@ -568,14 +563,11 @@ op_dqbuf(struct run *r, int who)
 		want = -EINVAL;
 	else if (m->error)
 		want = -EIO;
-	else if (m->last_dq)
-		want = -EPIPE;
 	else if (m->nd == 0)
 		want = -EAGAIN;
 	else
 		want = 0;
 	expect_int(r, "dqbuf", res, want);
-	r->dq_epipe += want == -EPIPE;
 	r->dq_eagain += want == -EAGAIN;
 	r->dq_eio += want == -EIO;
 	r->dq_einval += want == -EINVAL;
@@ -588,8 +580,6 @@ op_dqbuf(struct run *r, int who)
 	expect_int(r, "dqbuf flags", b.flags, m_flags(m, idx) & ~V4L2_BUF_FLAG_DONE);
 	expect_int(r, "dqbuf sequence", b.sequence, m->b[idx].seqno);
 	expect_int(r, "dqbuf bytesused", b.bytesused, m->b[idx].bytes);
-	if (m->b[idx].last)
-		m->last_dq = true;
 	m_set(m, idx, VB_BUF_DEQUEUED);
 }
 
@@ -652,7 +642,6 @@ op_produce(struct run *r)
 {
 	struct model *m = &r->m;
 	int kind = g_rand_int_range(r->rand, 0, 20), idx;
-	bool last = g_rand_int_range(r->rand, 0, 40) == 0;
 	struct vb_buffer *b;
 
 	if (m->nf == 0) {
@@ -663,8 +652,6 @@ op_produce(struct run *r)
 	memmove(&m->fifo[0], &m->fifo[1], --m->nf * sizeof(m->fifo[0]));
 	b = fake_pop(r->d);
 	expect_int(r, "produce index", vb_buffer_index(b), idx);
-	if (last)
-		vb_buffer_set_last(b);
 	if (kind < 15) {
 		fake_fill(b, DRV_SIZE);
 		vb_buffer_done(b, VB_BUF_DONE);
@@ -676,11 +663,11 @@ op_produce(struct run *r)
 		vb_buffer_done(b, VB_BUF_DONE);
 		m->b[idx].bytes = 0;
 	}
-	run_log(r, "produce(%d, %s%s)", idx, kind < 15 ? "done" : kind < 19 ? "error" : "empty",
-		last ? ", last" : "");
-	m->b[idx].last = last;
+	run_log(r, "produce(%d, %s)", idx, kind < 15 ? "done" : kind < 19 ? "error" : "empty");
 	m->b[idx].seqno = m->seq++;
 	m_set(m, idx, kind < 15 || kind == 19 ? VB_BUF_DONE : VB_BUF_ERROR);
+	/* The sequence number the queue stamped, at once. */
+	check_querybuf(r, (unsigned int)idx);
 }
 
 static void
@@ -716,7 +703,7 @@ op_poll(struct run *r, int who)
 	}
 	if (!m->streaming || m->error || m->waiting)
 		want = POLLERR;
-	else if (m->nd || m->last_dq)
+	else if (m->nd)
 		want = POLLIN | POLLRDNORM;
 	else if (m->mode == M_READ && m->owner == who && m->cur != NONE && m->pos < m->rsize)
 		want = POLLIN | POLLRDNORM;
@@ -729,7 +716,6 @@ static void
 m_read_requeue(struct model *m, int idx)
 {
 	m->b[idx].bytes = 0;
-	m->b[idx].last = false;
 	m_set(m, idx, VB_BUF_QUEUED);
 	if (m->started)
 		m_handoff(m, idx);
@@ -846,17 +832,6 @@ op_error(struct run *r)
 
 /* --- The run ----------------------------------------------------------------- */
 
-static const struct vb_ops model_ops = {
-	.queue_setup = fake_queue_setup,
-	.buf_init = fake_buf_init,
-	.buf_prepare = fake_buf_prepare,
-	.buf_queue = fake_buf_queue,
-	.start_streaming = fake_start_streaming,
-	.stop_streaming = fake_stop_streaming,
-	.buf_cleanup = fake_buf_cleanup,
-	.wake = fake_wake,
-};
-
 static void
 run_seed(guint32 seed, unsigned int steps)
 {
@@ -872,7 +847,6 @@ run_seed(guint32 seed, unsigned int steps)
 	r->m.owner = NONE;
 	r->m.cur = NONE;
 	r->m.waiting = true;
-	cfg.ops = &model_ops;
 	cfg.allow_orphans = r->m.orphans;
 	cfg.min_buffers = MIN_BUFFERS;
 	cfg.min_queued_buffers = r->m.min_queued;
@@ -937,9 +911,9 @@ run_seed(guint32 seed, unsigned int steps)
 		       counts[1], counts[2], counts[3], counts[4], counts[5], counts[6],
 		       counts[7], counts[8], counts[9], counts[10], counts[11], counts[12],
 		       counts[13]);
-	g_test_message("seed %u: outcomes: dqbuf ok %u, EAGAIN %u, EPIPE %u, EIO %u, EINVAL %u, "
+	g_test_message("seed %u: outcomes: dqbuf ok %u, EAGAIN %u, EIO %u, EINVAL %u, "
 		       "EBUSY %u; read data %u, EAGAIN %u; start_streaming %u, stop_streaming %u",
-		       seed, r->dq_ok, r->dq_eagain, r->dq_epipe, r->dq_eio, r->dq_einval,
+		       seed, r->dq_ok, r->dq_eagain, r->dq_eio, r->dq_einval,
 		       r->dq_ebusy, r->rd_data, r->rd_eagain, r->d->n_start, r->d->n_stop);
 	fake_free(r->d);
 	g_rand_free(r->rand);

@@ -253,7 +253,7 @@ test_read_poll_start(void)
 	struct fake_drv *d = fake_new(4096);
 	const void *data = NULL;
 
-	/* POLLPRI only (select's exceptfds): no read emulation (cuse-facts). */
+	/* POLLPRI only (select's exceptfds): no read emulation (docs/cuse.md). */
 	g_assert_cmpuint(vb_queue_poll(d->q, A, POLLPRI), ==, 0);
 	g_assert_false(vb_queue_is_reading(d->q));
 	g_assert_null(vb_queue_owner(d->q));

@@ -46,6 +46,7 @@ struct stress {
 	struct vb_buffer *bufs[VB_MAX_BUFFERS];	/* by index, from buf_init */
 	bool started, producer_busy, quit;
 	int fail_start;
+	uint32_t sequence;			/* the producer's count since the start */
 	unsigned long produced, produced_err;
 	unsigned int rng;			/* producer's own random state */
 
@@ -118,7 +119,9 @@ s_start_streaming(struct vb_queue *q, unsigned int count)
 	r = s->fail_start;
 	s->fail_start = 0;
 	if (r == 0) {
+		/* The queue numbers frames from 0 after each start; so do we. */
 		s->started = true;
+		s->sequence = 0;
 		pthread_cond_broadcast(&s->cond);
 		pthread_mutex_unlock(&s->lock);
 		return 0;
@@ -211,10 +214,10 @@ producer_main(void *data)
 		memmove(&s->fifo[0], &s->fifo[1], --s->nf * sizeof(s->fifo[0]));
 		s->producer_busy = true;
 		err = xorshift(&s->rng) % 100 == 0;
+		/* The only thread completing buffers while started: its number. */
+		seq = s->sequence++;
 		pthread_mutex_unlock(&s->lock);
 
-		/* The only thread completing buffers now: this is its number. */
-		seq = vb_queue_next_sequence(s->q);
 		mem = vb_buffer_mem(b);
 		mem[0] = vb_buffer_index(b);
 		mem[1] = seq;

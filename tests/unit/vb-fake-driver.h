@@ -2,23 +2,23 @@
 #pragma once
 
 /*
- * A fake videobuf driver for the test-vb-* programs: it records every op,
- * keeps the buffers it was handed in FIFO order, and has vivid-style
- * one-shot failure knobs. Single-threaded use unless a test adds its own
- * locking (test-vb-stress has its own driver).
+ * A fake videobuf driver for the test-vb-* programs (vb-fake-driver.c,
+ * the static library vb_fake_driver): it records every op, keeps the
+ * buffers it was handed in FIFO order, and has vivid-style one-shot
+ * failure knobs. Single-threaded use unless a test adds its own locking
+ * (test-vb-stress has its own driver).
  */
 
 #include "config.h"
 
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <glib.h>
 
 #include "videobuf.h"
-
-#define FAKE_UNUSED __attribute__((unused))
 
 struct fake_drv {
 	struct vb_queue *q;
@@ -37,362 +37,69 @@ struct fake_drv {
 	int fail_prepare;
 	int fail_start;
 	int fail_init_at;		/* buf_init fails for this index + 1 (0: never) */
-	int fail_userptr_write;
 	bool start_keeps_buffers;	/* bug: failing start does not return buffers */
 	bool stop_keeps_buffers;	/* bug: stop does not return buffers */
 	bool complete_in_queue;		/* buf_queue completes the buffer at once */
-	bool set_last_next;		/* the next completion carries LAST */
 
-	/* Call counts. */
+	/* Call counts (n_setup: accepted calls, as the queue counts them). */
 	unsigned int n_setup, n_init, n_prepare, n_queue, n_start, n_stop, n_cleanup;
-	unsigned int n_wake, n_userptr_write;
+	unsigned int n_wake;
 	unsigned int last_start_count;
 	size_t last_setup_size_in;
 	unsigned int last_setup_count_in;
-	unsigned long last_userptr;
-	size_t last_userptr_len;
 
 	/* The wake op calls this too (DQBUF from wake, for example). */
 	void (*on_wake)(struct fake_drv *drv);
 	void *user;
 };
 
-static FAKE_UNUSED void
-fake_fill(struct vb_buffer *b, uint32_t bytes)
-{
-	uint8_t *mem = vb_buffer_mem(b);
-	uint32_t i;
+/* The ops, for tests that build their own table from some of them. */
+int fake_queue_setup(struct vb_queue *q, unsigned int *num, size_t *size);
+int fake_buf_init(struct vb_buffer *b);
+void fake_buf_cleanup(struct vb_buffer *b);
+int fake_buf_prepare(struct vb_buffer *b);	/* asserts the buffer is PREPARING */
+void fake_buf_queue(struct vb_buffer *b);	/* asserts the buffer is ACTIVE */
+int fake_start_streaming(struct vb_queue *q, unsigned int count);
+void fake_stop_streaming(struct vb_queue *q);
+void fake_wake(struct vb_queue *q);
 
-	for (i = 0; i < bytes; i++)
-		mem[i] = (uint8_t)(vb_buffer_index(b) * 31 + i);
-	vb_buffer_set_bytesused(b, bytes);
-}
-
-static FAKE_UNUSED int
-fake_queue_setup(struct vb_queue *q, unsigned int *num, size_t *size)
-{
-	struct fake_drv *d = vb_queue_priv(q);
-
-	d->n_setup++;
-	d->last_setup_size_in = *size;
-	d->last_setup_count_in = *num;
-	if (d->fail_setup) {
-		int r = d->fail_setup;
-
-		d->fail_setup = 0;
-		return r;
-	}
-	if (*size) {
-		if (*size < d->size)
-			return -EINVAL;
-	} else {
-		*size = d->size;
-	}
-	if (d->max_buffers && *num > d->max_buffers)
-		*num = d->max_buffers;
-	if (d->min_accept && *num < d->min_accept)
-		return -EINVAL;
-	return 0;
-}
-
-static FAKE_UNUSED int
-fake_buf_init(struct vb_buffer *b)
-{
-	struct fake_drv *d = vb_queue_priv(vb_buffer_queue(b));
-
-	if (d->fail_init_at && vb_buffer_index(b) + 1 == (unsigned int)d->fail_init_at) {
-		d->fail_init_at = 0;
-		return -ENOMEM;
-	}
-	d->n_init++;
-	return 0;
-}
-
-static FAKE_UNUSED void
-fake_buf_cleanup(struct vb_buffer *b)
-{
-	struct fake_drv *d = vb_queue_priv(vb_buffer_queue(b));
-
-	d->n_cleanup++;
-}
-
-static FAKE_UNUSED int
-fake_buf_prepare(struct vb_buffer *b)
-{
-	struct fake_drv *d = vb_queue_priv(vb_buffer_queue(b));
-
-	d->n_prepare++;
-	if (d->fail_prepare) {
-		int r = d->fail_prepare;
-
-		d->fail_prepare = 0;
-		return r;
-	}
-	/* PREPARING while we run */
-	g_assert_cmpint(vb_queue_buffer_state(d->q, vb_buffer_index(b)), ==, VB_BUF_PREPARING);
-	return 0;
-}
-
-static FAKE_UNUSED void
-fake_complete_buffer(struct fake_drv *d, struct vb_buffer *b, enum vb_buf_state state)
-{
-	if (state == VB_BUF_DONE)
-		fake_fill(b, (uint32_t)MIN(d->size, vb_buffer_length(b)));
-	if (d->set_last_next && state != VB_BUF_QUEUED) {
-		vb_buffer_set_last(b);
-		d->set_last_next = false;
-	}
-	vb_buffer_done(b, state);
-}
-
-static FAKE_UNUSED void
-fake_buf_queue(struct vb_buffer *b)
-{
-	struct fake_drv *d = vb_queue_priv(vb_buffer_queue(b));
-
-	d->n_queue++;
-	g_assert_cmpint(vb_queue_buffer_state(d->q, vb_buffer_index(b)), ==, VB_BUF_ACTIVE);
-	if (d->complete_in_queue) {
-		fake_complete_buffer(d, b, VB_BUF_DONE);
-		return;
-	}
-	g_assert_cmpuint(d->n_active, <, G_N_ELEMENTS(d->active));
-	d->active[d->n_active++] = b;
-}
-
-static FAKE_UNUSED struct vb_buffer *
-fake_pop(struct fake_drv *d)
-{
-	struct vb_buffer *b;
-
-	if (d->n_active == 0)
-		return NULL;
-	b = d->active[0];
-	memmove(&d->active[0], &d->active[1], --d->n_active * sizeof(d->active[0]));
-	return b;
-}
-
-/* The producer: complete the oldest active buffer. Returns its index or -1. */
-static FAKE_UNUSED int
-fake_produce(struct fake_drv *d, enum vb_buf_state state)
-{
-	struct vb_buffer *b = fake_pop(d);
-
-	if (!b)
-		return -1;
-	fake_complete_buffer(d, b, state);
-	return (int)vb_buffer_index(b);
-}
-
-static FAKE_UNUSED void
-fake_return_all(struct fake_drv *d, enum vb_buf_state state)
-{
-	struct vb_buffer *b;
-
-	while ((b = fake_pop(d)))
-		vb_buffer_done(b, state);
-}
-
-static FAKE_UNUSED int
-fake_start_streaming(struct vb_queue *q, unsigned int count)
-{
-	struct fake_drv *d = vb_queue_priv(q);
-
-	d->n_start++;
-	d->last_start_count = count;
-	if (d->fail_start) {
-		int r = d->fail_start;
-
-		d->fail_start = 0;
-		if (!d->start_keeps_buffers)
-			fake_return_all(d, VB_BUF_QUEUED);
-		return r;
-	}
-	return 0;
-}
-
-static FAKE_UNUSED void
-fake_stop_streaming(struct vb_queue *q)
-{
-	struct fake_drv *d = vb_queue_priv(q);
-
-	d->n_stop++;
-	if (!d->stop_keeps_buffers)
-		fake_return_all(d, VB_BUF_ERROR);
-	else
-		d->n_active = 0;
-}
-
-static FAKE_UNUSED void
-fake_wake(struct vb_queue *q)
-{
-	struct fake_drv *d = vb_queue_priv(q);
-
-	d->n_wake++;
-	if (d->on_wake)
-		d->on_wake(d);
-}
-
-static FAKE_UNUSED int
-fake_userptr_write(struct vb_buffer *b, unsigned long userptr, const void *data, size_t len)
-{
-	struct fake_drv *d = vb_queue_priv(vb_buffer_queue(b));
-
-	d->n_userptr_write++;
-	d->last_userptr = userptr;
-	d->last_userptr_len = len;
-	if (d->fail_userptr_write) {
-		int r = d->fail_userptr_write;
-
-		d->fail_userptr_write = 0;
-		return r;
-	}
-	/* In these tests the "client" address is real memory of ours. */
-	memcpy((void *)userptr, data, len);
-	return 0;
-}
-
-static const struct vb_ops fake_ops FAKE_UNUSED = {
-	.queue_setup = fake_queue_setup,
-	.buf_init = fake_buf_init,
-	.buf_prepare = fake_buf_prepare,
-	.buf_queue = fake_buf_queue,
-	.start_streaming = fake_start_streaming,
-	.stop_streaming = fake_stop_streaming,
-	.buf_cleanup = fake_buf_cleanup,
-	.wake = fake_wake,
-	.userptr_write = fake_userptr_write,
-};
-
+/* Every op. */
+extern const struct vb_ops fake_ops;
 /* Only the required ops: every optional default is exercised too. */
-static const struct vb_ops fake_min_ops FAKE_UNUSED = {
-	.queue_setup = fake_queue_setup,
-	.buf_queue = fake_buf_queue,
-};
+extern const struct vb_ops fake_min_ops;
 
-static FAKE_UNUSED struct vb_queue_config
-fake_config(struct fake_drv *d)
-{
-	return (struct vb_queue_config){
-		.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-		.io_modes = VB_IO_MMAP | VB_IO_USERPTR | VB_IO_READ,
-		.min_buffers = 2,
-		.min_queued_buffers = 0,
-		.read_buffers = 3,
-		.allow_orphans = true,
-		.ops = &fake_ops,
-		.priv = d,
-		.name = "test",
-	};
-}
+/* Byte i of buffer k is k * 31 + i; bytesused is @bytes. */
+void fake_fill(struct vb_buffer *b, uint32_t bytes);
+/* Fill (DONE only) and give the buffer back with @state. */
+void fake_complete_buffer(struct fake_drv *d, struct vb_buffer *b, enum vb_buf_state state);
+/* The oldest buffer the driver holds, taken off its list; NULL if none. */
+struct vb_buffer *fake_pop(struct fake_drv *d);
+/* The producer: complete the oldest active buffer. Returns its index or -1. */
+int fake_produce(struct fake_drv *d, enum vb_buf_state state);
+/* Give every buffer the driver holds back with @state, unfilled. */
+void fake_return_all(struct fake_drv *d, enum vb_buf_state state);
 
-static FAKE_UNUSED struct fake_drv *
-fake_new_with(const struct vb_queue_config *cfg_in, size_t size)
-{
-	struct fake_drv *d = g_new0(struct fake_drv, 1);
-	struct vb_queue_config cfg = *cfg_in;
-
-	d->size = size;
-	cfg.priv = d;
-	d->q = vb_queue_new(&cfg);
-	g_assert_nonnull(d->q);
-	return d;
-}
-
-static FAKE_UNUSED struct fake_drv *
-fake_new(size_t size)
-{
-	struct fake_drv tmp = { 0 };
-	struct vb_queue_config cfg = fake_config(&tmp);
-
-	return fake_new_with(&cfg, size);
-}
-
+/* Capture, every I/O mode, min_buffers 2, 3 read buffers, orphans allowed. */
+struct vb_queue_config fake_config(struct fake_drv *d);
+/* A driver with a queue from @cfg (its priv replaced) asking for @size. */
+struct fake_drv *fake_new_with(const struct vb_queue_config *cfg, size_t size);
+struct fake_drv *fake_new(size_t size);		/* with fake_config() */
 /* Frees the queue and checks every paired op balanced. */
-static FAKE_UNUSED void
-fake_free(struct fake_drv *d)
-{
-	vb_queue_free(d->q);
-	g_assert_cmpuint(d->n_init, ==, d->n_cleanup);
-	g_assert_cmpuint(d->n_stop, <=, d->n_start);
-	g_free(d);
-}
+void fake_free(struct fake_drv *d);
 
 /* Helpers for the ioctls. */
-static FAKE_UNUSED int
-fake_reqbufs(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int count,
-	     unsigned int *ret_count)
-{
-	struct v4l2_requestbuffers req = {
-		.count = count,
-		.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-		.memory = memory,
-	};
-	int r = vb_queue_reqbufs(d->q, owner, &req);
+int fake_reqbufs(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int count,
+		 unsigned int *ret_count);
 
-	if (r == 0 && ret_count)
-		*ret_count = req.count;
-	return r;
-}
-
-/* The "client's" memory for USERPTR buffers: userptr_write copies here. */
+/* The "client's" memory for USERPTR buffers (the queue never writes it). */
 #define FAKE_CLIENT_LEN (64u * 1024u)
-static uint8_t fake_client_mem[VB_MAX_BUFFERS][FAKE_CLIENT_LEN] FAKE_UNUSED;
+extern uint8_t fake_client_mem[VB_MAX_BUFFERS][FAKE_CLIENT_LEN];
 
 /* A QBUF/PREPARE_BUF argument; USERPTR buffers point into fake_client_mem. */
-static FAKE_UNUSED struct v4l2_buffer
-fake_vbuf(uint32_t memory, unsigned int index)
-{
-	struct v4l2_buffer b = {
-		.index = index,
-		.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-		.memory = memory,
-	};
-
-	if (memory == V4L2_MEMORY_USERPTR && index < VB_MAX_BUFFERS) {
-		b.m.userptr = (unsigned long)fake_client_mem[index];
-		b.length = FAKE_CLIENT_LEN;
-	}
-	return b;
-}
-
-static FAKE_UNUSED int
-fake_qbuf(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int index)
-{
-	struct v4l2_buffer b = fake_vbuf(memory, index);
-
-	return vb_queue_qbuf(d->q, owner, &b);
-}
-
-static FAKE_UNUSED int
-fake_dqbuf(struct fake_drv *d, const void *owner, struct v4l2_buffer *ret)
-{
-	struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
-	int r = vb_queue_dqbuf(d->q, owner, &b);
-
-	if (ret)
-		*ret = b;
-	return r;
-}
-
-static FAKE_UNUSED int
-fake_state(struct fake_drv *d, unsigned int index)
-{
-	return vb_queue_buffer_state(d->q, index);
-}
-
-static FAKE_UNUSED void
-fake_assert_balanced(struct fake_drv *d)
-{
-	struct vb_debug_counters c;
-
-	g_assert_cmpint(vb_queue_debug_imbalance(d->q), ==, 0);
-	if (vb_queue_debug_counters(d->q, &c) == 0) {
-		g_assert_cmpuint(c.queue_setup, ==, d->n_setup);
-		g_assert_cmpuint(c.buf_init, ==, d->n_init);
-		g_assert_cmpuint(c.buf_cleanup, ==, d->n_cleanup);
-		g_assert_cmpuint(c.buf_queue, ==, d->n_queue);
-		g_assert_cmpuint(c.stop_streaming, ==, d->n_stop);
-		g_assert_cmpuint(c.wake, ==, d->n_wake);
-	}
-}
+struct v4l2_buffer fake_vbuf(uint32_t memory, unsigned int index);
+int fake_qbuf(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int index);
+/* DQBUF; the buffer goes to *@ret (may be NULL) whatever the result. */
+int fake_dqbuf(struct fake_drv *d, const void *owner, struct v4l2_buffer *ret);
+int fake_state(struct fake_drv *d, unsigned int index);	/* vb_queue_buffer_state() */
+/* No imbalance, and the queue's debug counters agree with ours. */
+void fake_assert_balanced(struct fake_drv *d);

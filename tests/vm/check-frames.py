@@ -3,11 +3,15 @@
 """Read frames from a v4l2cuse node with read() and check them.
 
 check-frames.py DEVICE WIDTH HEIGHT [--frames N] [--bars75] [--save PATH]
+                [--format YUYV|RGB3|BGR3|XR24|BX24]
 
 Every read() must return exactly sizeimage bytes (YUYV: W*H*2). With
---bars75 the 75% colour bars must have their BT.601 limited-range values at
-the centre of each bar on a row below the overlay, and consecutive frames may
-differ only inside the overlay area (top rows, left part).
+--bars75 every frame must show the 75% colour bars at the centre of each bar
+on a row below the overlay: BT.601 limited-range Y'CbCr for YUYV,
+full-range R'G'B' (191 or 0) for the RGB formats; and consecutive frames may
+differ only inside the overlay area (top rows, left part). DEVICE may also
+be a file of frames another app saved (PipeWire captures in any of these
+formats).
 """
 import argparse
 import os
@@ -18,10 +22,30 @@ BARS75 = [(180, 128, 128), (161, 44, 142), (131, 156, 44), (112, 72, 58),
           (84, 184, 198), (65, 100, 212), (35, 212, 114), (16, 128, 128)]
 
 
+# The same bars as full-range R'G'B'.
+BARS75_RGB = [(191, 191, 191), (191, 191, 0), (0, 191, 191), (0, 191, 0),
+              (191, 0, 191), (191, 0, 0), (0, 0, 191), (0, 0, 0)]
+
+
 def yuyv_pixel(frame, width, x, y):
     base = (y * width + (x & ~1)) * 2
     yv = frame[base + (x & 1) * 2]
     return yv, frame[base + 1], frame[base + 3]
+
+
+# fourcc: (bytes per pixel, offsets of R, G, B in a pixel), V4L2's layouts.
+RGB_LAYOUTS = {
+    "RGB3": (3, (0, 1, 2)),     # RGB24
+    "BGR3": (3, (2, 1, 0)),     # BGR24
+    "XR24": (4, (2, 1, 0)),     # XBGR32: B, G, R, X in memory
+    "BX24": (4, (1, 2, 3)),     # XRGB32: X, R, G, B in memory
+}
+
+
+def rgb_pixel(frame, width, x, y, layout):
+    bpp, (r, g, b) = layout
+    base = (y * width + x) * bpp
+    return frame[base + r], frame[base + g], frame[base + b]
 
 
 def main():
@@ -34,9 +58,12 @@ def main():
     ap.add_argument("--overlay-rows", type=int, default=None,
                     help="frames may differ only above this row")
     ap.add_argument("--save", default=None)
+    ap.add_argument("--format", default="YUYV", choices=["YUYV"] + list(RGB_LAYOUTS))
     a = ap.parse_args()
 
-    size = a.width * a.height * 2
+    layout = RGB_LAYOUTS.get(a.format)
+    bpp = layout[0] if layout else 2
+    size = a.width * a.height * bpp
     # A regular file (a frame saved by another app) is read the same way.
     fd = os.open(a.device, os.O_RDWR if not os.path.isfile(a.device) else os.O_RDONLY)
     frames = []
@@ -55,19 +82,27 @@ def main():
     failed = False
     if a.bars75:
         row = a.height * 3 // 4
-        for i, want in enumerate(BARS75):
-            x = (2 * i + 1) * a.width // 16
-            got = yuyv_pixel(frames[0], a.width, x, row)
-            ok = all(abs(g - w) <= 2 for g, w in zip(got, want))
-            print(f"bar {i} at x={x} y={row}: got Y/U/V {got}, want {want}"
-                  f"{'' if ok else '  MISMATCH'}")
-            failed |= not ok
+        bars = BARS75_RGB if layout else BARS75
+        for n, frame in enumerate(frames):
+            for i, want in enumerate(bars):
+                x = (2 * i + 1) * a.width // 16
+                if layout:
+                    got = rgb_pixel(frame, a.width, x, row, layout)
+                else:
+                    got = yuyv_pixel(frame, a.width, x, row)
+                ok = all(abs(g - w) <= 2 for g, w in zip(got, want))
+                if n == 0 or not ok:
+                    print(f"frame {n} bar {i} at x={x} y={row}: got "
+                          f"{'R/G/B' if layout else 'Y/U/V'} {got}, want {want}"
+                          f"{'' if ok else '  MISMATCH'}")
+                failed |= not ok
 
     # Which rows differ between consecutive frames?
     for i in range(1, len(frames)):
+        line = a.width * bpp
         rows = [y for y in range(a.height)
-                if frames[i][y * a.width * 2:(y + 1) * a.width * 2] !=
-                frames[i - 1][y * a.width * 2:(y + 1) * a.width * 2]]
+                if frames[i][y * line:(y + 1) * line] !=
+                frames[i - 1][y * line:(y + 1) * line]]
         if not rows:
             print(f"frame {i} is identical to frame {i - 1} (no counter?)")
             failed = True

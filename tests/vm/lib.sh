@@ -187,3 +187,22 @@ vm_require()
 	done
 	return $rc
 }
+
+# vm_wait_for DESC TIMEOUT_S CMD...: poll CMD (each try limited to 20 s)
+# until it succeeds or TIMEOUT_S seconds of wall time pass (a python3 start
+# costs seconds under TCG); a check either way, returning 1 on timeout.
+vm_wait_for()
+{
+	local desc=$1 secs=$2 limit=$((SECONDS + $2))
+	shift 2
+	while :; do
+		if timeout 20 "$@" >/dev/null 2>&1; then
+			ok "$desc"
+			return 0
+		fi
+		((SECONDS < limit)) || break
+		sleep 0.2
+	done
+	not_ok "$desc" "still false after ${secs}s: $*"
+	return 1
+}

@@ -27,23 +27,10 @@ vm_modprobe cuse
 vm_wait_node /dev/cuse 10
 mkdir -p "$conf_dir"
 
-# wait_for DESC TIMEOUT_S CMD...: poll CMD until it succeeds or TIMEOUT_S
-# seconds of wall time pass (a python3 start costs seconds under TCG); a
-# check either way, returning 1 on timeout.
+# wait_for: lib.sh's vm_wait_for.
 wait_for()
 {
-	local desc=$1 secs=$2 limit=$((SECONDS + $2))
-	shift 2
-	while :; do
-		if timeout 20 "$@" >/dev/null 2>&1; then
-			ok "$desc"
-			return 0
-		fi
-		((SECONDS < limit)) || break
-		sleep 0.2
-	done
-	not_ok "$desc" "still false after ${secs}s: $*"
-	return 1
+	vm_wait_for "$@"
 }
 
 # wait_check: wait_for that never stops a `set -e` script.

@@ -33,7 +33,7 @@ vm_wait_node $dev 20 || bail_out "$dev did not appear: $(cat "$R/daemon.log")"
 
 # --- the wrapper and the socket ----------------------------------------------
 
-check "v4l2cuse-run --help" bash -c "'$run' --help | grep -q 'Usage: v4l2cuse-run APP'"
+check "v4l2cuse-run --help" bash -c "'$run' --help | grep -q 'Usage: v4l2cuse-run \[--loopback-compat\] APP'"
 check "v4l2cuse-run keeps an existing LD_PRELOAD" bash -c \
 	"LD_PRELOAD=libc.so.6 '$run' sh -c 'case \"\$LD_PRELOAD\" in \"libc.so.6 \"*libv4l2cuse-preload.so) exit 0;; esac; exit 1'"
 check "socket $sock is 0666 in a 0755 root directory" bash -c \

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * v4l2cuse-pipewire: every v4l2cuse node the user can open, published as a
+ * PipeWire camera (docs/pipewire.md).
+ *
+ * main.c     options, the GLib main loop with PipeWire's loop as a GSource,
+ *            the PipeWire connection and its back-off.
+ * monitor.c  which nodes exist: a scan of /sys/class/cuse at start, then
+ *            inotify on /dev; a probe per node (the daemon's private INFO
+ *            ioctl, QUERYCAP, the modes).
+ * camera.c   one pw_stream per node: formats, buffers, on-demand capture.
+ * capture.c  the V4L2 side of one capture: open, attach through the shim
+ *            protocol (preload/client.c), MMAP buffers, DQBUF/QBUF.
+ * formats.c  modes <-> EnumFormat/Format objects.
+ *
+ * Everything runs on one thread: the GLib main loop, which also iterates
+ * PipeWire's loop, so no PipeWire call needs a lock.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <glib.h>
+#include <linux/videodev2.h>
+#include <pipewire/pipewire.h>
+
+#include "v4l2cuse/ctl-protocol.h"
+#include "formats.h"
+
+#define BRIDGE_NODE_PREFIX "v4l2cuse."
+
+/* What a probe found out about one node (monitor.c). */
+struct bridge_device {
+	char *name;			/* "video42": the /dev and sysfs name */
+	char *path;			/* "/dev/video42" */
+	dev_t rdev;
+	struct v4l2cuse_info info;	/* the daemon's answer (nonce, id) */
+	char *card;			/* QUERYCAP card: the label */
+	char *bus_info;
+	struct bridge_mode *modes;	/* every translatable mode */
+	unsigned int n_modes;
+};
+
+void bridge_device_free(struct bridge_device *d);
+
+static inline void
+bridge_device_freep(struct bridge_device **p)
+{
+	bridge_device_free(*p);
+}
+
+/*
+ * Probe @dir/@name: 0 and a device, or -errno: -ENODEV for a node that is
+ * not ours (not CUSE, no INFO answer, not a capture device), -EACCES when
+ * the user may not open it, other errors from the ioctls.
+ */
+int bridge_device_probe(const char *dir, const char *name, struct bridge_device **ret);
+
+/* --- capture.c --- */
+struct bridge_capture;
+
+/* ioctl() retried on EINTR: 0 or -errno. */
+int bridge_xioctl(int fd, unsigned long request, void *arg);
+
+/* A frame the device filled, dequeued and not yet given back. */
+struct bridge_frame {
+	const void *data;
+	uint32_t bytesused;
+	uint32_t sequence;
+	uint64_t pts_ns;		/* CLOCK_MONOTONIC, as the V4L2 timestamp */
+	bool error;			/* V4L2_BUF_FLAG_ERROR */
+};
+
+/*
+ * Open @path, attach through the shim protocol, set @mode at @rate, map
+ * @n_buffers buffers (the device may give fewer, at least 2) and start
+ * streaming. 0, or -errno with a one-line reason in @ret_error.
+ */
+int bridge_capture_start(const char *path, const struct bridge_mode *mode,
+			 struct spa_fraction rate, unsigned int n_buffers,
+			 struct bridge_capture **ret, char **ret_error);
+/* Stop streaming, unmap, close: the node is free for other apps. */
+void bridge_capture_stop(struct bridge_capture *c);
+/* The fd to poll for G_IO_IN (a frame is ready) and G_IO_ERR. */
+int bridge_capture_fd(const struct bridge_capture *c);
+/*
+ * Dequeue every finished buffer; keep the newest as the pending frame and
+ * give older ones back (counted as dropped). 0 if a frame is pending,
+ * -EAGAIN if none, other -errno when the device failed (-ENODEV,
+ * -ECONNABORTED: the daemon is gone).
+ */
+int bridge_capture_dequeue(struct bridge_capture *c);
+/* The pending frame, or NULL. */
+const struct bridge_frame *bridge_capture_pending(const struct bridge_capture *c);
+/* Give the pending frame's buffer back to the device. */
+int bridge_capture_release(struct bridge_capture *c);
+/* The pending frame went to PipeWire (counted). */
+void bridge_capture_delivered(struct bridge_capture *c);
+/* Frames delivered, and dropped because a newer one was ready first. */
+void bridge_capture_counts(const struct bridge_capture *c, uint64_t *ret_frames,
+			   uint64_t *ret_dropped);
+
+/* --- camera.c --- */
+struct bridge_camera;
+
+/* A camera for @dev (taken); it is published while it has a core. */
+struct bridge_camera *bridge_camera_new(struct bridge_device *dev);
+void bridge_camera_free(struct bridge_camera *cam);
+/* Publish on @core (NULL: PipeWire went away, drop the stream). */
+void bridge_camera_set_core(struct bridge_camera *cam, struct pw_core *core);
+
+/* --- monitor.c --- */
+struct bridge_monitor;
+
+typedef void (*bridge_monitor_added_fn)(struct bridge_device *dev, void *user_data);
+typedef void (*bridge_monitor_removed_fn)(const char *name, void *user_data);
+
+/*
+ * Watch @dev_dir (inotify) and report our nodes: @added for a new node
+ * (the device is the callee's), @removed for one that went away. The scan
+ * of what exists already happens in bridge_monitor_start().
+ */
+struct bridge_monitor *bridge_monitor_new(const char *dev_dir, bridge_monitor_added_fn added,
+					  bridge_monitor_removed_fn removed, void *user_data,
+					  GError **error);
+void bridge_monitor_start(struct bridge_monitor *m);
+void bridge_monitor_free(struct bridge_monitor *m);

@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Loopback (daemon/loopback.c) through the fake transport: a writer node
+ * (output device, "loopback-writer:video43") and a capture device
+ * ("loopback:video43") made through one hub. Readers get the placeholder
+ * before any writer; written frames reach them converted and scaled;
+ * short, oversized and garbage writes are refused without touching what
+ * readers see; one writer at a time; a new writer with another format is
+ * picked up; the timeout brings the placeholder back; MJPEG writes decode.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <glib.h>
+#include <linux/videodev2.h>
+
+#include "videobuf.h"
+#include "device.h"
+#include "hub.h"
+#include "loopback.h"
+#include "v4l2cuse/format.h"
+#include "convert.h"
+#include "fake-req.h"
+#include "fake-consumer.h"
+
+#define CW 160
+#define CH 120
+
+struct fixture {
+	struct v4l2cuse_hub *hub;
+	struct v4l2cuse_device *writer;
+	struct v4l2cuse_device *capture;
+	struct fake_consumer reader;
+};
+
+static struct v4l2cuse_device *
+device(struct v4l2cuse_hub *hub, const char *name, const char *spec, bool output,
+       uint32_t w, uint32_t h)
+{
+	struct v4l2cuse_device_config cfg = {
+		.name = name,
+		.source = spec,
+		.width = w,
+		.height = h,
+		.pixelformat = V4L2_PIX_FMT_YUYV,
+		.interval = { 1, 60 },
+		.hub = hub,
+		.output = output,
+	};
+	g_autofree char *err = NULL;
+	struct v4l2cuse_device *dev = v4l2cuse_device_new(&cfg, &err);
+
+	if (err)
+		g_printerr("%s\n", err);
+	g_assert_null(err);
+	g_assert_nonnull(dev);
+	fake_install_poll_ops(dev);
+	return dev;
+}
+
+static void
+fixture_setup(struct fixture *f, gconstpointer data)
+{
+	f->hub = v4l2cuse_hub_new();
+	f->capture = device(f->hub, "video42",
+			    "loopback:video43,sizes=160x120+320x240,fps=60+30", false, CW, CH);
+	f->writer = device(f->hub, "video43", "loopback-writer:video43", true, 640, 480);
+	fake_consumer_start(&f->reader, f->capture, 4, 0);
+}
+
+static void
+fixture_teardown(struct fixture *f, gconstpointer data)
+{
+	fake_consumer_close(&f->reader);
+	v4l2cuse_device_free(f->writer);
+	v4l2cuse_device_free(f->capture);
+	v4l2cuse_hub_free(f->hub);
+}
+
+/* The next frame the reader gets (the loop runs until one comes). */
+static const uint8_t *
+next_frame(struct fixture *f)
+{
+	gint64 end = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+	struct v4l2_buffer b;
+
+	while (g_get_monotonic_time() < end) {
+		if (fake_consumer_dqbuf(&f->reader, CW * CH * 2, &b) == 0) {
+			g_assert_cmpint(fake_consumer_qbuf(&f->reader, b.index), ==, 0);
+			return f->reader.mem[b.index];
+		}
+		g_main_context_iteration(NULL, TRUE);
+	}
+	g_assert_not_reached();
+	return NULL;
+}
+
+/* Frames until one has luma @y at its centre (the loopback's latency). */
+static void
+wait_luma(struct fixture *f, uint8_t y)
+{
+	for (int i = 0; i < 20; i++) {
+		const uint8_t *p = next_frame(f);
+
+		if (p[(CH / 2 * CW + CW / 2) * 2] == y) {
+			/* Uniform and neutral: the whole frame is the written one. */
+			for (size_t j = 0; j < CW * CH * 2; j += 2) {
+				g_assert_cmpuint(p[j], ==, y);
+				g_assert_cmpint(ABS((int)p[j + 1] - 128), <=, 1);
+			}
+			return;
+		}
+	}
+	g_assert_not_reached();
+}
+
+static bool
+signal_lost(struct fixture *f)
+{
+	struct v4l2cuse_device_stats st;
+
+	v4l2cuse_device_get_stats(f->capture, &st);
+	return st.signal_lost;
+}
+
+static struct v4l2cuse_fh *
+open_writer(struct fixture *f, uint32_t fourcc, uint32_t w, uint32_t h,
+	    struct v4l2_pix_format *ret)
+{
+	struct v4l2cuse_fh *fh = fake_open(f->writer, false, O_RDWR | O_NONBLOCK);
+	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
+
+	/* ffmpeg's order: G_FMT must work before anybody set a format. */
+	g_assert_cmpint(fake_ioctl(fh, VIDIOC_G_FMT, &fmt), ==, 0);
+	g_assert_cmpuint(fmt.fmt.pix.sizeimage, >, 0);
+	if (fourcc) {
+		fmt.fmt.pix = (struct v4l2_pix_format){ .width = w, .height = h,
+							.pixelformat = fourcc };
+		g_assert_cmpint(fake_ioctl(fh, VIDIOC_S_FMT, &fmt), ==, 0);
+	}
+	*ret = fmt.fmt.pix;
+	return fh;
+}
+
+/* A uniform frame of luma @y in @pix (YUYV or NV12). */
+static uint8_t *
+uniform(const struct v4l2_pix_format *pix, uint8_t y)
+{
+	uint8_t *p = g_malloc(pix->sizeimage);
+
+	if (pix->pixelformat == V4L2_PIX_FMT_YUYV) {
+		for (size_t i = 0; i < pix->sizeimage; i += 2) {
+			p[i] = y;
+			p[i + 1] = 128;
+		}
+	} else {
+		size_t luma = (size_t)pix->width * pix->height;
+
+		memset(p, y, luma);
+		memset(p + luma, 128, pix->sizeimage - luma);
+	}
+	return p;
+}
+
+static void
+test_before_writer(struct fixture *f, gconstpointer data)
+{
+	/* Whole frames at once, from the placeholder; STREAMON did not fail. */
+	for (int i = 0; i < 3; i++)
+		next_frame(f);
+	g_assert_true(signal_lost(f));
+}
+
+static void
+test_write_reaches_reader(struct fixture *f, gconstpointer data)
+{
+	struct v4l2_pix_format pix;
+	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_YUYV, 320, 240, &pix);
+	g_autofree uint8_t *frame = uniform(&pix, 100);
+	struct v4l2_capability cap;
+
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_QUERYCAP, &cap), ==, 0);
+	g_assert_true(cap.device_caps & V4L2_CAP_VIDEO_OUTPUT);
+	g_assert_false(cap.device_caps & V4L2_CAP_VIDEO_CAPTURE);
+	g_assert_cmpstr((char *)cap.bus_info, ==, "platform:v4l2cuse-043");
+	g_assert_cmpint(fake_write(w, frame, pix.sizeimage), ==, (ssize_t)pix.sizeimage);
+	wait_luma(f, 100);
+	g_assert_false(signal_lost(f));
+	/* The writer node has no read(); the capture node no write(). */
+	{
+		uint8_t b[16];
+
+		g_assert_cmpint(fake_read(w, b, sizeof(b), O_NONBLOCK), ==, -EINVAL);
+		g_assert_cmpint(fake_write(f->reader.fh, b, sizeof(b)), ==, -EINVAL);
+	}
+	/* poll: a writer can always write. */
+	g_assert_cmpuint(fake_poll(w, POLLOUT) & POLLOUT, ==, POLLOUT);
+	v4l2cuse_fh_release(w);
+}
+
+static void
+test_bad_writes(struct fixture *f, gconstpointer data)
+{
+	struct v4l2_pix_format pix;
+	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_YUYV, 320, 240, &pix);
+	struct v4l2cuse_fh *w2;
+	g_autofree uint8_t *good = uniform(&pix, 80);
+	g_autofree uint8_t *big = g_malloc0(pix.sizeimage + 1000);
+	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
+	struct v4l2_format bad = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
+
+	g_assert_cmpint(fake_write(w, good, pix.sizeimage), ==, (ssize_t)pix.sizeimage);
+	wait_luma(f, 80);
+	/* Short (one request, then two): taken, as drivers take them, never shown. */
+	g_assert_cmpint(fake_write(w, big, 1000), ==, 1000);
+	g_assert_cmpint(fake_write(w, big, 140000), ==, 140000);
+	wait_luma(f, 80);
+	/* Oversized: the frame is taken, the rest is not. */
+	{
+		g_autofree uint8_t *ninety = uniform(&pix, 90);
+
+		memcpy(big, ninety, pix.sizeimage);
+	}
+	g_assert_cmpint(fake_write(w, big, pix.sizeimage + 1000), ==, (ssize_t)pix.sizeimage);
+	wait_luma(f, 90);
+	/* A second writer: EBUSY for its writes and its S_FMT. */
+	w2 = fake_open(f->writer, false, O_RDWR);
+	g_assert_cmpint(fake_write(w2, good, pix.sizeimage), ==, -EBUSY);
+	fmt.fmt.pix = pix;
+	g_assert_cmpint(fake_ioctl(w2, VIDIOC_S_FMT, &fmt), ==, -EBUSY);
+	/* A capture buffer type on the writer node: EINVAL. */
+	bad.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_G_FMT, &bad), ==, -EINVAL);
+	/* Garbage formats are adjusted, as S_FMT does. */
+	bad.type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
+	bad.fmt.pix = (struct v4l2_pix_format){ .width = 0, .height = 99999,
+						.pixelformat = v4l2_fourcc('Z', 'Z', 'Z', 'Z') };
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_TRY_FMT, &bad), ==, 0);
+	g_assert_cmpuint(bad.fmt.pix.pixelformat, ==, V4L2_PIX_FMT_YUYV);
+	g_assert_cmpuint(bad.fmt.pix.width, >=, 2);
+	g_assert_cmpuint(bad.fmt.pix.height, <=, 8192);
+	v4l2cuse_fh_release(w2);
+	v4l2cuse_fh_release(w);
+	/* The readers were never shown anything but whole frames: still 90. */
+	wait_luma(f, 90);
+	{
+		struct v4l2cuse_loopback_stats lb;
+
+		g_assert_cmpint(v4l2cuse_device_loopback_stats(f->capture, &lb), ==, 0);
+		g_assert_cmpuint(lb.written, ==, 2);	/* the 80 and the 90 */
+		g_assert_cmpuint(lb.refused, ==, 2);	/* the two short calls */
+	}
+}
+
+static void
+test_next_writer(struct fixture *f, gconstpointer data)
+{
+	struct v4l2_pix_format pix;
+	struct v4l2cuse_fh *w = open_writer(f, 0, 0, 0, &pix);	/* no S_FMT: the default */
+	g_autofree uint8_t *a = uniform(&pix, 60);
+	g_autofree uint8_t *b = NULL;
+
+	g_assert_cmpuint(pix.width, ==, 640);
+	g_assert_cmpint(fake_write(w, a, pix.sizeimage), ==, (ssize_t)pix.sizeimage);
+	wait_luma(f, 60);
+	v4l2cuse_fh_release(w);		/* the writer exits: the last frame stays */
+	wait_luma(f, 60);
+	w = open_writer(f, V4L2_PIX_FMT_NV12, 1280, 720, &pix);
+	b = uniform(&pix, 150);
+	g_assert_cmpint(fake_write(w, b, pix.sizeimage), ==, (ssize_t)pix.sizeimage);
+	wait_luma(f, 150);
+	v4l2cuse_fh_release(w);
+}
+
+static void
+test_timeout(struct fixture *f, gconstpointer data)
+{
+	struct v4l2_pix_format pix;
+	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_YUYV, 320, 240, &pix);
+	g_autofree uint8_t *a = uniform(&pix, 70);
+	struct v4l2_control c = { .id = V4L2_CID_USER_BASE | 0xf002, .value = 100 };
+	gint64 end;
+
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_S_CTRL, &c), ==, 0);
+	g_assert_cmpint(fake_write(w, a, pix.sizeimage), ==, (ssize_t)pix.sizeimage);
+	wait_luma(f, 70);
+	/* No more writes: after 100 ms the placeholder. */
+	end = g_get_monotonic_time() + 3 * G_USEC_PER_SEC;
+	while (!signal_lost(f) && g_get_monotonic_time() < end)
+		next_frame(f);
+	g_assert_true(signal_lost(f));
+	g_assert_cmpint(fake_write(w, a, pix.sizeimage), ==, (ssize_t)pix.sizeimage);
+	wait_luma(f, 70);
+	v4l2cuse_fh_release(w);
+}
+
+static void
+test_mjpeg(struct fixture *f, gconstpointer data)
+{
+	struct v4l2_pix_format pix, yuyv = { .width = 320, .height = 240,
+					     .pixelformat = V4L2_PIX_FMT_YUYV };
+	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_MJPEG, 320, 240, &pix);
+	g_autofree uint8_t *src = NULL, *jpeg = g_malloc(pix.sizeimage);
+	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
+	uint32_t used = 0;
+	uint8_t junk[64] = { 0x12, 0x34 };
+
+	g_assert_cmpint(v4l2cuse_format_fill(&yuyv), ==, 0);
+	src = uniform(&yuyv, 120);
+	struct v4l2cuse_image img = { .fourcc = V4L2_PIX_FMT_YUYV, .width = 320, .height = 240,
+				      .data = src, .size = yuyv.sizeimage };
+	g_assert_cmpint(v4l2cuse_convert_frame(cv, &img, &pix, jpeg, pix.sizeimage, &used), ==, 0);
+	g_assert_cmpint(fake_write(w, jpeg, used), ==, (ssize_t)used);
+	/* JPEG decode: within rounding of 120. */
+	for (int i = 0; i < 20; i++) {
+		const uint8_t *p = next_frame(f);
+
+		if (ABS((int)p[(CH / 2 * CW + CW / 2) * 2] - 120) <= 2)
+			break;
+		g_assert_cmpint(i, <, 19);
+	}
+	/* Not a JPEG: refused. */
+	g_assert_cmpint(fake_write(w, junk, sizeof(junk)), ==, -EINVAL);
+	v4l2cuse_convert_free(cv);
+	v4l2cuse_fh_release(w);
+}
+
+/* A streaming writer (GStreamer's v4l2sink under v4l2cuse-run): MMAP buffers. */
+static void
+test_output_streaming(struct fixture *f, gconstpointer data)
+{
+	struct v4l2_pix_format pix;
+	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_YUYV, 320, 240, &pix);
+	struct v4l2cuse_fh *other = fake_open(f->writer, false, O_RDWR);
+	struct v4l2_requestbuffers rb = { .count = 2, .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
+					  .memory = V4L2_MEMORY_MMAP };
+	int type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
+	struct v4l2_capability cap;
+	uint8_t *mem[2];
+	size_t len[2];
+
+	/* Streaming needs the shim, as on capture nodes. */
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_REQBUFS, &rb), ==, -ENOTTY);
+	v4l2cuse_fh_set_streaming(w, true);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_QUERYCAP, &cap), ==, 0);
+	g_assert_true(cap.device_caps & V4L2_CAP_STREAMING);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_REQBUFS, &rb), ==, 0);
+	g_assert_cmpuint(rb.count, >=, 2);
+	for (unsigned int i = 0; i < 2; i++) {
+		struct v4l2_buffer b = { .index = i, .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
+					 .memory = V4L2_MEMORY_MMAP };
+		unsigned int index;
+		int fd;
+
+		g_assert_cmpint(fake_ioctl(w, VIDIOC_QUERYBUF, &b), ==, 0);
+		g_assert_cmpint(vb_queue_mmap_fd(v4l2cuse_fh_queue(w), b.m.offset, b.length, &fd,
+						 &index), ==, 0);
+		mem[i] = mmap(NULL, b.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		g_assert_true(mem[i] != MAP_FAILED);
+		len[i] = b.length;
+		close(fd);
+	}
+	/* Poll before STREAMON: nothing to wait for. */
+	g_assert_cmpuint(fake_poll(w, POLLOUT) & POLLERR, ==, POLLERR);
+	{
+		g_autofree uint8_t *frame = uniform(&pix, 130);
+		struct v4l2_buffer b = { .index = 0, .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
+					 .memory = V4L2_MEMORY_MMAP, .bytesused = pix.sizeimage };
+
+		memcpy(mem[0], frame, pix.sizeimage);
+		g_assert_cmpint(fake_ioctl(w, VIDIOC_QBUF, &b), ==, 0);
+		g_assert_cmpint(fake_ioctl(w, VIDIOC_STREAMON, &type), ==, 0);
+	}
+	wait_luma(f, 130);
+	/* The buffer came back; poll says a buffer is free. */
+	{
+		struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
+					 .memory = V4L2_MEMORY_MMAP };
+
+		g_assert_cmpuint(fake_poll(w, POLLOUT) & POLLOUT, ==, POLLOUT);
+		g_assert_cmpint(fake_ioctl(w, VIDIOC_DQBUF, &b), ==, 0);
+		g_assert_cmpuint(b.index, ==, 0);
+		g_assert_cmpuint(b.bytesused, ==, pix.sizeimage);
+	}
+	/* Another handle cannot write meanwhile; the writer cannot write() while streaming. */
+	g_assert_cmpint(fake_write(other, mem[0], pix.sizeimage), ==, -EBUSY);
+	g_assert_cmpint(fake_write(w, mem[0], pix.sizeimage), ==, -EBUSY);
+	/* A buffer short of a frame is refused, not shown; more than the buffer is EINVAL. */
+	{
+		struct v4l2_buffer b = { .index = 1, .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
+					 .memory = V4L2_MEMORY_MMAP, .bytesused = 100 };
+
+		memset(mem[1], 10, len[1]);
+		g_assert_cmpint(fake_ioctl(w, VIDIOC_QBUF, &b), ==, 0);
+		b = (struct v4l2_buffer){ .index = 0, .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
+					  .memory = V4L2_MEMORY_MMAP, .bytesused = len[0] + 1 };
+		g_assert_cmpint(fake_ioctl(w, VIDIOC_QBUF, &b), ==, -EINVAL);
+	}
+	wait_luma(f, 130);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_STREAMOFF, &type), ==, 0);
+	/* Its buffers still hold the queue (vb2); REQBUFS(0) lets go. */
+	g_assert_cmpint(fake_write(other, mem[0], pix.sizeimage), ==, -EBUSY);
+	rb.count = 0;
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_REQBUFS, &rb), ==, 0);
+	/* The writer left: another may write now. */
+	{
+		g_autofree uint8_t *frame = uniform(&pix, 40);
+
+		g_assert_cmpint(fake_write(other, frame, pix.sizeimage), ==,
+				(ssize_t)pix.sizeimage);
+		wait_luma(f, 40);
+	}
+	munmap(mem[0], len[0]);
+	munmap(mem[1], len[1]);
+	v4l2cuse_fh_release(other);
+	v4l2cuse_fh_release(w);
+}
+
+int
+main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+#define ADD(name, fn) g_test_add("/loopback/" name, struct fixture, NULL, fixture_setup, fn, \
+				 fixture_teardown)
+	ADD("before-writer", test_before_writer);
+	ADD("write-reaches-reader", test_write_reaches_reader);
+	ADD("bad-writes", test_bad_writes);
+	ADD("next-writer", test_next_writer);
+	ADD("timeout", test_timeout);
+	ADD("mjpeg", test_mjpeg);
+	ADD("output-streaming", test_output_streaming);
+	return g_test_run();
+}
