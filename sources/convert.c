@@ -5,8 +5,9 @@
  * (convert-private.h), this file holds the converter itself.
  *
  * Buffers: every intermediate lives in one of a few scratch buffers owned
- * by struct v4l2cuse_convert and grown on demand (bounded by V4L2CUSE_MAX_* since every
- * size is checked first), so a steady stream allocates nothing per frame.
+ * by struct v4l2cuse_convert and grown on demand (bounded by
+ * V4L2CUSE_MAX_* since every size is checked first), so a steady stream
+ * allocates nothing per frame.
  */
 
 #include "config.h"

@@ -61,8 +61,9 @@
  *
  * Errors: everything wrong with the file at create() (missing, unreadable,
  * unsupported, first frame does not decode; for GStreamer files: not
- * recognised) is a one-line error naming the file. At runtime a corrupt frame is skipped (the previous one is shown
- * again) with a rate-limited warning; a read error, or a whole pass of the
+ * recognised) is a one-line error naming the file. At runtime a corrupt
+ * frame is skipped (the previous one is shown again) with a rate-limited
+ * warning; a read error, or a whole pass of the
  * file without a good frame, is "no signal": produce() returns -ENOLINK
  * (the device shows its placeholder) and the file is reopened every second
  * (not for GStreamer files).

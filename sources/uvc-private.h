@@ -78,7 +78,8 @@ struct uvc_source {
 	/* The snapshot. */
 	struct uvc_mode *modes;
 	unsigned int n_modes;
-	struct v4l2cuse_modes offered;		/* its formats only: sizes and rates are the modes' */
+	/* Its formats only: sizes and rates are the modes'. */
+	struct v4l2cuse_modes offered;
 	struct uvc_ctrl *ctrls;
 	unsigned int n_ctrls;
 
