@@ -77,10 +77,10 @@ struct lb_source {
 	enum lb_end end;
 
 	/* The capture end. */
-	struct modes modes;
+	struct v4l2cuse_modes modes;
 	struct v4l2_pix_format pix;
 	bool started;
-	struct cv *cv;
+	struct v4l2cuse_convert *cv;
 	uint8_t *cache;			/* the newest frame in pix, for repeats */
 	uint32_t cache_used;		/* its bytesused */
 	uint64_t cache_gen;		/* the writer frame in it; 0: empty */
@@ -276,7 +276,7 @@ lb_destroy(struct v4l2cuse_source *src)
 	if (s->tfd >= 0)
 		close(s->tfd);
 	lb_put(s->lb);
-	cv_free(s->cv);
+	v4l2cuse_convert_free(s->cv);
 	g_free(s->cache);
 	g_free(s);
 }
@@ -402,11 +402,7 @@ v4l2cuse_loopback_refused(struct v4l2cuse_source *src)
 static bool
 lb_known_format(uint32_t fourcc)
 {
-	for (size_t i = 0; i < G_N_ELEMENTS(modes_output_formats); i++) {
-		if (modes_output_formats[i] == fourcc)
-			return true;
-	}
-	return false;
+	return v4l2cuse_format_info(fourcc) != NULL;
 }
 
 static int
@@ -420,9 +416,9 @@ lb_writer_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t 
 		*ret_fourcc = lb->writer_fmt.pixelformat;
 		return 0;
 	}
-	if (index >= G_N_ELEMENTS(modes_output_formats))
+	if (!v4l2cuse_format_by_index(index))
 		return -EINVAL;
-	*ret_fourcc = modes_output_formats[index];
+	*ret_fourcc = v4l2cuse_format_by_index(index)->fourcc;
 	return 0;
 }
 
@@ -462,7 +458,7 @@ lb_writer_size_range(struct v4l2cuse_source *src, uint32_t fourcc,
 			2, V4L2CUSE_MAX_WIDTH, 2, 2, V4L2CUSE_MAX_HEIGHT, 2,
 		};
 	}
-	*ret_fastest = (struct v4l2_fract){ 1, 240 };
+	*ret_fastest = (struct v4l2_fract){ 1, V4L2CUSE_MAX_FPS };
 	*ret_slowest = (struct v4l2_fract){ 1, 1 };
 	return 0;
 }
@@ -478,8 +474,8 @@ lb_writer_negotiate(struct v4l2cuse_source *src, struct v4l2_pix_format *pix)
 		f.width = lb->writer_fmt.width;
 		f.height = lb->writer_fmt.height;
 	} else {
-		f.pixelformat = lb_known_format(pix->pixelformat) ? pix->pixelformat
-								    : modes_output_formats[0];
+		f.pixelformat = lb_known_format(pix->pixelformat) ?
+				pix->pixelformat : v4l2cuse_format_by_index(0)->fourcc;
 		f.width = CLAMP(pix->width, 2u, (uint32_t)V4L2CUSE_MAX_WIDTH) & ~1u;
 		f.height = CLAMP(pix->height, 2u, (uint32_t)V4L2CUSE_MAX_HEIGHT) & ~1u;
 	}
@@ -579,21 +575,23 @@ static const struct v4l2cuse_source_ops lb_writer_ops = {
 static int
 lb_capture_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc)
 {
-	return modes_enum_format(&lb_of(src)->modes, index, ret_fourcc);
+	return v4l2cuse_modes_enum_format(&lb_of(src)->modes, index, ret_fourcc);
 }
 
 static int
 lb_capture_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index,
 			  uint32_t *ret_width, uint32_t *ret_height)
 {
-	return modes_enum_framesize(&lb_of(src)->modes, fourcc, index, ret_width, ret_height);
+	return v4l2cuse_modes_enum_framesize(&lb_of(src)->modes, fourcc, index, ret_width,
+					     ret_height);
 }
 
 static int
 lb_capture_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
 			      uint32_t height, unsigned int index, struct v4l2_fract *ret)
 {
-	return modes_enum_frameinterval(&lb_of(src)->modes, fourcc, width, height, index, ret);
+	return v4l2cuse_modes_enum_frameinterval(&lb_of(src)->modes, fourcc, width, height, index,
+						 ret);
 }
 
 /* The pace: a tick every frame interval, from @from_ns on. */
@@ -697,7 +695,7 @@ lb_capture_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 	if (!fresh && (!tick || !lb->sustain_framerate || !s->cache_gen))
 		return -EAGAIN;
 	if (fresh) {
-		struct cv_image img = {
+		struct v4l2cuse_image img = {
 			.fourcc = lb->fmt.pixelformat,
 			.width = lb->fmt.width,
 			.height = lb->fmt.height,
@@ -709,7 +707,8 @@ lb_capture_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 		if (s->shown_gen && lb->gen > s->shown_gen + 1)
 			lb->dropped += lb->gen - s->shown_gen - 1;
 		s->shown_gen = lb->gen;
-		r = cv_convert(s->cv, &img, &s->pix, s->cache, s->pix.sizeimage, &s->cache_used);
+		r = v4l2cuse_convert_frame(s->cv, &img, &s->pix, s->cache, s->pix.sizeimage,
+					   &s->cache_used);
 		if (r == 0) {
 			s->cache_gen = lb->gen;
 		} else {
@@ -762,25 +761,23 @@ lb_capture_setup(struct lb_source *s, const char *spec, char **ret_error)
 	if (r < 0)
 		return r;
 	if ((v = v4l2cuse_opts_get_str(o, "formats", NULL)))
-		r = modes_parse_formats(&s->modes, o, v, modes_output_formats,
-					G_N_ELEMENTS(modes_output_formats), ret_error);
+		r = v4l2cuse_modes_parse_formats(&s->modes, o, v, ret_error);
 	else
-		for (size_t i = 0; i < G_N_ELEMENTS(modes_output_formats); i++)
-			modes_add_format(&s->modes, modes_output_formats[i]);
+		v4l2cuse_modes_add_output_formats(&s->modes);
 	if (r == 0 && (v = v4l2cuse_opts_get_str(o, "sizes", NULL)))
-		r = modes_parse_sizes(&s->modes, o, v, ret_error);
+		r = v4l2cuse_modes_parse_sizes(&s->modes, o, v, ret_error);
 	else if (r == 0) {
-		modes_add_size(&s->modes, 640, 480);
-		modes_add_size(&s->modes, 320, 240);
-		modes_add_size(&s->modes, 1280, 720);
-		modes_add_size(&s->modes, 1920, 1080);
+		v4l2cuse_modes_add_size(&s->modes, 640, 480);
+		v4l2cuse_modes_add_size(&s->modes, 320, 240);
+		v4l2cuse_modes_add_size(&s->modes, 1280, 720);
+		v4l2cuse_modes_add_size(&s->modes, 1920, 1080);
 	}
 	if (r == 0 && (v = v4l2cuse_opts_get_str(o, "fps", NULL)))
-		r = modes_parse_rates(&s->modes, o, v, ret_error);
+		r = v4l2cuse_modes_parse_rates(&s->modes, o, v, ret_error);
 	else if (r == 0) {
-		modes_add_interval(&s->modes, (struct v4l2_fract){ 1, 30 });
-		modes_add_interval(&s->modes, (struct v4l2_fract){ 1, 25 });
-		modes_add_interval(&s->modes, (struct v4l2_fract){ 1, 15 });
+		v4l2cuse_modes_add_interval(&s->modes, (struct v4l2_fract){ 1, 30 });
+		v4l2cuse_modes_add_interval(&s->modes, (struct v4l2_fract){ 1, 25 });
+		v4l2cuse_modes_add_interval(&s->modes, (struct v4l2_fract){ 1, 15 });
 	}
 	if (r < 0 ||
 	    (r = v4l2cuse_opts_get_bool(o, "keep_format", false, &keep, ret_error)) < 0 ||
@@ -796,7 +793,7 @@ lb_capture_setup(struct lb_source *s, const char *spec, char **ret_error)
 		s->lb->timeout_ms = timeout;
 		s->lb->compat = compat;
 	}
-	s->cv = cv_new();
+	s->cv = v4l2cuse_convert_new();
 	s->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
