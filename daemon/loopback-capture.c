@@ -207,7 +207,6 @@ lb_capture_setup(struct lb_source *s, const char *spec, char **ret_error)
 {
 	_cleanup_(v4l2cuse_opts_freep) struct v4l2cuse_opts *o = NULL;
 	g_autofree char *writer = NULL;
-	const char *v;
 	bool keep, sustain, compat;
 	int64_t timeout;
 	int r;
@@ -215,25 +214,7 @@ lb_capture_setup(struct lb_source *s, const char *spec, char **ret_error)
 	r = lb_parse_opts(spec, &o, &writer, ret_error);
 	if (r < 0)
 		return r;
-	if ((v = v4l2cuse_opts_get_str(o, "formats", NULL)))
-		r = v4l2cuse_modes_parse_formats(&s->modes, o, v, ret_error);
-	else
-		v4l2cuse_modes_add_output_formats(&s->modes);
-	if (r == 0 && (v = v4l2cuse_opts_get_str(o, "sizes", NULL)))
-		r = v4l2cuse_modes_parse_sizes(&s->modes, o, v, ret_error);
-	else if (r == 0) {
-		v4l2cuse_modes_add_size(&s->modes, 640, 480);
-		v4l2cuse_modes_add_size(&s->modes, 320, 240);
-		v4l2cuse_modes_add_size(&s->modes, 1280, 720);
-		v4l2cuse_modes_add_size(&s->modes, 1920, 1080);
-	}
-	if (r == 0 && (v = v4l2cuse_opts_get_str(o, "fps", NULL)))
-		r = v4l2cuse_modes_parse_rates(&s->modes, o, v, ret_error);
-	else if (r == 0) {
-		v4l2cuse_modes_add_interval(&s->modes, (struct v4l2_fract){ 1, 30 });
-		v4l2cuse_modes_add_interval(&s->modes, (struct v4l2_fract){ 1, 25 });
-		v4l2cuse_modes_add_interval(&s->modes, (struct v4l2_fract){ 1, 15 });
-	}
+	r = v4l2cuse_modes_from_options(&s->modes, o, ret_error);
 	if (r < 0 ||
 	    (r = v4l2cuse_opts_get_bool(o, "keep_format", false, &keep, ret_error)) < 0 ||
 	    (r = v4l2cuse_opts_get_bool(o, "sustain_framerate", true, &sustain, ret_error)) < 0 ||
