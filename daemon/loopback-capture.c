@@ -79,7 +79,7 @@ lb_capture_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	g_free(s->cache);
 	s->cache = g_malloc(pix->sizeimage);
 	s->cache_gen = 0;
-	s->shown_gen = s->lb->gen;
+	s->shown_gen = 0;	/* the last written frame, if any, is news to a new stream */
 	s->interval_ns = (uint64_t)iv.numerator * 1000000000u / iv.denominator;
 	s->delivered_ns = 0;
 	lb_capture_pace(s, lb_now_ns());
@@ -111,12 +111,6 @@ lb_capture_wake_fd(struct v4l2cuse_source *src)
 	return lb_of(src)->epfd;
 }
 
-/*
- * The newest written frame in the device's format, at the device's rate:
- * converted once per written frame, repeated from the cache while the
- * writer is slower (sustain_framerate), skipped over while it is faster.
- * No frame yet, or none for timeout ms: no signal.
- */
 /*
  * The newest written frame in the device's format, at the device's pace.
  * A written frame goes out at once unless the last one went out less than

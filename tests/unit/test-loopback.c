@@ -291,6 +291,27 @@ test_timeout(struct fixture *f, gconstpointer data)
 	v4l2cuse_fh_release(w);
 }
 
+/*
+ * A reader that starts after the writer left gets the last written frame
+ * (as long as no timeout is set), not nothing: v4l2-compliance under the
+ * shim waited for ever in a blocking DQBUF on such a device.
+ */
+static void
+test_reader_after_writer(struct fixture *f, gconstpointer data)
+{
+	struct v4l2_pix_format pix;
+	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_YUYV, 320, 240, &pix);
+	g_autofree uint8_t *a = uniform(&pix, 90);
+
+	g_assert_cmpint(fake_write(w, a, pix.sizeimage), ==, (ssize_t)pix.sizeimage);
+	wait_luma(f, 90);
+	v4l2cuse_fh_release(w);
+	fake_consumer_close(&f->reader);
+	fake_consumer_start(&f->reader, f->capture, 4, 0);
+	wait_luma(f, 90);
+	g_assert_false(signal_lost(f));
+}
+
 static void
 test_mjpeg(struct fixture *f, gconstpointer data)
 {
@@ -424,6 +445,7 @@ main(int argc, char **argv)
 	ADD("bad-writes", test_bad_writes);
 	ADD("next-writer", test_next_writer);
 	ADD("timeout", test_timeout);
+	ADD("reader-after-writer", test_reader_after_writer);
 	ADD("mjpeg", test_mjpeg);
 	ADD("output-streaming", test_output_streaming);
 	return g_test_run();
