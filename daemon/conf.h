@@ -126,11 +126,13 @@ void v4l2cuse_conf_device_config(const struct v4l2cuse_conf_device *d,
 				 struct v4l2cuse_device_config *ret);
 
 /*
- * Value parsers shared with the command line. Each returns 0, or -EINVAL
+ * Value parsers shared with the command line (conf-values.c). Each returns 0, or -EINVAL
  * with a message that names the value but not the key, e.g.
  * "'cam0' is not a node name like video42". Sizes, frame rates, fourccs
  * and lists: v4l2cuse/parse.h.
  */
+/* A decimal number of at most UINT32_MAX, digits only: true if @s is one. */
+bool v4l2cuse_parse_u32(const char *s, uint32_t *ret);
 int v4l2cuse_parse_node(const char *s, char **ret_name, char **ret_error);
 int v4l2cuse_parse_mode(const char *s, mode_t *ret, char **ret_error);
 int v4l2cuse_parse_group(const char *s, gid_t *ret, char **ret_error);
