@@ -261,11 +261,11 @@ test_padded_copy(void)
 	v4l2cuse_convert_free(cv);
 }
 
-/* GREY is full-range luma: limited-range Y 16 -> 0, 235 -> 255. */
 /*
  * RGB565 ("rrrrrggg gggbbbbb", little endian) with padded lines: the same
- * pixels as the RGB24 it widens to, for RGB and Y'CbCr targets alike (red
- * stays red; the padding, blue here, is never read).
+ * pixels as the RGB24 it widens to (the top bits repeated into the low
+ * ones, so full red is 255), for RGB and Y'CbCr targets alike (red stays
+ * red; the padding, blue here, is never read).
  */
 static void
 test_rgb565(void)
@@ -286,7 +286,7 @@ test_rgb565(void)
 		}
 	}
 	for (size_t i = 0; i < (size_t)w * h; i++) {
-		rgb[3 * i] = 248;
+		rgb[3 * i] = 255;
 		rgb[3 * i + 1] = 0;
 		rgb[3 * i + 2] = 0;
 	}
@@ -309,6 +309,7 @@ test_rgb565(void)
 	v4l2cuse_convert_free(cv);
 }
 
+/* GREY is full-range luma: limited-range Y 16 -> 0, 235 -> 255. */
 static void
 test_grey(void)
 {
