@@ -149,10 +149,22 @@ cv_pack_rgb(struct v4l2cuse_convert *cv, const struct cv_pic *pic, uint32_t four
 		bool swap = cv_rgb_targets[i].swap;
 		cv_yuv_to_rgb_fn fn = pic->vs ? cv_rgb_targets[i].from_i420
 					      : cv_rgb_targets[i].from_i422;
+		struct cv_pic t;
 
-		fn(pic->p[0], (int)pic->stride[0], pic->p[1 + swap], (int)pic->stride[1 + swap],
-		   pic->p[2 - swap], (int)pic->stride[2 - swap], dst, ds,
-		   cv_yuv_constants(pic->ycc, swap), (int)pic->w, (int)pic->h);
+		/*
+		 * libyuv keeps the Cb -> B' coefficient in a signed byte
+		 * (x64): limited-range BT.709's 2.112 (135) is clamped to 128,
+		 * which puts saturated blues up to 12 levels off (measured:
+		 * B' 11 for 0). Full-range BT.709's 1.856 (119) fits, so
+		 * limited-range BT.709 is expanded to full range first.
+		 */
+		if (pic->ycc.bt709 && !pic->ycc.full)
+			v4l2cuse_convert_ycc_pic(cv, pic, CV_YCC_709_FULL, false, &t);
+		else
+			t = *pic;
+		fn(t.p[0], (int)t.stride[0], t.p[1 + swap], (int)t.stride[1 + swap],
+		   t.p[2 - swap], (int)t.stride[2 - swap], dst, ds,
+		   cv_yuv_constants(t.ycc, swap), (int)t.w, (int)t.h);
 		return 0;
 	}
 	case CV_GREY: {

@@ -32,7 +32,8 @@ enum {
 	CV_BUF_SCALE,	/* the scaled intermediate */
 	CV_BUF_XFORM,	/* the intermediate in the target's colorimetry, an MJPEG strip */
 	CV_BUF_LINE,	/* line buffers of the colour transform */
-	CV_BUF_OUT,	/* a staging picture of the packer (grey as ARGB, RGB24 stills) */
+	CV_BUF_OUT,	/* a staging picture of the packer (grey as ARGB) */
+	CV_BUF_STILL,	/* the RGB24 picture of v4l2cuse_convert_to_rgb24() */
 	CV_N_BUFS
 };
 
@@ -73,6 +74,8 @@ cv_ycc_equal(struct cv_ycc a, struct cv_ycc b)
 
 /* JFIF's: full-range BT.601 (JPEG in and out, grey). */
 #define CV_YCC_JFIF	((struct cv_ycc){ .bt709 = false, .full = true })
+/* Full-range BT.709, the form in which libyuv turns BT.709 into R'G'B' exactly. */
+#define CV_YCC_709_FULL	((struct cv_ycc){ .bt709 = true, .full = true })
 
 /* An intermediate picture; planes may point into the input. */
 enum cv_kind {

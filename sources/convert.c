@@ -235,7 +235,7 @@ v4l2cuse_convert_to_rgb24(struct v4l2cuse_convert *cv, const struct v4l2cuse_ima
 		.pixelformat = V4L2_PIX_FMT_RGB24, .width = pic.w, .height = pic.h,
 		.bytesperline = pic.w * 3, .sizeimage = pic.w * pic.h * 3,
 	};
-	buf = v4l2cuse_convert_buf(cv, CV_BUF_XFORM, rgb.sizeimage);
+	buf = v4l2cuse_convert_buf(cv, CV_BUF_STILL, rgb.sizeimage);
 	r = v4l2cuse_convert_pack(cv, &pic, &rgb, buf, rgb.sizeimage, &used);
 	if (r < 0)
 		return r;

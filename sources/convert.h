@@ -34,6 +34,10 @@
  * colorimetry struct v4l2cuse_image gives, format.c's for their format and
  * size by default; a JPEG is always JFIF. Y'CbCr -> Y'CbCr across matrices
  * takes the luma correction from the chroma sample a pixel shares.
+ * Limited-range BT.709 goes to R'G'B' through full range (libyuv's own
+ * limited-range BT.709 constants clamp the Cb -> B' factor: up to 12 levels
+ * off). Measured against the formulas (tests/unit/test-convert.c): Y' and
+ * Cb/Cr within 1, R'G'B' within 2, for BT.601 and BT.709.
  *
  * Approximations (documented, not bugs): R'G'B' input to a 4:2:0 or 4:2:x
  * target averages the R'G'B' of the pixels that share a chroma sample; odd
