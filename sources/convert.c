@@ -70,6 +70,21 @@ v4l2cuse_convert_colorimetry(uint32_t fourcc, uint32_t height, uint32_t enc, uin
 	};
 }
 
+void
+v4l2cuse_convert_image_colorimetry(struct v4l2cuse_image *img, const struct v4l2_pix_format *pix)
+{
+	uint32_t enc = pix->ycbcr_enc, quant = pix->quantization;
+
+	if (!pix->colorspace)
+		return;
+	if (enc == V4L2_YCBCR_ENC_DEFAULT)
+		enc = V4L2_MAP_YCBCR_ENC_DEFAULT(pix->colorspace);
+	if (quant == V4L2_QUANTIZATION_DEFAULT)
+		quant = V4L2_MAP_QUANTIZATION_DEFAULT(false, pix->colorspace, enc);
+	img->ycbcr_enc = enc;
+	img->quantization = quant;
+}
+
 /* --- state -------------------------------------------------------------- */
 
 uint8_t *

@@ -107,6 +107,16 @@ size_t v4l2cuse_convert_input_size(uint32_t fourcc, uint32_t width, uint32_t hei
 				   uint32_t bytesperline);
 
 /*
+ * Set @img's ycbcr_enc and quantization from a device's format @pix (a
+ * camera's G_FMT), the kernel's defaults for its colorspace standing in
+ * for DEFAULT (V4L2_MAP_YCBCR_ENC_DEFAULT(), V4L2_MAP_QUANTIZATION_DEFAULT():
+ * sRGB and SMPTE 170M are BT.601, Rec. 709 is BT.709, Y'CbCr limited
+ * range). A @pix without a colorspace leaves @img at format.c's.
+ */
+void v4l2cuse_convert_image_colorimetry(struct v4l2cuse_image *img,
+					const struct v4l2_pix_format *pix);
+
+/*
  * Convert @in into @dst (@dst_len >= out->sizeimage) as @out says
  * (pixelformat, width, height; bytesperline/sizeimage as
  * v4l2cuse_format_fill() computes them). *ret_bytesused is sizeimage for

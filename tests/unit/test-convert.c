@@ -824,6 +824,54 @@ test_colour_reference(void)
 	v4l2cuse_convert_free(cv);
 }
 
+/*
+ * A camera's colorimetry (its G_FMT): DEFAULT stands for the kernel's
+ * default of the colorspace; a 1280x720 sRGB camera's YUYV is BT.601, not
+ * the BT.709 format.c would assume at that size.
+ */
+static void
+test_colour_camera(void)
+{
+	const uint8_t *rgb = colours[6];
+	const double in[3] = { rgb[0], rgb[1], rgb[2] };
+	struct v4l2_pix_format cam = pix_of(V4L2_PIX_FMT_YUYV, 1280, 720);
+	struct v4l2_pix_format out = pix_of(V4L2_PIX_FMT_RGB24, 1280, 720);
+	struct v4l2cuse_image img = { .fourcc = V4L2_PIX_FMT_YUYV, .width = 1280, .height = 720 };
+	g_autofree uint8_t *yuyv = g_malloc(cam.sizeimage), *back = g_malloc(out.sizeimage);
+	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
+	double w601[3];
+	uint32_t used;
+
+	/* no colorspace: left alone */
+	cam.colorspace = 0;
+	v4l2cuse_convert_image_colorimetry(&img, &cam);
+	g_assert_cmpuint(img.ycbcr_enc, ==, 0);
+	g_assert_cmpuint(img.quantization, ==, 0);
+	cam.colorspace = V4L2_COLORSPACE_REC709;
+	cam.ycbcr_enc = V4L2_YCBCR_ENC_DEFAULT;
+	cam.quantization = V4L2_QUANTIZATION_DEFAULT;
+	v4l2cuse_convert_image_colorimetry(&img, &cam);
+	g_assert_cmpuint(img.ycbcr_enc, ==, V4L2_YCBCR_ENC_709);
+	g_assert_cmpuint(img.quantization, ==, V4L2_QUANTIZATION_LIM_RANGE);
+	cam.colorspace = V4L2_COLORSPACE_SRGB;
+	v4l2cuse_convert_image_colorimetry(&img, &cam);
+	g_assert_cmpuint(img.ycbcr_enc, ==, V4L2_YCBCR_ENC_601);
+	g_assert_cmpuint(img.quantization, ==, V4L2_QUANTIZATION_LIM_RANGE);
+
+	ref_rgb_to_ycc(false, in, w601);
+	for (size_t i = 0; i < (size_t)1280 * 720 / 2; i++) {
+		yuyv[4 * i] = yuyv[4 * i + 2] = (uint8_t)lround(w601[0]);
+		yuyv[4 * i + 1] = (uint8_t)lround(w601[1]);
+		yuyv[4 * i + 3] = (uint8_t)lround(w601[2]);
+	}
+	img.data = yuyv;
+	img.size = cam.sizeimage;
+	g_assert_cmpint(v4l2cuse_convert_frame(cv, &img, &out, back, out.sizeimage, &used), ==, 0);
+	for (unsigned int i = 0; i < 3; i++)
+		g_assert_cmpint(abs(back[((size_t)360 * 1280 + 640) * 3 + i] - rgb[i]), <=, 3);
+	v4l2cuse_convert_free(cv);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -841,5 +889,6 @@ main(int argc, char **argv)
 	g_test_add_func("/convert/colour-matrix", test_colour_matrix);
 	g_test_add_func("/convert/colour-across", test_colour_across);
 	g_test_add_func("/convert/colour-reference", test_colour_reference);
+	g_test_add_func("/convert/colour-camera", test_colour_camera);
 	return g_test_run();
 }
