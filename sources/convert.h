@@ -19,10 +19,9 @@
  *
  * libyuv (Chromium's and WebRTC's converter, SIMD) does the pixel work:
  * unpacking, packing, Y'CbCr <-> R'G'B' with the matrix and range of the
- * picture, R'G'B' to BT.601 Y'CbCr, scaling (box filter when shrinking by
- * more than 2x, bilinear otherwise). libjpeg-turbo decodes and encodes
- * JPEG, as raw planar Y'CbCr where it can (no colour conversion in
- * between). Our own code (convert-ycc.c) does what neither offers:
+ * picture, R'G'B' to BT.601 Y'CbCr, scaling (bilinear, per plane).
+ * libjpeg-turbo decodes and encodes JPEG, as raw planar Y'CbCr where it can
+ * (no colour conversion in between). Our own code (convert-ycc.c) does what neither offers:
  * Y'CbCr from one matrix or range to another, and R'G'B' to BT.709 Y'CbCr.
  * Same format, size and colorimetry is a copy; MJPEG in and MJPEG out at
  * the same size passes the JPEG through unchanged.
@@ -39,8 +38,11 @@
  * off). Measured against the formulas (tests/unit/test-convert.c): Y' and
  * Cb/Cr within 1, R'G'B' within 2, for BT.601 and BT.709.
  *
- * Approximations (documented, not bugs): R'G'B' input to a 4:2:0 or 4:2:x
- * target averages the R'G'B' of the pixels that share a chroma sample; odd
+ * Approximations (documented, not bugs): bilinear scaling has no prefilter,
+ * so shrinking by more than 2x aliases (libyuv 1857's box filter rounds
+ * down and its ARGB scaler darkens white: convert-out.c). R'G'B' input to
+ * a 4:2:0 or 4:2:x target averages the R'G'B' of the pixels that share a
+ * chroma sample; odd
  * widths of R'G'B', grey and JPEG input lose their last column on the way
  * to Y'CbCr (and 4:2:0 JPEGs their last odd line).
  *
