@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The converter's last stages (convert-private.h): the intermediate scaled
- * to the target size (bilinear, per plane) and packed as the target format
- * (pack.h's packers; grey mapped to full range first; MJPEG encoded).
+ * to the target size and packed as the target format.
+ *
+ * libyuv scales (ScalePlane, bilinear; ARGB split into planes for it) and
+ * packs: Y'CbCr 4:2:x to the packed, semi-planar
+ * and planar targets and, with the picture's matrix and range
+ * (*ToRGB*Matrix with its YuvConstants), to every R'G'B' target; ARGB and
+ * grey to the R'G'B' ones. A Y'CbCr picture whose colorimetry is not the
+ * target's goes through convert-ycc.c first (grey: its luma only); MJPEG
+ * through convert-jpeg.c.
  */
 
 #include "config.h"
@@ -11,6 +18,7 @@
 #include <string.h>
 
 #include <glib.h>
+#include <libyuv.h>
 
 #include "util/macros.h"
 #include "v4l2cuse/format.h"
@@ -18,108 +26,55 @@
 #include "pack.h"
 
 /*
- * Bilinear, sample centres aligned ((x + 0.5) * sw / dw - 0.5), 8-bit
- * weights, separable: each output line first blends its two source lines
- * into a 16-bit line (vectorised by the compiler), then interpolates along
- * it. That line has one extra pixel (a copy of the last), so the right
- * neighbour can always be read.
+ * Bilinear. libyuv 1857's box filter rounds down (a flat 10 comes out 9)
+ * and its ARGB scaler both blends with weights that sum to 127/128 (white
+ * darkens) and asserts on some box ratios, so R'G'B' is scaled per plane.
  */
-static void
-cv_scale_plane(struct v4l2cuse_convert *cv, const uint8_t *src, uint32_t sw, uint32_t sh,
-	       size_t sstride, uint8_t *dst, uint32_t dw, uint32_t dh, size_t dstride,
-	       unsigned int ch)
-{
-	size_t srow = (size_t)sw * ch;
-	uint32_t *xoff = (uint32_t *)v4l2cuse_convert_buf(cv, CV_BUF_XMAP,
-							  (size_t)dw * 6 + (srow + ch) * 2 + 16);
-	uint16_t *xw = (uint16_t *)(xoff + dw);
-	uint16_t *line = xw + dw + (dw & 1);
-
-	for (uint32_t x = 0; x < dw; x++) {
-		int64_t fx = (int64_t)(2 * (uint64_t)x + 1) * sw * 128 / dw - 128;
-		uint32_t x0;
-
-		fx = MAX(fx, 0);
-		x0 = (uint32_t)(fx >> 8);
-		xw[x] = (uint16_t)(fx & 255);
-		if (x0 >= sw - 1) {
-			x0 = sw - 1;
-			xw[x] = 0;
-		}
-		xoff[x] = x0 * ch;
-	}
-	for (uint32_t y = 0; y < dh; y++) {
-		int64_t fy = (int64_t)(2 * (uint64_t)y + 1) * sh * 128 / dh - 128;
-		uint32_t y0, wy, wy0;
-		const uint8_t *r0, *r1;
-		uint8_t *d = dst + dstride * y;
-
-		fy = MAX(fy, 0);
-		y0 = (uint32_t)(fy >> 8);
-		wy = (uint32_t)(fy & 255);
-		if (y0 >= sh - 1) {
-			y0 = sh - 1;
-			wy = 0;
-		}
-		wy0 = 256 - wy;
-		r0 = src + sstride * y0;
-		r1 = wy ? r0 + sstride : r0;
-		for (size_t i = 0; i < srow; i++)
-			line[i] = (uint16_t)(r0[i] * wy0 + r1[i] * wy);
-		for (unsigned int c = 0; c < ch; c++)
-			line[srow + c] = line[srow - ch + c];
-		if (ch == 1) {
-			for (uint32_t x = 0; x < dw; x++) {
-				const uint16_t *a = line + xoff[x];
-				uint32_t w1 = xw[x];
-
-				d[x] = (uint8_t)((a[0] * (256 - w1) + a[1] * w1 + 32768) >> 16);
-			}
-			continue;
-		}
-		for (uint32_t x = 0; x < dw; x++) {
-			const uint16_t *a = line + xoff[x];
-			uint32_t w1 = xw[x], w0 = 256 - w1;
-
-			for (unsigned int c = 0; c < ch; c++)
-				*d++ = (uint8_t)((a[c] * w0 + a[c + ch] * w1 + 32768) >> 16);
-		}
-	}
-}
+#define CV_FILTER	kFilterBilinear
 
 void
 v4l2cuse_convert_scale(struct v4l2cuse_convert *cv, const struct cv_pic *in, uint32_t w, uint32_t h,
-		       bool luma_only, struct cv_pic *out)
+		       struct cv_pic *out)
 {
 	uint8_t *buf;
 
 	switch (in->kind) {
-	case CV_RGB:
-		buf = v4l2cuse_convert_buf(cv, CV_BUF_SCALE, (size_t)w * h * 3);
-		cv_scale_plane(cv, in->p[0], in->w, in->h, in->stride[0], buf, w, h,
-			       (size_t)w * 3, 3);
+	case CV_ARGB: {
+		size_t sn = (size_t)in->w * in->h, dn = (size_t)w * h;
+		uint8_t *sp = v4l2cuse_convert_buf(cv, CV_BUF_PLANES, sn * 3);
+
+		buf = v4l2cuse_convert_buf(cv, CV_BUF_SCALE, dn * 7);
+		SplitARGBPlane(in->p[0], (int)in->stride[0], sp, (int)in->w, sp + sn, (int)in->w,
+			       sp + 2 * sn, (int)in->w, NULL, 0, (int)in->w, (int)in->h);
+		for (unsigned int i = 0; i < 3; i++)
+			ScalePlane(sp + i * sn, (int)in->w, (int)in->w, (int)in->h,
+				   buf + (4 + i) * dn, (int)w, (int)w, (int)h, CV_FILTER);
+		MergeARGBPlane(buf + 4 * dn, (int)w, buf + 5 * dn, (int)w, buf + 6 * dn, (int)w,
+			       NULL, 0, buf, (int)w * 4, (int)w, (int)h);
 		*out = (struct cv_pic){
-			.kind = CV_RGB, .w = w, .h = h, .p = { buf }, .stride = { (size_t)w * 3 },
+			.kind = CV_ARGB, .w = w, .h = h, .p = { buf }, .stride = { (size_t)w * 4 },
 		};
 		break;
+	}
 	case CV_GREY:
 		buf = v4l2cuse_convert_buf(cv, CV_BUF_SCALE, (size_t)w * h);
-		cv_scale_plane(cv, in->p[0], in->w, in->h, in->stride[0], buf, w, h, w, 1);
+		ScalePlane(in->p[0], (int)in->stride[0], (int)in->w, (int)in->h, buf, (int)w,
+			   (int)w, (int)h, CV_FILTER);
 		*out = (struct cv_pic){
 			.kind = CV_GREY, .w = w, .h = h, .p = { buf }, .stride = { w },
 		};
 		break;
-	case CV_YUV:
-		buf = v4l2cuse_convert_buf(cv, CV_BUF_SCALE,
-					   (size_t)w * h + (size_t)(w / 2) * (h >> in->vs) * 2);
-		v4l2cuse_convert_pic_yuv(out, w, h, in->vs, buf);
-		cv_scale_plane(cv, in->p[0], in->w, in->h, in->stride[0], buf, w, h, w, 1);
-		if (luma_only || w < 2 || (h >> in->vs) == 0)
-			break;
-		for (unsigned int i = 1; i < 3; i++)
-			cv_scale_plane(cv, in->p[i], in->w / 2, in->h >> in->vs, in->stride[i],
-				       (uint8_t *)out->p[i], w / 2, h >> in->vs, w / 2, 1);
+	case CV_YUV: {
+		uint32_t sch = (in->h + in->vs) >> in->vs, dch = (h + in->vs) >> in->vs;
+
+		buf = v4l2cuse_convert_buf(cv, CV_BUF_SCALE, (size_t)w * h + (size_t)w * dch);
+		v4l2cuse_convert_pic_yuv(out, w, h, in->vs, in->ycc, buf);
+		for (unsigned int i = 0; i < 3; i++)
+			ScalePlane(in->p[i], (int)in->stride[i], (int)(i ? in->w / 2 : in->w),
+				   (int)(i ? sch : in->h), (uint8_t *)out->p[i], (int)out->stride[i],
+				   (int)(i ? w / 2 : w), (int)(i ? dch : h), CV_FILTER);
 		break;
+	}
 	}
 }
 
@@ -135,82 +90,183 @@ v4l2cuse_convert_copy_plane(uint8_t *dst, size_t dstride, const uint8_t *src, si
 		memcpy(dst + dstride * y, src + sstride * y, row_bytes);
 }
 
-void
-v4l2cuse_convert_pack_yuv(const struct cv_pic *pic, uint32_t fourcc, uint8_t *dst)
-{
-	const struct v4l2cuse_format_info *fi = v4l2cuse_format_lookup(fourcc);
-	unsigned int vsub = fi->n_planes > 1 ? fi->vdiv : 1;
-	size_t off[3], stride[3];
-
-	v4l2cuse_format_frame_size(fi, pic->w, pic->h, 0, off, stride);
-	for (uint32_t y = 0; y < pic->h; y++) {
-		const uint8_t *cb = NULL, *cr = NULL;
-		uint8_t *d1 = NULL, *d2 = NULL;
-
-		if (pic->kind == CV_YUV) {
-			cb = pic->p[1] + pic->stride[1] * (y >> pic->vs);
-			cr = pic->p[2] + pic->stride[2] * (y >> pic->vs);
-		}
-		if (fi->n_planes > 1 && y % vsub == 0) {
-			d1 = dst + off[1] + stride[1] * (y / vsub);
-			if (fi->n_planes > 2)
-				d2 = dst + off[2] + stride[2] * (y / vsub);
-		}
-		v4l2cuse_pack_yuv_line(fourcc, pic->p[0] + pic->stride[0] * y, cb, cr, pic->w,
-				       dst + stride[0] * y, d1, d2);
-	}
-}
-
-/* An RGB24 picture in the tight layout of an RGB @fourcc. */
-static void
-cv_pack_rgb(const struct cv_pic *pic, uint32_t fourcc, uint8_t *dst)
-{
-	size_t bpl = (size_t)pic->w * v4l2cuse_format_lookup(fourcc)->bpp[0] / 8;
-
-	for (uint32_t y = 0; y < pic->h; y++)
-		v4l2cuse_pack_rgb_line(fourcc, pic->p[0] + pic->stride[0] * y, pic->w, dst + bpl * y);
-}
-
-const uint8_t *
-v4l2cuse_convert_luma_lut(void)
-{
-	static uint8_t lut[256];
-	static gsize done;
-
-	if (g_once_init_enter(&done)) {
-		for (int i = 0; i < 256; i++) {
-			int v = ((i - 16) * 255 * 2 + 219) / (219 * 2);
-
-			lut[i] = (uint8_t)CLAMP_VAL(i <= 16 ? 0 : v, 0, 255);
-		}
-		g_once_init_leave(&done, 1);
-	}
-	return lut;
-}
-
-/* The limited-range luma of a Y'CbCr picture as full-range grey (format.c's GREY). */
-static void
-cv_grey(struct v4l2cuse_convert *cv, const struct cv_pic *yuv, struct cv_pic *grey)
-{
-	const uint8_t *lut = v4l2cuse_convert_luma_lut();
-	uint8_t *buf = v4l2cuse_convert_buf(cv, CV_BUF_LUMA, (size_t)yuv->w * yuv->h);
-
-	for (uint32_t y = 0; y < yuv->h; y++) {
-		const uint8_t *s = yuv->p[0] + yuv->stride[0] * y;
-		uint8_t *d = buf + (size_t)yuv->w * y;
-
-		for (uint32_t x = 0; x < yuv->w; x++)
-			d[x] = lut[s[x]];
-	}
-	*grey = (struct cv_pic){
-		.kind = CV_GREY, .w = yuv->w, .h = yuv->h, .p = { buf }, .stride = { yuv->w },
-	};
-}
-
 bool
 v4l2cuse_convert_is_rgb_target(const struct v4l2cuse_format_info *oi)
 {
-	return !oi->yuv && oi->fourcc != V4L2_PIX_FMT_GREY;
+	return !oi->yuv && !oi->compressed && oi->fourcc != V4L2_PIX_FMT_GREY;
+}
+
+/* --- R'G'B' targets ----------------------------------------------------- */
+
+typedef int (*cv_yuv_to_rgb_fn)(const uint8_t *y, int ys, const uint8_t *u, int us,
+				const uint8_t *v, int vs, uint8_t *dst, int ds,
+				const struct YuvConstants *k, int w, int h);
+typedef int (*cv_argb_to_rgb_fn)(const uint8_t *src, int ss, uint8_t *dst, int ds, int w, int h);
+
+/*
+ * How libyuv writes each R'G'B' target. libyuv names formats by their
+ * 32-bit word, V4L2 by bytes in memory: V4L2's RGB3 (R, G, B) is libyuv's
+ * RAW, BGR3 its RGB24, XR24 (B, G, R, X) its ARGB, BX24 (X, R, G, B) its
+ * BGRA. The Y'CbCr functions write only some of them directly; @swap: the
+ * layout with R and B exchanged, made by exchanging Cb and Cr and taking
+ * the mirrored constants (kYvu*), as libyuv itself does.
+ */
+static const struct {
+	uint32_t fourcc;
+	bool swap;
+	cv_yuv_to_rgb_fn from_i420, from_i422;
+	cv_argb_to_rgb_fn from_argb;
+} cv_rgb_targets[] = {
+	{ V4L2_PIX_FMT_RGB24, true, I420ToRGB24Matrix, I422ToRGB24Matrix, ARGBToRAW },
+	{ V4L2_PIX_FMT_BGR24, false, I420ToRGB24Matrix, I422ToRGB24Matrix, ARGBToRGB24 },
+	{ V4L2_PIX_FMT_XBGR32, false, I420ToARGBMatrix, I422ToARGBMatrix, ARGBCopy },
+	{ V4L2_PIX_FMT_XRGB32, true, I420ToRGBAMatrix, I422ToRGBAMatrix, ARGBToBGRA },
+	{ V4L2_PIX_FMT_RGB565, false, I420ToRGB565Matrix, I422ToRGB565Matrix, ARGBToRGB565 },
+};
+
+/* libyuv's constants for Y'CbCr -> R'G'B' in @ycc (@swap: the kYvu* mirror). */
+static const struct YuvConstants *
+cv_yuv_constants(struct cv_ycc ycc, bool swap)
+{
+	if (ycc.bt709)
+		return ycc.full ? (swap ? &kYvuF709Constants : &kYuvF709Constants)
+				: (swap ? &kYvuH709Constants : &kYuvH709Constants);
+	return ycc.full ? (swap ? &kYvuJPEGConstants : &kYuvJPEGConstants)
+			: (swap ? &kYvuI601Constants : &kYuvI601Constants);
+}
+
+static int
+cv_pack_rgb(struct v4l2cuse_convert *cv, const struct cv_pic *pic, uint32_t fourcc, uint8_t *dst)
+{
+	int ds = (int)(pic->w * v4l2cuse_format_lookup(fourcc)->bpp[0] / 8);
+	size_t i = 0;
+
+	while (cv_rgb_targets[i].fourcc != fourcc)
+		if (++i == G_N_ELEMENTS(cv_rgb_targets))
+			return -EINVAL;
+	switch (pic->kind) {
+	case CV_YUV: {
+		bool swap = cv_rgb_targets[i].swap;
+		cv_yuv_to_rgb_fn fn = pic->vs ? cv_rgb_targets[i].from_i420
+					      : cv_rgb_targets[i].from_i422;
+		struct cv_pic t;
+
+		/*
+		 * libyuv keeps the Cb -> B' coefficient in a signed byte
+		 * (x64): limited-range BT.709's 2.112 (135) is clamped to 128,
+		 * which puts saturated blues up to 12 levels off (measured:
+		 * B' 11 for 0). Full-range BT.709's 1.856 (119) fits, so
+		 * limited-range BT.709 is expanded to full range first.
+		 */
+		if (pic->ycc.bt709 && !pic->ycc.full)
+			v4l2cuse_convert_ycc_pic(cv, pic, CV_YCC_709_FULL, false, &t);
+		else
+			t = *pic;
+		fn(t.p[0], (int)t.stride[0], t.p[1 + swap], (int)t.stride[1 + swap],
+		   t.p[2 - swap], (int)t.stride[2 - swap], dst, ds,
+		   cv_yuv_constants(t.ycc, swap), (int)t.w, (int)t.h);
+		return 0;
+	}
+	case CV_GREY: {
+		uint8_t *argb = v4l2cuse_convert_buf(cv, CV_BUF_OUT, (size_t)pic->w * pic->h * 4);
+
+		J400ToARGB(pic->p[0], (int)pic->stride[0], argb, (int)pic->w * 4, (int)pic->w,
+			   (int)pic->h);
+		cv_rgb_targets[i].from_argb(argb, (int)pic->w * 4, dst, ds, (int)pic->w,
+					    (int)pic->h);
+		return 0;
+	}
+	case CV_ARGB:
+		cv_rgb_targets[i].from_argb(pic->p[0], (int)pic->stride[0], dst, ds, (int)pic->w,
+					    (int)pic->h);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* --- grey --------------------------------------------------------------- */
+
+/* Full-range BT.601 luma (format.c's GREY). */
+static void
+cv_pack_grey(struct v4l2cuse_convert *cv, const struct cv_pic *pic, uint8_t *dst)
+{
+	switch (pic->kind) {
+	case CV_YUV:
+		if (!cv_ycc_equal(pic->ycc, CV_YCC_JFIF)) {
+			v4l2cuse_convert_ycc_lines(cv, pic, CV_YCC_JFIF, 0, pic->h, true,
+						   (uint8_t *[3]){ dst },
+						   (const size_t[3]){ pic->w });
+			break;
+		}
+		/* fall through - the luma is grey already */
+	case CV_GREY:
+		v4l2cuse_convert_copy_plane(dst, pic->w, pic->p[0], pic->stride[0], pic->w, pic->h);
+		break;
+	case CV_ARGB:
+		ARGBToJ400(pic->p[0], (int)pic->stride[0], dst, (int)pic->w, (int)pic->w,
+			   (int)pic->h);
+		break;
+	}
+}
+
+/* --- Y'CbCr targets ----------------------------------------------------- */
+
+static int
+cv_pack_yuv(struct v4l2cuse_convert *cv, const struct cv_pic *in,
+	    const struct v4l2cuse_format_info *oi, uint8_t *dst)
+{
+	struct cv_ycc ycc = v4l2cuse_convert_colorimetry(oi->fourcc, in->h, 0, 0);
+	uint32_t fourcc = oi->fourcc;
+	size_t off[3], stride[3];
+	uint8_t *d[3];
+	struct cv_pic t;
+	int w = (int)in->w, h = (int)in->h;
+	/* Cr first: libyuv writes NV21 itself, the others with Cb and Cr exchanged. */
+	bool swap = v4l2cuse_pack_cr_first(fourcc) && fourcc != V4L2_PIX_FMT_NV21;
+	unsigned int u = 1 + swap, v = 2 - swap;
+
+	if (in->kind != CV_YUV || (in->vs == 0 && oi->vdiv > 1))
+		return -EINVAL;
+	v4l2cuse_format_frame_size(oi, in->w, in->h, 0, off, stride);
+	for (unsigned int i = 0; i < 3; i++)
+		d[i] = dst + off[i];
+
+	if (oi->n_planes == 3 && !cv_ycc_equal(in->ycc, ycc)) {
+		/* YU12, YV12: the transform writes the target's planes. */
+		uint8_t *planes[3] = { d[0], d[u], d[v] };
+		const size_t strides[3] = { stride[0], stride[u], stride[v] };
+
+		v4l2cuse_convert_ycc_lines(cv, in, ycc, 0, in->h, false, planes, strides);
+		return 0;
+	}
+	v4l2cuse_convert_ycc_pic(cv, in, ycc, false, &t);
+	switch (fourcc) {
+	case V4L2_PIX_FMT_YUYV:
+	case V4L2_PIX_FMT_YVYU:
+	case V4L2_PIX_FMT_UYVY:
+		(fourcc == V4L2_PIX_FMT_UYVY ? (t.vs ? I420ToUYVY : I422ToUYVY)
+					     : (t.vs ? I420ToYUY2 : I422ToYUY2))(
+			t.p[0], (int)t.stride[0], t.p[u], (int)t.stride[u], t.p[v],
+			(int)t.stride[v], d[0], (int)stride[0], w, h);
+		break;
+	case V4L2_PIX_FMT_NV12:
+		I420ToNV12(t.p[0], (int)t.stride[0], t.p[1], (int)t.stride[1], t.p[2],
+			   (int)t.stride[2], d[0], (int)stride[0], d[1], (int)stride[1], w, h);
+		break;
+	case V4L2_PIX_FMT_NV21:
+		I420ToNV21(t.p[0], (int)t.stride[0], t.p[1], (int)t.stride[1], t.p[2],
+			   (int)t.stride[2], d[0], (int)stride[0], d[1], (int)stride[1], w, h);
+		break;
+	case V4L2_PIX_FMT_YUV420:
+	case V4L2_PIX_FMT_YVU420:
+		I420Copy(t.p[0], (int)t.stride[0], t.p[1], (int)t.stride[1], t.p[2],
+			 (int)t.stride[2], d[0], (int)stride[0], d[u], (int)stride[u], d[v],
+			 (int)stride[v], w, h);
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int
@@ -218,21 +274,20 @@ v4l2cuse_convert_pack(struct v4l2cuse_convert *cv, const struct cv_pic *pic,
 		      const struct v4l2_pix_format *out, uint8_t *dst, size_t dst_len,
 		      uint32_t *ret_bytesused)
 {
-	const struct v4l2cuse_format_info *oi = v4l2cuse_format_info(out->pixelformat);
-	struct cv_pic grey;
+	const struct v4l2cuse_format_info *oi = v4l2cuse_format_lookup(out->pixelformat);
 
 	*ret_bytesused = out->sizeimage;
 	if (oi->compressed)
-		return v4l2cuse_convert_jpeg_encode(cv, pic, dst,
-						    MIN(dst_len, (size_t)out->sizeimage),
-						    ret_bytesused);
-	if (v4l2cuse_convert_is_rgb_target(oi)) {
-		cv_pack_rgb(pic, oi->fourcc, dst);
-	} else if (oi->fourcc == V4L2_PIX_FMT_GREY && pic->kind == CV_YUV) {
-		cv_grey(cv, pic, &grey);
-		v4l2cuse_convert_pack_yuv(&grey, oi->fourcc, dst);
-	} else {
-		v4l2cuse_convert_pack_yuv(pic, oi->fourcc, dst);
+		return pic->kind == CV_YUV
+			       ? v4l2cuse_convert_jpeg_encode(cv, pic, dst,
+							      MIN(dst_len, (size_t)out->sizeimage),
+							      ret_bytesused)
+			       : -EINVAL;
+	if (v4l2cuse_convert_is_rgb_target(oi))
+		return cv_pack_rgb(cv, pic, oi->fourcc, dst);
+	if (oi->fourcc == V4L2_PIX_FMT_GREY) {
+		cv_pack_grey(cv, pic, dst);
+		return 0;
 	}
-	return 0;
+	return cv_pack_yuv(cv, pic, oi, dst);
 }

@@ -2,34 +2,49 @@
 #pragma once
 
 /*
- * Frame conversion for the file and uvc sources: whatever a file reader or
- * a camera delivers, to any format of format.c at any size.
+ * Frame conversion for the file, uvc and loopback paths: whatever a file
+ * reader, a camera or a writer delivers, to any format of format.c at any
+ * size.
  *
- * The pipeline: the input becomes one of three intermediate layouts at its
- * own size, that is scaled (bilinear, per plane), then packed:
+ * The pipeline: the input becomes an intermediate at its own size, that is
+ * scaled, then packed:
  *
  *   target                           intermediate
  *   YU12 YV12 NV12 NV21              planar Y'CbCr 4:2:0
- *   YUYV UYVY YVYU                   planar Y'CbCr 4:2:2 (or 4:2:0 when the
- *                                    input is 4:2:0: chroma lines repeat)
- *   GREY                             luma (from Y'CbCr, see below)
- *   RGB3 BGR3 BX24 XR24 RGBP MJPG    RGB24
+ *   YUYV UYVY YVYU MJPG              planar Y'CbCr 4:2:2, or 4:2:0 when the
+ *                                    input is 4:2:0 (packed 4:2:2 repeats
+ *                                    chroma lines) or R'G'B' (MJPEG)
+ *   RGB3 BGR3 BX24 XR24 RGBP GREY    what the input is: planar Y'CbCr, ARGB
+ *                                    or grey
  *
- * Colour math is left to libraries: libv4lconvert converts between Y'CbCr
- * and R'G'B' (BT.601, limited-range Y'CbCr, full-range RGB) and
- * libjpeg-turbo decodes and encodes JPEG (JFIF). Our own code only moves
- * samples: plane (de)interleaving and RGB repacking (pack.h's packers,
- * shared with the test pattern), chroma subsampling by averaging and
- * upsampling by repetition, bilinear scaling, and the one mapping no library
- * offers here: limited-range luma to the full-range GREY of format.c
- * (Y' = (Y - 16) * 255 / 219). Same format and size is a copy; MJPEG in
- * and MJPEG out at the same size passes the JPEG through unchanged.
+ * libyuv (Chromium's and WebRTC's converter, SIMD) does the pixel work:
+ * unpacking, packing, Y'CbCr <-> R'G'B' with the matrix and range of the
+ * picture, R'G'B' to BT.601 Y'CbCr, scaling (bilinear, per plane).
+ * libjpeg-turbo decodes and encodes JPEG, as raw planar Y'CbCr where it can
+ * (no colour conversion in between). Our own code (convert-ycc.c) does what neither offers:
+ * Y'CbCr from one matrix or range to another, and R'G'B' to BT.709 Y'CbCr.
+ * Same format, size and colorimetry is a copy; MJPEG in and MJPEG out at
+ * the same size passes the JPEG through unchanged.
  *
- * Approximations (documented, not bugs): Y'CbCr input is passed through
- * without a matrix change whatever its origin, and RGB <-> Y'CbCr is always
- * BT.601, while format.c labels Y'CbCr frames of 720 lines and more BT.709.
- * Bilinear scaling has no prefilter, so downscaling by more than 2x aliases.
- * RGB input to a 4:2:2 target goes through 4:2:0.
+ * Colour: every frame comes out in the colorimetry format.c reports for
+ * the target (v4l2cuse_format_colorimetry(): Y'CbCr BT.601 below 720 lines
+ * and BT.709 from 720 on, limited range; R'G'B' full range; GREY full-range
+ * BT.601 luma; MJPEG JFIF, full-range BT.601). Inputs are read in the
+ * colorimetry struct v4l2cuse_image gives, format.c's for their format and
+ * size by default; a JPEG is always JFIF. Y'CbCr -> Y'CbCr across matrices
+ * takes the luma correction from the chroma sample a pixel shares.
+ * Limited-range BT.709 goes to R'G'B' through full range (libyuv's own
+ * limited-range BT.709 constants clamp the Cb -> B' factor: up to 12 levels
+ * off). Measured against the formulas (tests/unit/test-convert.c): Y' and
+ * Cb/Cr within 1, R'G'B' within 2, for BT.601 and BT.709.
+ *
+ * Approximations (documented, not bugs): bilinear scaling has no prefilter,
+ * so shrinking by more than 2x aliases (libyuv 1857's box filter rounds
+ * down and its ARGB scaler darkens white: convert-out.c). R'G'B' input to
+ * a 4:2:0 or 4:2:x target averages the R'G'B' of the pixels that share a
+ * chroma sample; odd
+ * widths of R'G'B', grey and JPEG input lose their last column on the way
+ * to Y'CbCr (and 4:2:0 JPEGs their last odd line).
  *
  * Not thread-safe: one thread owns a struct v4l2cuse_convert.
  */
@@ -52,7 +67,7 @@
  * Inputs: every format of format.c (v4l2cuse_format_lookup(): the output
  * formats and NV16 NV61 422P V4L2CUSE_PIX_FMT_YUV444P JPEG), in the layout
  * v4l2cuse_format_frame_size() describes. Y'CbCr inputs need even widths
- * (and 4:2:0 ones even heights).
+ * (and the planar 4:2:0 ones even heights).
  */
 struct v4l2cuse_image {
 	uint32_t fourcc;
@@ -60,6 +75,15 @@ struct v4l2cuse_image {
 	uint32_t bytesperline;
 	const uint8_t *data;
 	size_t size;
+	/*
+	 * Y'CbCr input: its matrix (V4L2_YCBCR_ENC_601, _709; XV601 and
+	 * XV709 read as those) and range (V4L2_QUANTIZATION_LIM_RANGE,
+	 * _FULL_RANGE). 0 (DEFAULT) is v4l2cuse_format_colorimetry()'s for
+	 * the fourcc at this height. Other encodings are read as BT.601.
+	 * Ignored for R'G'B', grey and JPEG.
+	 */
+	uint32_t ycbcr_enc;
+	uint32_t quantization;
 };
 
 struct v4l2cuse_convert;
@@ -85,6 +109,16 @@ size_t v4l2cuse_convert_input_size(uint32_t fourcc, uint32_t width, uint32_t hei
 				   uint32_t bytesperline);
 
 /*
+ * Set @img's ycbcr_enc and quantization from a device's format @pix (a
+ * camera's G_FMT), the kernel's defaults for its colorspace standing in
+ * for DEFAULT (V4L2_MAP_YCBCR_ENC_DEFAULT(), V4L2_MAP_QUANTIZATION_DEFAULT():
+ * sRGB and SMPTE 170M are BT.601, Rec. 709 is BT.709, Y'CbCr limited
+ * range). A @pix without a colorspace leaves @img at format.c's.
+ */
+void v4l2cuse_convert_image_colorimetry(struct v4l2cuse_image *img,
+					const struct v4l2_pix_format *pix);
+
+/*
  * Convert @in into @dst (@dst_len >= out->sizeimage) as @out says
  * (pixelformat, width, height; bytesperline/sizeimage as
  * v4l2cuse_format_fill() computes them). *ret_bytesused is sizeimage for
@@ -92,8 +126,8 @@ size_t v4l2cuse_convert_input_size(uint32_t fourcc, uint32_t width, uint32_t hei
  * MJPEG is encoded at quality 85, lower (jpeg.h's fallback) if it does not
  * fit. Returns 0, -EINVAL for an unsupported input or target or a frame
  * smaller than its format needs, -EBADMSG for a JPEG that does not decode,
- * -ENOSPC when no MJPEG encoding fits (even at quality 5), -EIO when
- * libv4lconvert fails.
+ * -ENOSPC when no MJPEG encoding fits (even at quality 5), -EIO when the
+ * JPEG encoder fails.
  */
 int v4l2cuse_convert_frame(struct v4l2cuse_convert *cv, const struct v4l2cuse_image *in,
 			   const struct v4l2_pix_format *out, void *dst, size_t dst_len,

@@ -168,7 +168,7 @@ v4l2cuse_format_frame_size(const struct v4l2cuse_format_info *info, uint32_t wid
 void
 v4l2cuse_format_colorimetry(struct v4l2_pix_format *pix)
 {
-	const struct v4l2cuse_format_info *info = v4l2cuse_format_info(pix->pixelformat);
+	const struct v4l2cuse_format_info *info = v4l2cuse_format_lookup(pix->pixelformat);
 
 	if (info && info->compressed) {
 		pix->colorspace = V4L2_COLORSPACE_JPEG;

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include <glib.h>
 
@@ -103,6 +104,78 @@ v4l2cuse_jpeg_dest_set(struct v4l2cuse_jpeg_dest *d, uint8_t *buf, size_t size, 
 	d->grow = grow;
 	d->overflow = false;
 	d->len = 0;
+}
+
+void
+v4l2cuse_jpeg_raw_init(struct v4l2cuse_jpeg_raw *r, uint32_t width, unsigned int vs)
+{
+	v4l2cuse_jpeg_raw_clear(r);
+	r->width = width;
+	r->vs = vs;
+	r->pad_w[0] = (width + 15) / 16 * 16;
+	r->pad_w[1] = r->pad_w[2] = r->pad_w[0] / 2;
+	for (unsigned int p = 0; p < 3; p++)
+		r->pad[p] = g_malloc0((size_t)r->pad_w[p] * (p ? 8 : 8u << vs));
+}
+
+void
+v4l2cuse_jpeg_raw_clear(struct v4l2cuse_jpeg_raw *r)
+{
+	for (unsigned int p = 0; p < 3; p++)
+		g_clear_pointer(&r->pad[p], g_free);
+}
+
+void
+v4l2cuse_jpeg_raw_start(const struct v4l2cuse_jpeg_raw *r, j_compress_ptr c, uint32_t height,
+			int quality, bool restart_rows)
+{
+	c->image_width = r->width;
+	c->image_height = height;
+	c->input_components = 3;
+	c->in_color_space = JCS_YCbCr;
+	jpeg_set_defaults(c);
+	jpeg_set_colorspace(c, JCS_YCbCr);
+	jpeg_set_quality(c, quality, TRUE);
+	c->raw_data_in = TRUE;
+	c->comp_info[0].h_samp_factor = 2;
+	c->comp_info[0].v_samp_factor = 1 + (int)r->vs;
+	for (unsigned int i = 1; i < 3; i++) {
+		c->comp_info[i].h_samp_factor = 1;
+		c->comp_info[i].v_samp_factor = 1;
+	}
+	c->restart_in_rows = restart_rows ? 1 : 0;
+	c->dct_method = JDCT_ISLOW;
+	c->optimize_coding = FALSE;
+	jpeg_start_compress(c, TRUE);
+}
+
+void
+v4l2cuse_jpeg_raw_write(struct v4l2cuse_jpeg_raw *r, j_compress_ptr c, const uint8_t *const p[3],
+			const size_t stride[3], uint32_t lines)
+{
+	JSAMPROW rows[3][16];
+	JSAMPARRAY arrays[3] = { rows[0], rows[1], rows[2] };
+
+	for (unsigned int i = 0; i < 3; i++) {
+		unsigned int vs = i ? r->vs : 0;
+		uint32_t w = i ? r->width / 2 : r->width;
+		uint32_t valid = (lines + (1u << vs) - 1) >> vs;
+
+		for (unsigned int l = 0; l < 8u << (r->vs - vs); l++) {
+			const uint8_t *src = p[i] + stride[i] * MIN(l, valid - 1);
+			uint8_t *d;
+
+			if (w == r->pad_w[i]) {
+				rows[i][l] = (JSAMPROW)src;
+				continue;
+			}
+			d = r->pad[i] + (size_t)l * r->pad_w[i];
+			memcpy(d, src, w);
+			memset(d + w, src[w - 1], r->pad_w[i] - w);
+			rows[i][l] = d;
+		}
+	}
+	jpeg_write_raw_data(c, arrays, 8u << r->vs);
 }
 
 int

@@ -3,9 +3,9 @@
 
 /*
  * The libjpeg(-turbo) glue of the sources, for the converter (convert.c:
- * decoding, encoding RGB) and the test pattern's MJPEG encoder (mjpeg.c):
- * the error manager, the destination manager, the quality fallback, and
- * reading a JPEG's size.
+ * decoding, encoding) and the test pattern's MJPEG encoder (mjpeg.c): the
+ * error manager, the destination manager, raw-data (planar Y'CbCr) encoding,
+ * the quality fallback, and reading a JPEG's size.
  */
 
 #include <setjmp.h>
@@ -51,6 +51,43 @@ struct v4l2cuse_jpeg_dest {
 /* Set @d's callbacks and make it @c's destination (once). */
 void v4l2cuse_jpeg_dest_attach(struct v4l2cuse_jpeg_dest *d, j_compress_ptr c);
 void v4l2cuse_jpeg_dest_set(struct v4l2cuse_jpeg_dest *d, uint8_t *buf, size_t size, bool grow);
+
+/*
+ * Raw-data encoding: planar Y'CbCr 4:2:2 or 4:2:0 straight into the DCT
+ * (jpeg_write_raw_data(), no colour conversion or subsampling in libjpeg).
+ * The samples must already be JFIF's: full-range BT.601. The encoder reads
+ * whole MCUs (16 luma columns, 8 or 16 lines), so a last MCU column that
+ * the picture only partly covers is padded by repeating its last sample,
+ * in @pad (one MCU row per plane), and a last MCU row by repeating its last
+ * line.
+ */
+struct v4l2cuse_jpeg_raw {
+	uint32_t width;			/* luma samples, even */
+	unsigned int vs;		/* chroma lines: height >> vs (0: 4:2:2, 1: 4:2:0) */
+	uint32_t pad_w[3];		/* the MCU-padded line of each plane */
+	uint8_t *pad[3];
+};
+
+/* Set @r up for @width and @vs (its padding lines are reallocated). */
+void v4l2cuse_jpeg_raw_init(struct v4l2cuse_jpeg_raw *r, uint32_t width, unsigned int vs);
+void v4l2cuse_jpeg_raw_clear(struct v4l2cuse_jpeg_raw *r);		/* frees the padding */
+
+/*
+ * Set up @c (its destination attached) for a @height-line image of @r at
+ * @quality, with a restart marker after every MCU row if @restart_rows, and
+ * start it (jpeg_start_compress()). Inside the caller's setjmp().
+ */
+void v4l2cuse_jpeg_raw_start(const struct v4l2cuse_jpeg_raw *r, j_compress_ptr c,
+			     uint32_t height, int quality, bool restart_rows);
+
+/*
+ * Write the MCU row at c->next_scanline (8 << vs lines): its luma line i is
+ * @p[0] + i * @stride[0], its chroma line i @p[1 or 2] + i * @stride[1 or 2],
+ * for i < @lines (luma lines; chroma: (@lines + vs) >> vs), the last line
+ * repeating past that. Inside the caller's setjmp().
+ */
+void v4l2cuse_jpeg_raw_write(struct v4l2cuse_jpeg_raw *r, j_compress_ptr c,
+			     const uint8_t *const p[3], const size_t stride[3], uint32_t lines);
 
 /*
  * The quality fallback of the encoders (an image must fit the format's

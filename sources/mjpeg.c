@@ -43,8 +43,7 @@ struct v4l2cuse_mjpeg_enc {
 	bool *row_dirty;		/* per MCU row, scratch */
 	const struct mjpeg_coded **row_src;	/* per MCU row: full or a band */
 	uint32_t *row_seg;		/* per MCU row: segment index in row_src */
-	uint32_t pad_w[3];
-	uint8_t *pad[3];		/* 8 padded rows per component */
+	struct v4l2cuse_jpeg_raw raw;	/* 4:2:2 raw data in */
 };
 
 struct v4l2cuse_mjpeg_enc *
@@ -60,10 +59,7 @@ v4l2cuse_mjpeg_enc_new(uint32_t width, uint32_t height, int quality)
 	jpeg_create_compress(&e->cinfo);
 	v4l2cuse_jpeg_dest_attach(&e->dest, &e->cinfo);
 
-	e->pad_w[0] = (width + 15) / 16 * 16;
-	e->pad_w[1] = e->pad_w[2] = e->pad_w[0] / 2;
-	for (unsigned int p = 0; p < 3; p++)
-		e->pad[p] = g_malloc0((size_t)e->pad_w[p] * 8);
+	v4l2cuse_jpeg_raw_init(&e->raw, width, 0);
 	e->full.size = MAX((size_t)width * height, 65536);
 	e->full.buf = g_malloc(e->full.size);
 	e->full.seg_off = g_new0(size_t, e->mcu_rows);
@@ -86,8 +82,7 @@ v4l2cuse_mjpeg_enc_free(struct v4l2cuse_mjpeg_enc *e)
 	if (!e)
 		return;
 	jpeg_destroy_compress(&e->cinfo);
-	for (unsigned int p = 0; p < 3; p++)
-		g_free(e->pad[p]);
+	v4l2cuse_jpeg_raw_clear(&e->raw);
 	g_free(e->full.buf);
 	g_free(e->full.seg_off);
 	g_free(e->full.seg_len);
@@ -170,10 +165,8 @@ mjpeg_encode_rows(struct v4l2cuse_mjpeg_enc *e, const uint8_t *yuv, uint32_t fir
 		  struct mjpeg_coded *t)
 {
 	struct jpeg_compress_struct *c = &e->cinfo;
+	size_t stride[3] = { e->width, e->width / 2, e->width / 2 };
 	const uint8_t *plane[3];
-	uint32_t pw[3] = { e->width, e->width / 2, e->width / 2 };
-	JSAMPROW rowp[3][8];
-	JSAMPARRAY arrays[3] = { rowp[0], rowp[1], rowp[2] };
 
 	plane[0] = yuv;
 	plane[1] = yuv + (size_t)e->width * e->height;
@@ -187,45 +180,14 @@ mjpeg_encode_rows(struct v4l2cuse_mjpeg_enc *e, const uint8_t *yuv, uint32_t fir
 		t->size = e->dest.size;
 		return -EIO;
 	}
-	c->image_width = e->width;
-	c->image_height = rows;
-	c->input_components = 3;
-	c->in_color_space = JCS_YCbCr;
-	jpeg_set_defaults(c);
-	jpeg_set_colorspace(c, JCS_YCbCr);
-	jpeg_set_quality(c, e->quality, TRUE);
-	c->raw_data_in = TRUE;
-	c->comp_info[0].h_samp_factor = 2;
-	c->comp_info[0].v_samp_factor = 1;
-	c->comp_info[1].h_samp_factor = 1;
-	c->comp_info[1].v_samp_factor = 1;
-	c->comp_info[2].h_samp_factor = 1;
-	c->comp_info[2].v_samp_factor = 1;
-	c->restart_in_rows = 1;
-	c->dct_method = JDCT_ISLOW;
-	c->optimize_coding = FALSE;
-	jpeg_start_compress(c, TRUE);
-
+	v4l2cuse_jpeg_raw_start(&e->raw, c, rows, e->quality, true);
 	while (c->next_scanline < rows) {
-		uint32_t y0 = c->next_scanline;
+		uint32_t y = first + c->next_scanline;
+		const uint8_t *p[3];
 
-		for (unsigned int p = 0; p < 3; p++) {
-			for (unsigned int i = 0; i < 8; i++) {
-				uint32_t y = first + MIN(y0 + i, rows - 1);
-				const uint8_t *src = plane[p] + (size_t)y * pw[p];
-
-				if (pw[p] == e->pad_w[p]) {
-					rowp[p][i] = (JSAMPROW)src;
-				} else {
-					uint8_t *d = e->pad[p] + (size_t)i * e->pad_w[p];
-
-					memcpy(d, src, pw[p]);
-					memset(d + pw[p], src[pw[p] - 1], e->pad_w[p] - pw[p]);
-					rowp[p][i] = d;
-				}
-			}
-		}
-		jpeg_write_raw_data(c, arrays, 8);
+		for (unsigned int i = 0; i < 3; i++)
+			p[i] = plane[i] + stride[i] * y;
+		v4l2cuse_jpeg_raw_write(&e->raw, c, p, stride, rows - c->next_scanline);
 	}
 	jpeg_finish_compress(c);
 	t->buf = e->dest.buf;

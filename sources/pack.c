@@ -41,23 +41,31 @@ pack_pos(uint32_t fourcc)
 	return NULL;
 }
 
-bool
-v4l2cuse_pack_422_order(uint32_t fourcc, struct v4l2cuse_pack_order *ret)
+/* Byte offsets in a pixel pair (4 bytes) of packed 4:2:2: YUYV UYVY YVYU. */
+struct pack_order {
+	uint8_t y0, cb, y1, cr;
+};
+
+/* The order of @fourcc, false for a format that is not packed 4:2:2. */
+static bool
+pack_422_order(uint32_t fourcc, struct pack_order *ret)
 {
 	const struct v4l2cuse_format_info *fi = v4l2cuse_format_lookup(fourcc);
 	const uint8_t *pos = pack_pos(fourcc);
 
 	if (!pos || !fi->yuv)
 		return false;
-	*ret = (struct v4l2cuse_pack_order){ .y0 = pos[0], .cb = pos[1], .y1 = pos[2],
-					     .cr = pos[3] };
+	*ret = (struct pack_order){ .y0 = pos[0], .cb = pos[1], .y1 = pos[2], .cr = pos[3] };
 	return true;
 }
 
-/* Semi-planar and planar formats whose chroma comes Cr first. */
-static bool
-pack_cr_first(uint32_t fourcc)
+bool
+v4l2cuse_pack_cr_first(uint32_t fourcc)
 {
+	struct pack_order o;
+
+	if (pack_422_order(fourcc, &o))
+		return o.cr < o.cb;
 	return fourcc == V4L2_PIX_FMT_NV21 || fourcc == V4L2_PIX_FMT_NV61 ||
 	       fourcc == V4L2_PIX_FMT_YVU420;
 }
@@ -66,10 +74,10 @@ void
 v4l2cuse_pack_yuv_line(uint32_t fourcc, const uint8_t *y, const uint8_t *cb, const uint8_t *cr,
 		       size_t width, uint8_t *d0, uint8_t *d1, uint8_t *d2)
 {
-	struct v4l2cuse_pack_order o;
+	struct pack_order o;
 	size_t cw = width / 2;
 
-	if (v4l2cuse_pack_422_order(fourcc, &o)) {
+	if (pack_422_order(fourcc, &o)) {
 		for (size_t x = 0; x < cw; x++, d0 += 4) {
 			d0[o.y0] = y[2 * x];
 			d0[o.y1] = y[2 * x + 1];
@@ -81,7 +89,7 @@ v4l2cuse_pack_yuv_line(uint32_t fourcc, const uint8_t *y, const uint8_t *cb, con
 	memcpy(d0, y, width);
 	if (!d1 || fourcc == V4L2_PIX_FMT_GREY)
 		return;
-	if (pack_cr_first(fourcc)) {
+	if (v4l2cuse_pack_cr_first(fourcc)) {
 		const uint8_t *t = cb;
 
 		cb = cr;
@@ -124,57 +132,5 @@ v4l2cuse_pack_rgb_line(uint32_t fourcc, const uint8_t *rgb, size_t width, uint8_
 			d0[pos[1]] = s[1];
 			d0[pos[2]] = s[2];
 		}
-	}
-}
-
-void
-v4l2cuse_unpack_rgb_line(uint32_t fourcc, const uint8_t *s, size_t width, uint8_t *rgb)
-{
-	const uint8_t *pos = pack_pos(fourcc);
-	size_t bytes;
-
-	if (fourcc == V4L2_PIX_FMT_RGB565) {
-		for (size_t x = 0; x < width; x++, s += 2, rgb += 3) {
-			uint16_t v = (uint16_t)(s[0] | s[1] << 8);
-
-			rgb[0] = (uint8_t)((v >> 8) & 0xf8);
-			rgb[1] = (uint8_t)((v >> 3) & 0xfc);
-			rgb[2] = (uint8_t)((v << 3) & 0xf8);
-		}
-	} else if (pos) {
-		bytes = v4l2cuse_format_lookup(fourcc)->bpp[0] / 8;
-		for (size_t x = 0; x < width; x++, s += bytes, rgb += 3) {
-			rgb[0] = s[pos[0]];
-			rgb[1] = s[pos[1]];
-			rgb[2] = s[pos[2]];
-		}
-	}
-}
-
-void
-v4l2cuse_unpack_yuv_line(uint32_t fourcc, const uint8_t *s, size_t width, uint8_t *y,
-			 uint8_t *cb, uint8_t *cr)
-{
-	struct v4l2cuse_pack_order o;
-	size_t cw = width / 2;
-
-	if (v4l2cuse_pack_422_order(fourcc, &o)) {
-		for (size_t x = 0; x < cw; x++, s += 4) {
-			y[2 * x] = s[o.y0];
-			y[2 * x + 1] = s[o.y1];
-			cb[x] = s[o.cb];
-			cr[x] = s[o.cr];
-		}
-		return;
-	}
-	if (pack_cr_first(fourcc)) {
-		uint8_t *t = cb;
-
-		cb = cr;
-		cr = t;
-	}
-	for (size_t x = 0; x < cw; x++) {
-		cb[x] = s[2 * x];
-		cr[x] = s[2 * x + 1];
 	}
 }

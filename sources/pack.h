@@ -7,22 +7,20 @@
  * and subsampling; this file the order inside them): Y, Cb and Cr in packed
  * 4:2:2, the chroma order of the semi-planar and planar formats, the RGB
  * byte orders (the X byte of the 32-bit formats is 0xff) and RGB565's bits.
- * The test pattern (tpg.c) and the converter (convert.c) write every output
- * line through them, from a planar intermediate; the converter also reads
- * packed and semi-planar input through the unpackers.
+ * The test pattern (tpg.c) writes every output line through them, from a
+ * planar intermediate. The converter (convert.c) has libyuv move its
+ * pixels and asks here only which formats put Cr first.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* Byte offsets in a pixel pair (4 bytes) of packed 4:2:2: YUYV UYVY YVYU. */
-struct v4l2cuse_pack_order {
-	uint8_t y0, cb, y1, cr;
-};
-
-/* The order of @fourcc, false for a format that is not packed 4:2:2. */
-bool v4l2cuse_pack_422_order(uint32_t fourcc, struct v4l2cuse_pack_order *ret);
+/*
+ * Whether @fourcc's chroma comes Cr first: in its planes (NV21 NV61 YV12)
+ * or in its pixel pairs (YVYU).
+ */
+bool v4l2cuse_pack_cr_first(uint32_t fourcc);
 
 /*
  * One line of @width pixels (even unless @fourcc is GREY) from planar
@@ -40,18 +38,3 @@ void v4l2cuse_pack_yuv_line(uint32_t fourcc, const uint8_t *y, const uint8_t *cb
 
 /* One line of @width R'G'B' pixels (RGB24 triplets) as RGB3 BGR3 BX24 XR24 or RGBP. */
 void v4l2cuse_pack_rgb_line(uint32_t fourcc, const uint8_t *rgb, size_t width, uint8_t *d0);
-
-/*
- * The reverse of v4l2cuse_pack_rgb_line(): one line of an RGB format into
- * RGB24 triplets at @rgb. RGB565 widens without filling the low bits (the
- * values libv4lconvert gives: 0xffff is 248, 252, 248).
- */
-void v4l2cuse_unpack_rgb_line(uint32_t fourcc, const uint8_t *s, size_t width, uint8_t *rgb);
-
-/*
- * The reverse of v4l2cuse_pack_yuv_line() for one line of packed 4:2:2
- * (@s: @width * 2 bytes into @y, @cb, @cr) or for the interleaved chroma of
- * NV12 NV21 NV16 NV61 (@s: @width bytes into @cb, @cr; @y unused).
- */
-void v4l2cuse_unpack_yuv_line(uint32_t fourcc, const uint8_t *s, size_t width, uint8_t *y,
-			      uint8_t *cb, uint8_t *cr);

@@ -310,6 +310,7 @@ uvc_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 	};
 	if (!v4l2cuse_format_lookup(img.fourcc)->compressed)	/* a format we read */
 		img.size = u->stream->len[b.index];
+	v4l2cuse_convert_image_colorimetry(&img, &u->stream->fmt);
 	r = v4l2cuse_convert_frame(u->cv, &img, &u->pix, frame->data, frame->length,
 				   &frame->bytesused);
 	q = v4l2cuse_uvc_ioctl(u->stream->fd, VIDIOC_QBUF, &b);

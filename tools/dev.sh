@@ -18,7 +18,7 @@ set -euo pipefail
 DEV_PACKAGES=(
 	# build
 	gcc libc6-dev meson ninja-build pkg-config
-	libfuse3-dev libglib2.0-dev libv4l-dev libjpeg62-turbo-dev libpng-dev libsystemd-dev
+	libfuse3-dev libglib2.0-dev libv4l-dev libjpeg62-turbo-dev libyuv-dev libpng-dev libsystemd-dev
 	libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev	# file source: -Dgstreamer (CI: on)
 	libpipewire-0.3-dev				# v4l2cuse-pipewire: -Dpipewire (CI: on)
 	clang							# fuzzing (build-fuzz)

@@ -128,6 +128,8 @@ int v4l2cuse_format_fill(struct v4l2_pix_format *pix);
  *   RGB and GREY:        SRGB,      ycbcr_enc 601, FULL_RANGE, xfer SRGB
  *   MJPEG:               JPEG,      ycbcr_enc 601, FULL_RANGE, xfer SRGB
  * (GREY is full-range BT.601 luma.) Writes colorspace, ycbcr_enc,
- * quantization and xfer_func. Unknown fourccs are treated as RGB.
+ * quantization and xfer_func. The formats that are only read follow the
+ * same rule (NV16 as Y'CbCr, JPEG as MJPEG); unknown fourccs are treated as
+ * RGB. The converter (sources/convert.h) produces exactly this.
  */
 void v4l2cuse_format_colorimetry(struct v4l2_pix_format *pix);

@@ -612,7 +612,10 @@ test_runtime_failure(void)
 	v4l2cuse_source_destroy(src);
 }
 
-/* Y' of the card's background in YUYV (limited-range BT.601 of R'G'B' 32). */
+/*
+ * Y' of the card's background in YUYV: limited-range BT.601 of R'G'B' 32 is
+ * 43.48; libyuv's fixed point gives 44.
+ */
 #define CARD_Y	43
 
 /* The daemon's "NO SIGNAL" card, in every format. */
@@ -635,8 +638,8 @@ test_card(void)
 	g_assert_cmpuint(buf[1], ==, 128);
 	g_assert_cmpuint(buf[3], ==, 128);
 	for (uint32_t x = 0; x < 64; x++) {
-		g_assert_cmpuint(buf[(0 * 64 + x) * 2], ==, CARD_Y);
-		g_assert_cmpuint(buf[(47 * 64 + x) * 2], ==, CARD_Y);
+		g_assert_cmpint(abs(buf[(0 * 64 + x) * 2] - CARD_Y), <=, 1);
+		g_assert_cmpint(abs(buf[(47 * 64 + x) * 2] - CARD_Y), <=, 1);
 		bright += buf[(24 * 64 + x) * 2] > 150;
 	}
 	g_assert_cmpuint(bright, >, 4);

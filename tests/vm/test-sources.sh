@@ -125,7 +125,7 @@ diff = 0 if ours == theirs else sum(map(int.__ne__, ours, theirs))
 check(diff <= size // 1000, f"uvc node YUYV frames equal vivid's ({diff} of {size} bytes differ)")
 os.close(fd)	# read() keeps the queue (and the format) until the handle goes
 
-# MJPG: not a vivid format; converted from its YUYV (libv4lconvert + libjpeg).
+# MJPG: not a vivid format; converted from its YUYV (libyuv + libjpeg).
 fd = os.open(dev, os.O_RDWR)
 pix = s_fmt(fd, "MJPG")
 size = pix[5]
