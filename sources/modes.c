@@ -231,3 +231,29 @@ v4l2cuse_modes_parse_rates(struct v4l2cuse_modes *m, const struct v4l2cuse_opts 
 		return v4l2cuse_modes_option_error(o, "fps", msg, ret_error);
 	return 0;
 }
+
+int
+v4l2cuse_modes_from_options(struct v4l2cuse_modes *m, const struct v4l2cuse_opts *o,
+			    char **ret_error)
+{
+	const char *v;
+
+	v4l2cuse_modes_add_output_formats(m);
+	v4l2cuse_modes_add_size(m, 320, 240);
+	v4l2cuse_modes_add_size(m, 640, 480);
+	v4l2cuse_modes_add_size(m, 1280, 720);
+	v4l2cuse_modes_add_size(m, 1920, 1080);
+	v4l2cuse_modes_add_interval(m, (struct v4l2_fract){ 1, 30 });
+	v4l2cuse_modes_add_interval(m, (struct v4l2_fract){ 1, 25 });
+	v4l2cuse_modes_add_interval(m, (struct v4l2_fract){ 1, 15 });
+	if ((v = v4l2cuse_opts_get_str(o, "sizes", NULL)) &&
+	    v4l2cuse_modes_parse_sizes(m, o, v, ret_error) < 0)
+		return -EINVAL;
+	if ((v = v4l2cuse_opts_get_str(o, "fps", NULL)) &&
+	    v4l2cuse_modes_parse_rates(m, o, v, ret_error) < 0)
+		return -EINVAL;
+	if ((v = v4l2cuse_opts_get_str(o, "formats", NULL)) &&
+	    v4l2cuse_modes_parse_formats(m, o, v, ret_error) < 0)
+		return -EINVAL;
+	return 0;
+}

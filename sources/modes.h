@@ -65,6 +65,15 @@ int v4l2cuse_modes_enum_frameinterval(const struct v4l2cuse_modes *m, uint32_t f
 				      struct v4l2_fract *ret);
 
 /*
+ * The offer of a synthetic source (the test pattern, a loopback's capture
+ * end): every output format, 320x240 640x480 1280x720 1920x1080, 30 25 15
+ * fps, each list replaced by the formats=, sizes= and fps= options when
+ * given. 0, or -EINVAL with one line as the parsers below.
+ */
+int v4l2cuse_modes_from_options(struct v4l2cuse_modes *m, const struct v4l2cuse_opts *o,
+				char **ret_error);
+
+/*
  * Option values replacing a list: formats= (output formats), sizes= (even W
  * and H: every format must take them), fps=. Errors are one line naming
  * the option (v4l2cuse_opts_error()), e.g. "pattern: option 'sizes':

@@ -259,25 +259,8 @@ tp_parse(struct tp_source *tp, const char *args, char **ret_error)
 		tp->params.pattern = r;
 	}
 
-	v4l2cuse_modes_add_output_formats(&tp->modes);
-	v4l2cuse_modes_add_size(&tp->modes, 320, 240);
-	v4l2cuse_modes_add_size(&tp->modes, 640, 480);
-	v4l2cuse_modes_add_size(&tp->modes, 1280, 720);
-	v4l2cuse_modes_add_size(&tp->modes, 1920, 1080);
-	v4l2cuse_modes_add_interval(&tp->modes, (struct v4l2_fract){ 1, 30 });
-	v4l2cuse_modes_add_interval(&tp->modes, (struct v4l2_fract){ 1, 25 });
-	v4l2cuse_modes_add_interval(&tp->modes, (struct v4l2_fract){ 1, 15 });
-
-	if ((v = v4l2cuse_opts_get_str(o, "sizes", NULL)) &&
-	    (r = v4l2cuse_modes_parse_sizes(&tp->modes, o, v, ret_error)) < 0)
-		goto out;
-	if ((v = v4l2cuse_opts_get_str(o, "fps", NULL)) &&
-	    (r = v4l2cuse_modes_parse_rates(&tp->modes, o, v, ret_error)) < 0)
-		goto out;
-	if ((v = v4l2cuse_opts_get_str(o, "formats", NULL)) &&
-	    (r = v4l2cuse_modes_parse_formats(&tp->modes, o, v, ret_error)) < 0)
-		goto out;
-	if ((r = tp_parse_overlay(tp, o, ret_error)) < 0)
+	if ((r = v4l2cuse_modes_from_options(&tp->modes, o, ret_error)) < 0 ||
+	    (r = tp_parse_overlay(tp, o, ret_error)) < 0)
 		goto out;
 
 	if ((r = v4l2cuse_opts_get_int(o, "hscroll", 0, -V4L2CUSE_MAX_WIDTH,

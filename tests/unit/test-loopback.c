@@ -52,15 +52,7 @@ device(struct v4l2cuse_hub *hub, const char *name, const char *spec, bool output
 		.hub = hub,
 		.output = output,
 	};
-	g_autofree char *err = NULL;
-	struct v4l2cuse_device *dev = v4l2cuse_device_new(&cfg, &err);
-
-	if (err)
-		g_printerr("%s\n", err);
-	g_assert_null(err);
-	g_assert_nonnull(dev);
-	fake_install_poll_ops(dev);
-	return dev;
+	return fake_device(&cfg);
 }
 
 static void
