@@ -622,7 +622,11 @@ ctrls_refresh(struct v4l2cuse_device *dev)
 
 		if (!d)
 			continue;
-		if (d->type != V4L2_CTRL_TYPE_BUTTON &&
+		/*
+		 * A volatile control changes by itself: the kernel sends no value
+		 * events for that, and G_CTRL reads it fresh anyway.
+		 */
+		if (d->type != V4L2_CTRL_TYPE_BUTTON && !(d->flags & V4L2_CTRL_FLAG_VOLATILE) &&
 		    v4l2cuse_source_get_control(dev->src, c->id, &v) == 0 && v != c->value) {
 			c->value = v;
 			changes |= V4L2_EVENT_CTRL_CH_VALUE;

@@ -43,7 +43,15 @@ v4l2cuse_uvc_open(const char *path, struct uvc_ident *ret_ident, char **ret_erro
 	    (r == 0 && (!(caps & (V4L2_CAP_VIDEO_CAPTURE | V4L2_CAP_VIDEO_CAPTURE_MPLANE)) ||
 			!(caps & V4L2_CAP_STREAMING))))
 		r = -ENOTTY;
-	if (r == 0)
+	/*
+	 * libv4l2 only for cameras with the single-planar API. Its mplane
+	 * plugin shows a multi-planar-only camera as single-planar, and
+	 * v4l2_fd_open() fails (G_FMT: EINVAL) while the camera's format has
+	 * its planes apart (NV12M, measured with vivid multiplanar=2): such a
+	 * camera is driven through the multi-planar API directly (libv4l2's
+	 * calls pass an fd it did not open straight to the kernel).
+	 */
+	if (r == 0 && (caps & V4L2_CAP_VIDEO_CAPTURE))
 		r = v4l2cuse_uvc_backend_attach(fd);
 	if (r < 0) {
 		if (ret_error)

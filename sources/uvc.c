@@ -2,7 +2,8 @@
 /*
  * The "uvc" source: a real V4L2 capture device passed through (a webcam,
  * an analog grabber, an HDMI or SDI capture card, a SoC camera; driven
- * through libv4l2: v4l2_fd_open, v4l2_ioctl, v4l2_mmap), its formats
+ * through libv4l2: v4l2_fd_open, v4l2_ioctl, v4l2_mmap, except a
+ * multi-planar-only camera, driven directly: uvc-snapshot.c), its formats
  * converted to every format of format.c.
  *
  * (The code is split along its seams: uvc-private.h lists the files.)
