@@ -128,6 +128,25 @@ W, H = int(os.environ["W"]), int(os.environ["H"])
 PY
 export W H
 
+# wait_log LOG KIND N TIMEOUT_S [AFTER]: until the reader's LOG has N lines of
+# KIND ("camera", "card", "ERROR"), counting only those after the first
+# "card" line when AFTER is 1; wall time (a process start costs seconds
+# under TCG).
+wait_log()
+{
+	local log=$1 kind=$2 want=$3 end=$((SECONDS + $4)) after=${5:-0} n
+	while ((SECONDS < end)); do
+		n=$(awk -v k="$kind" -v after="$after" '
+			$1 == "ERROR" && k == "ERROR" { n++ }
+			$2 == "card" { gone = 1 }
+			$2 == k && (!after || gone) { n++ }
+			END { print n + 0 }' "$log" 2>/dev/null) || n=0
+		((n >= want)) && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
 # --- the TV input: format, frames, fields -------------------------------------
 
 diag "t=${SECONDS}s: TV input frames"
@@ -220,24 +239,14 @@ with open(log, "w") as f:
 PY
 reader=$!
 vm_on_exit kill "$reader"
-wait_log()
-{
-	local what=$1 want=$2 end=$((SECONDS + $3)) n
-	while ((SECONDS < end)); do	# wall time: a process start costs seconds under TCG
-		n=$(grep -c "$what" "$R/unplug.log" 2>/dev/null) || n=0
-		((n >= want)) && return 0
-		sleep 0.1
-	done
-	return 1
-}
-wait_log ' camera$' 5 120 || not_ok "the reader gets camera frames"
+wait_log "$R/unplug.log" camera 5 120 || not_ok "the reader gets camera frames"
 check "unbind vivid (unplug)" bash -c 'echo vivid.0 >/sys/bus/platform/drivers/vivid/unbind'
-if wait_log ' card$' 5 60; then ok "placeholder frames while the camera is gone"; else not_ok "placeholder frames while the camera is gone"; fi
+if wait_log "$R/unplug.log" card 5 60; then ok "placeholder frames while the camera is gone"; else not_ok "placeholder frames while the camera is gone"; fi
 check "bind vivid again (on its webcam input)" bash -c 'echo vivid.0 >/sys/bus/platform/drivers/vivid/bind'
 end=$((SECONDS + 60))
 while ((SECONDS < end)) && ! cam2=$(vm_find_video 'vivid-000-vid-cap'); do sleep 0.2; done
 check "vivid's node is back at $cam" test "${cam2:-}" = "$cam"
-if wait_log '^ERROR' 1 300; then
+if wait_log "$R/unplug.log" ERROR 1 300; then
 	ok "the reader's read() fails: $(grep '^ERROR' "$R/unplug.log")"
 else
 	not_ok "the reader's read() fails once the camera is back on another input" "$(tail -3 "$R/unplug.log")"
@@ -414,21 +423,11 @@ with open(log, "w") as f:
 PY
 reader=$!
 vm_on_exit kill "$reader"
-mlog()
-{
-	local what=$1 want=$2 end=$((SECONDS + $3)) n
-	while ((SECONDS < end)); do
-		n=$(awk -v k="$what" '$2 == "card" { gone = 1 } $2 == k && (k == "card" || !want_gone || gone) { n++ } END { print n + 0 }' want_gone="$4" "$R/unplug-mplane.log" 2>/dev/null) || n=0
-		((n >= want)) && return 0
-		sleep 0.1
-	done
-	return 1
-}
-mlog camera 5 120 0 || not_ok "the multi-planar reader gets camera frames"
+wait_log "$R/unplug-mplane.log" camera 5 120 || not_ok "the multi-planar reader gets camera frames"
 check "unbind the multi-planar vivid" bash -c 'echo vivid.0 >/sys/bus/platform/drivers/vivid/unbind'
-if mlog card 5 60 0; then ok "placeholder frames while it is gone"; else not_ok "placeholder frames while it is gone"; fi
+if wait_log "$R/unplug-mplane.log" card 5 60; then ok "placeholder frames while it is gone"; else not_ok "placeholder frames while it is gone"; fi
 check "bind it again" bash -c 'echo vivid.0 >/sys/bus/platform/drivers/vivid/bind'
-if mlog camera 5 300 1; then ok "camera frames again after the bind"; else not_ok "camera frames again after the bind" "$(tail -3 "$R/unplug-mplane.log")"; fi
+if wait_log "$R/unplug-mplane.log" camera 5 300 1; then ok "camera frames again after the bind"; else not_ok "camera frames again after the bind" "$(tail -3 "$R/unplug-mplane.log")"; fi
 kill "$reader" 2>/dev/null || true
 wait "$reader" 2>/dev/null || true
 check "the reader never saw an error" bash -c "! grep -q ERROR $R/unplug-mplane.log"
