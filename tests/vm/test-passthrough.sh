@@ -19,11 +19,13 @@
 #    on our node with its class control; changes made directly on vivid
 #    (a value; autogain off makes gain active: a flags change) arrive as
 #    V4L2_EVENT_CTRL on our node;
+#  - the S-Video input (interlaced as well): FIELD_INTERLACED and woven
+#    frames equal vivid's;
 #  - v4l2-compliance -s on our node with the TV input;
 #  - vivid reloaded multi-planar (multiplanar=2): its NV12M offered as NV12
 #    on our single-planar node, frames equal to vivid's planes joined; unbound
 #    and bound again while a reader streams: placeholder, then camera frames,
-#    no read error.
+#    no read error; v4l2-compliance -s on that node.
 # vivid has no camera-class controls: that class is covered by the same code
 # path as DV (every standard class is forwarded).
 set -euo pipefail
@@ -353,6 +355,26 @@ check(any(t == 3 and c == GAIN and ch & 2 and not f & 0x10 for t, c, ch, v, f in
 os.close(fd)
 PY
 
+# --- the S-Video input (vivid input 2): interlaced too ---------------------------
+
+diag "t=${SECONDS}s: S-Video input"
+check "vivid on its S-Video input" v4l2-ctl -d "$cam" -i 2
+check "vivid: S-Video frames captured directly" ref svideo
+py_checks "$node" "$R" <<'PY'
+exec(open("/tmp/pt.py").read())
+fd = os.open(sys.argv[1], os.O_RDWR)
+s_fmt(fd, W, H, INTERLACED)
+frames = [frame(fd, W * H * 2) for _ in range(3)]
+same_as(f"{sys.argv[2]}/svideo.yuyv", frames[-1], "S-Video, FIELD_INTERLACED")
+os.close(fd)
+fd = os.open(sys.argv[1], os.O_RDWR)
+s_fmt(fd, W, H, NONE)
+frames = [frame(fd, W * H * 2) for _ in range(3)]
+same_as(f"{sys.argv[2]}/svideo.yuyv", frames[-1], "S-Video, FIELD_NONE (woven)")
+os.close(fd)
+PY
+check "vivid back on its TV input" tv_input
+
 # --- v4l2-compliance on the TV input ------------------------------------------
 
 diag "t=${SECONDS}s: v4l2-compliance"
@@ -431,5 +453,14 @@ if wait_log "$R/unplug-mplane.log" camera 5 300 1; then ok "camera frames again 
 kill "$reader" 2>/dev/null || true
 wait "$reader" 2>/dev/null || true
 check "the reader never saw an error" bash -c "! grep -q ERROR $R/unplug-mplane.log"
+out=$R/compliance-mplane.txt
+timeout 900 v4l2-compliance -d /dev/video43 -s >"$out" 2>&1 || true
+total=$(grep -E '^Total for ' "$out" | tail -1)
+if grep -qE 'Failed: 0, Warnings: 0' <<<"$total"; then
+	ok "v4l2-compliance -s on the multi-planar camera's node: $total"
+else
+	not_ok "v4l2-compliance -s on the multi-planar camera's node: 0 failures, 0 warnings" "$total"
+	grep -E 'fail:|warn:' "$out" | head -30 | sed 's/^/#   /'
+fi
 check "multi-planar daemon alive" kill -0 "$pid"
 diag "t=${SECONDS}s: done"
