@@ -563,8 +563,9 @@ check_device(struct conf_ctx *c, struct v4l2cuse_conf_device *d, char **ret_erro
 		d->width = o->sizes[0].width;
 		d->height = o->sizes[0].height;
 	}
-	if (!d->interval.denominator)
-		d->interval = o->n_intervals ? o->intervals[0] : (struct v4l2_fract){ 1, 30 };
+	/* Otherwise left to the source (the device asks it: a camera's current rate). */
+	if (!d->interval.denominator && o->n_intervals)
+		d->interval = o->intervals[0];
 	return 0;
 }
 

@@ -49,9 +49,9 @@ struct v4l2cuse_conf_device {
 	char *placeholder;	/* source spec shown while the source fails; NULL: none */
 	bool share;		/* share=: every consumer streams on its own queue */
 	struct v4l2cuse_offer offer;	/* formats=, sizes=, frame-rates= */
-	uint32_t width, height;	/* size= (0: the source's first) */
-	uint32_t pixelformat;	/* format= (0: the source's first) */
-	struct v4l2_fract interval;	/* frame-rate= as an interval (1/30 default) */
+	uint32_t width, height;	/* size= (0: the source's default) */
+	uint32_t pixelformat;	/* format= (0: the source's default) */
+	struct v4l2_fract interval;	/* frame-rate= as an interval (0/0: the source's) */
 	unsigned int min_buffers;	/* min-buffers= (0: default) */
 	unsigned int read_buffers;	/* read-buffers= (0: default) */
 	char *group;		/* group= (NULL: [daemon] group=, else "video" if it exists) */

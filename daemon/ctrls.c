@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Controls: the source's control table plus the user class control, with
- * the kernel's v4l2-ctrls rules for enumeration, validation, extended
- * controls (error_idx) and V4L2_EVENT_CTRL. The values live here; the
- * source is told about every change.
+ * Controls: the source's control table plus a class control for every
+ * class it has, with the kernel's v4l2-ctrls rules for enumeration,
+ * validation, extended controls (error_idx) and V4L2_EVENT_CTRL. The
+ * values live here; the source is told about every change, and tells of
+ * changes made elsewhere (another application on a camera) through its
+ * control_fd(): they reach subscribers as V4L2_EVENT_CTRL too.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <string.h>
 #include <glib.h>
+#include <glib-unix.h>
 
 #include "v4l2cuse/source.h"
 #include "util/macros.h"
@@ -24,12 +27,77 @@ ctrl_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* The kernel's names of the class controls (v4l2_ctrl_get_name()). */
+static const char *
+ctrl_class_name(uint32_t id)
+{
+	static const struct {
+		uint32_t id;
+		const char *name;
+	} names[] = {
+		{ V4L2_CID_USER_CLASS, "User Controls" },
+		{ V4L2_CID_CODEC_CLASS, "Codec Controls" },
+		{ V4L2_CID_CAMERA_CLASS, "Camera Controls" },
+		{ V4L2_CID_FM_TX_CLASS, "FM Radio Modulator Controls" },
+		{ V4L2_CID_FLASH_CLASS, "Flash Controls" },
+		{ V4L2_CID_JPEG_CLASS, "JPEG Compression Controls" },
+		{ V4L2_CID_IMAGE_SOURCE_CLASS, "Image Source Controls" },
+		{ V4L2_CID_IMAGE_PROC_CLASS, "Image Processing Controls" },
+		{ V4L2_CID_DV_CLASS, "Digital Video Controls" },
+		{ V4L2_CID_FM_RX_CLASS, "FM Radio Receiver Controls" },
+		{ V4L2_CID_RF_TUNER_CLASS, "RF Tuner Controls" },
+		{ V4L2_CID_DETECT_CLASS, "Detection Controls" },
+		{ V4L2_CID_CODEC_STATELESS_CLASS, "Stateless Codec Controls" },
+		{ V4L2_CID_COLORIMETRY_CLASS, "Colorimetry Controls" },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+		if (names[i].id == id)
+			return names[i].name;
+	}
+	return "Driver Controls";
+}
+
+/* The description as subscribers were last told it. */
+static void
+ctrl_remember(struct dev_ctrl *c)
+{
+	const struct v4l2cuse_control *d = c->desc;
+
+	c->flags = d->flags;
+	c->minimum = d->minimum;
+	c->maximum = d->maximum;
+	c->step = d->step;
+	c->default_value = d->default_value;
+}
+
+static bool
+ctrl_desc_valid(const struct v4l2cuse_control *c)
+{
+	if (c->minimum > c->maximum || V4L2_CTRL_ID2WHICH(c->id) == 0)
+		return false;
+	switch (c->type) {
+	case V4L2_CTRL_TYPE_MENU:
+		return c->menu != NULL && c->minimum >= 0;
+	case V4L2_CTRL_TYPE_INTEGER_MENU:
+		return c->menu != NULL && c->menu_int != NULL && c->minimum >= 0;
+	case V4L2_CTRL_TYPE_BITMASK:
+		return c->minimum == 0 && c->maximum > 0 && c->maximum <= UINT32_MAX;
+	default:
+		return true;
+	}
+}
+
+static void ctrls_watch(struct v4l2cuse_device *dev);
+
 int
 dev_ctrls_init(struct v4l2cuse_device *dev)
 {
 	const struct v4l2cuse_control *c;
 	GArray *a = g_array_new(FALSE, TRUE, sizeof(struct dev_ctrl));
-	bool user_class = false;
+	GHashTable *classes = g_hash_table_new(NULL, NULL);
+	GHashTableIter it;
+	gpointer key;
 
 	for (unsigned int i = 0; (c = v4l2cuse_source_control(dev->src, i)); i++) {
 		struct dev_ctrl dc = { .desc = c, .id = c->id, .value = c->default_value };
@@ -39,30 +107,37 @@ dev_ctrls_init(struct v4l2cuse_device *dev)
 		if (v4l2cuse_source_get_control(dev->src, c->id, &v) == 0)
 			dc.value = v;
 
-		if (c->minimum > c->maximum || V4L2_CTRL_ID2WHICH(c->id) == 0 ||
-		    (c->type == V4L2_CTRL_TYPE_MENU && !c->menu)) {
+		if (!ctrl_desc_valid(c)) {
 			g_array_unref(a);
+			g_hash_table_destroy(classes);
 			return -EINVAL;
 		}
-		if (V4L2_CTRL_ID2WHICH(c->id) == V4L2_CTRL_CLASS_USER)
-			user_class = true;
+		ctrl_remember(&dc);
+		g_hash_table_add(classes, GUINT_TO_POINTER(V4L2_CTRL_ID2WHICH(c->id) | 1));
 		g_array_append_val(a, dc);
 	}
-	/* Any user control means the class control must exist (v4l2-compliance). */
-	if (user_class) {
-		struct dev_ctrl dc = { .desc = NULL, .id = V4L2_CID_USER_CLASS };
+	/* Every class with a control has its class control (v4l2-compliance). */
+	g_hash_table_iter_init(&it, classes);
+	while (g_hash_table_iter_next(&it, &key, NULL)) {
+		struct dev_ctrl dc = {
+			.desc = NULL, .id = GPOINTER_TO_UINT(key),
+			.flags = V4L2_CTRL_FLAG_READ_ONLY | V4L2_CTRL_FLAG_WRITE_ONLY,
+		};
 
 		g_array_append_val(a, dc);
 	}
+	g_hash_table_destroy(classes);
 	g_array_sort(a, ctrl_cmp);
 	dev->n_ctrls = a->len;
 	dev->ctrls = (struct dev_ctrl *)g_array_free(a, FALSE);
+	ctrls_watch(dev);
 	return 0;
 }
 
 void
 dev_ctrls_free(struct v4l2cuse_device *dev)
 {
+	dev_ctrls_unwatch(dev);
 	g_free(dev->ctrls);
 	dev->ctrls = NULL;
 	dev->n_ctrls = 0;
@@ -132,10 +207,17 @@ ctrl_is_int(const struct dev_ctrl *c)
 	case V4L2_CTRL_TYPE_MENU:
 	case V4L2_CTRL_TYPE_INTEGER_MENU:
 	case V4L2_CTRL_TYPE_BUTTON:
+	case V4L2_CTRL_TYPE_BITMASK:
 		return true;
 	default:
 		return false;
 	}
+}
+
+static bool
+ctrl_is_menu(const struct dev_ctrl *c)
+{
+	return ctrl_type(c) == V4L2_CTRL_TYPE_MENU || ctrl_type(c) == V4L2_CTRL_TYPE_INTEGER_MENU;
 }
 
 static uint32_t
@@ -180,7 +262,7 @@ dev_queryctrl(struct v4l2cuse_device *dev, struct v4l2_queryctrl *q)
 	q->type = ctrl_type(c);
 	q->flags = ctrl_flags(c);
 	if (ctrl_is_class(c)) {
-		g_strlcpy((char *)q->name, "User Controls", sizeof(q->name));
+		g_strlcpy((char *)q->name, ctrl_class_name(c->id), sizeof(q->name));
 		return 0;
 	}
 	g_strlcpy((char *)q->name, c->desc->name, sizeof(q->name));
@@ -206,7 +288,7 @@ dev_query_ext_ctrl(struct v4l2cuse_device *dev, struct v4l2_query_ext_ctrl *q)
 	q->flags = ctrl_flags(c);
 	q->elems = 1;
 	if (ctrl_is_class(c)) {
-		g_strlcpy(q->name, "User Controls", sizeof(q->name));
+		g_strlcpy(q->name, ctrl_class_name(c->id), sizeof(q->name));
 		return 0;
 	}
 	q->elem_size = q->type == V4L2_CTRL_TYPE_INTEGER64 ? 8 : 4;
@@ -224,7 +306,7 @@ dev_querymenu(struct v4l2cuse_device *dev, struct v4l2_querymenu *m)
 	struct dev_ctrl *c = dev_ctrl_find(dev, m->id);
 	uint32_t index = m->index, id = m->id;
 
-	if (!c || ctrl_type(c) != V4L2_CTRL_TYPE_MENU)
+	if (!c || !ctrl_is_menu(c))
 		return -EINVAL;
 	if ((int64_t)index < c->desc->minimum || (int64_t)index > c->desc->maximum)
 		return -EINVAL;
@@ -233,7 +315,10 @@ dev_querymenu(struct v4l2cuse_device *dev, struct v4l2_querymenu *m)
 	memset(m, 0, sizeof(*m));
 	m->id = id;
 	m->index = index;
-	g_strlcpy((char *)m->name, c->desc->menu[index], sizeof(m->name));
+	if (ctrl_type(c) == V4L2_CTRL_TYPE_INTEGER_MENU)
+		m->value = c->desc->menu_int[index];
+	else
+		g_strlcpy((char *)m->name, c->desc->menu[index], sizeof(m->name));
 	return 0;
 }
 
@@ -258,10 +343,15 @@ ctrl_validate(const struct dev_ctrl *c, int64_t *val)
 		break;
 	}
 	case V4L2_CTRL_TYPE_MENU:
+	case V4L2_CTRL_TYPE_INTEGER_MENU:
 		if (v < d->minimum || v > d->maximum)
 			return -ERANGE;
 		if (!d->menu[v] || !d->menu[v][0])
 			return -EINVAL;
+		break;
+	case V4L2_CTRL_TYPE_BITMASK:
+		/* The kernel keeps the bits the mask has. */
+		v = (int64_t)((uint32_t)v & (uint32_t)d->maximum);
 		break;
 	case V4L2_CTRL_TYPE_BUTTON:
 		v = 0;
@@ -334,7 +424,9 @@ ctrl_apply(struct v4l2cuse_fh *fh, struct dev_ctrl *c, int64_t v)
 	struct v4l2cuse_device *dev = fh->dev;
 	int r;
 
-	if (c->value == v && ctrl_type(c) != V4L2_CTRL_TYPE_BUTTON)
+	/* A volatile control's cache may be stale: it always goes to the source. */
+	if (c->value == v && ctrl_type(c) != V4L2_CTRL_TYPE_BUTTON &&
+	    !(ctrl_flags(c) & V4L2_CTRL_FLAG_VOLATILE))
 		return 0;
 	r = v4l2cuse_source_set_control(dev->src, c->id, v);
 	if (r < 0)
@@ -342,6 +434,17 @@ ctrl_apply(struct v4l2cuse_fh *fh, struct dev_ctrl *c, int64_t v)
 	c->value = v;
 	dev_ctrl_send_event(dev, fh, c, V4L2_EVENT_CTRL_CH_VALUE);
 	return 0;
+}
+
+/* A volatile control (changed by the hardware) is read from the source. */
+static void
+ctrl_refresh_volatile(struct v4l2cuse_device *dev, struct dev_ctrl *c)
+{
+	int64_t v;
+
+	if ((ctrl_flags(c) & V4L2_CTRL_FLAG_VOLATILE) &&
+	    v4l2cuse_source_get_control(dev->src, c->id, &v) == 0)
+		c->value = v;
 }
 
 int
@@ -353,6 +456,7 @@ dev_g_ctrl(struct v4l2cuse_fh *fh, struct v4l2_control *ctl)
 		return -EINVAL;
 	if (ctrl_flags(c) & V4L2_CTRL_FLAG_WRITE_ONLY)
 		return -EACCES;
+	ctrl_refresh_volatile(fh->dev, c);
 	ctl->value = (int32_t)c->value;
 	return 0;
 }
@@ -433,8 +537,12 @@ dev_ext_ctrls(struct v4l2cuse_fh *fh, unsigned int cmd, struct v4l2_ext_controls
 			if (ctrl_flags(refs[i]) & V4L2_CTRL_FLAG_WRITE_ONLY)
 				return -EACCES;
 		for (uint32_t i = 0; i < cs->count; i++) {
-			int64_t v = which == V4L2_CTRL_WHICH_DEF_VAL ? refs[i]->desc->default_value
-								     : refs[i]->value;
+			int64_t v;
+
+			if (which != V4L2_CTRL_WHICH_DEF_VAL)
+				ctrl_refresh_volatile(dev, refs[i]);
+			v = which == V4L2_CTRL_WHICH_DEF_VAL ? refs[i]->desc->default_value
+							     : refs[i]->value;
 
 			if (ctrl_type(refs[i]) == V4L2_CTRL_TYPE_INTEGER64)
 				ctrls[i].value64 = v;
@@ -497,4 +605,70 @@ dev_ctrl_subscribe(struct v4l2cuse_fh *fh, const struct v4l2_event_subscription 
 		dev_queue_event(fh, &ev);
 	}
 	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Changes made outside (the source's control_fd()) */
+
+/* Compare with what subscribers know; tell them what changed. */
+static void
+ctrls_refresh(struct v4l2cuse_device *dev)
+{
+	for (unsigned int i = 0; i < dev->n_ctrls; i++) {
+		struct dev_ctrl *c = &dev->ctrls[i];
+		const struct v4l2cuse_control *d = c->desc;
+		uint32_t changes = 0;
+		int64_t v;
+
+		if (!d)
+			continue;
+		/*
+		 * A volatile control changes by itself: the kernel sends no value
+		 * events for that, and G_CTRL reads it fresh anyway.
+		 */
+		if (d->type != V4L2_CTRL_TYPE_BUTTON && !(d->flags & V4L2_CTRL_FLAG_VOLATILE) &&
+		    v4l2cuse_source_get_control(dev->src, c->id, &v) == 0 && v != c->value) {
+			c->value = v;
+			changes |= V4L2_EVENT_CTRL_CH_VALUE;
+		}
+		if (d->flags != c->flags)
+			changes |= V4L2_EVENT_CTRL_CH_FLAGS;
+		if (d->minimum != c->minimum || d->maximum != c->maximum || d->step != c->step ||
+		    d->default_value != c->default_value)
+			changes |= V4L2_EVENT_CTRL_CH_RANGE;
+		if (!changes)
+			continue;
+		ctrl_remember(c);
+		g_debug("%s: control %#x changed at the source (value %" G_GINT64_FORMAT
+			", changes %#x)", dev->name, c->id, c->value, changes);
+		dev_ctrl_send_event(dev, NULL, c, changes);
+	}
+}
+
+static gboolean
+ctrls_changed_cb(int fd, GIOCondition cond, gpointer data)
+{
+	struct v4l2cuse_device *dev = data;
+
+	v4l2cuse_source_control_update(dev->src);
+	ctrls_refresh(dev);
+	return G_SOURCE_CONTINUE;
+}
+
+static void
+ctrls_watch(struct v4l2cuse_device *dev)
+{
+	int fd = v4l2cuse_source_control_fd(dev->src);
+
+	dev_ctrls_unwatch(dev);
+	if (fd >= 0)
+		dev->ctrl_watch = g_unix_fd_add(fd, G_IO_IN, ctrls_changed_cb, dev);
+}
+
+void
+dev_ctrls_unwatch(struct v4l2cuse_device *dev)
+{
+	if (dev->ctrl_watch)
+		g_source_remove(dev->ctrl_watch);
+	dev->ctrl_watch = 0;
 }

@@ -17,11 +17,18 @@ struct v4l2cuse_shim;
 struct v4l2cuse_control;
 struct v4l2cuse_placeholder;
 
-/* A control as the device keeps it: the source's description plus its value. */
+/*
+ * A control as the device keeps it: the source's description plus its
+ * value, and the flags and range last told to subscribers (a source's
+ * description may change: V4L2_EVENT_CTRL then says how).
+ */
 struct dev_ctrl {
-	const struct v4l2cuse_control *desc;	/* NULL for the user class control */
+	const struct v4l2cuse_control *desc;	/* NULL for a class control */
 	uint32_t id;
 	int64_t value;
+	uint32_t flags;
+	int64_t minimum, maximum, default_value;
+	uint64_t step;
 };
 
 /* A request parked until a frame, an event or an error arrives. */
@@ -114,6 +121,7 @@ struct v4l2cuse_device {
 
 	struct dev_ctrl *ctrls;
 	unsigned int n_ctrls;
+	guint ctrl_watch;		/* on the source's control_fd(), or 0 */
 
 	const struct v4l2cuse_poll_ops *poll_ops;
 	struct v4l2cuse_shim *shim;	/* the preload shim's server, or NULL */
@@ -149,7 +157,10 @@ void dev_placeholder_stop(struct v4l2cuse_device *dev);
 bool dev_streaming(struct v4l2cuse_device *dev);
 
 /* ctrls.c (the ioctl side is in ctrls.h) */
+/* The source's controls, and a watch on its control_fd() for changes made elsewhere. */
 int dev_ctrls_init(struct v4l2cuse_device *dev);
+/* Stop watching the source's changes (before it is replaced or destroyed). */
+void dev_ctrls_unwatch(struct v4l2cuse_device *dev);
 void dev_ctrls_free(struct v4l2cuse_device *dev);
 struct dev_ctrl *dev_ctrl_find(struct v4l2cuse_device *dev, uint32_t id);
 void dev_ctrl_send_event(struct v4l2cuse_device *dev, struct v4l2cuse_fh *skip,

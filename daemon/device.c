@@ -47,10 +47,13 @@ dev_set_format(struct v4l2cuse_device *dev, struct v4l2_pix_format *pix, bool tr
 		f.quantization = pix->quantization;
 		f.xfer_func = pix->xfer_func;
 	}
+	/* The field order is the source's answer: interlaced where it passes one through. */
+	f.field = pix->field;
 	r = v4l2cuse_source_negotiate(dev->src, &f);
 	if (r < 0)
 		return r;
-	f.field = V4L2_FIELD_NONE;
+	if (f.field == V4L2_FIELD_ANY)
+		f.field = V4L2_FIELD_NONE;
 	f.priv = V4L2_PIX_FMT_PRIV_MAGIC;
 	f.flags = 0;
 	*pix = f;
@@ -113,6 +116,7 @@ v4l2cuse_device_new(const struct v4l2cuse_device_config *cfg, char **ret_error)
 		.height = cfg->height,
 		.pixelformat = cfg->pixelformat,
 	};
+	struct v4l2_fract default_interval = { 1, 30 };
 	int r;
 
 	dev->name = g_strdup(cfg->name);
@@ -148,8 +152,21 @@ v4l2cuse_device_new(const struct v4l2cuse_device_config *cfg, char **ret_error)
 	if (cfg->placeholder && v4l2cuse_device_set_placeholder(dev, cfg->placeholder,
 								ret_error) < 0)
 		goto err_free;
-	if (!pix.pixelformat)
-		dev->src->ops->enum_format(dev->src, 0, &pix.pixelformat);
+	/* What the configuration leaves open: the source's own (a camera's current format). */
+	if (!pix.pixelformat || !pix.width || !pix.height || !cfg->interval.denominator) {
+		struct v4l2_pix_format def = { 0 };
+
+		if (v4l2cuse_source_default_format(dev->src, &def, &default_interval) < 0) {
+			*ret_error = g_strdup_printf("source '%s' offers no format", cfg->source);
+			goto err_free;
+		}
+		if (!pix.pixelformat)
+			pix.pixelformat = def.pixelformat;
+		if (!pix.width || !pix.height) {
+			pix.width = def.width;
+			pix.height = def.height;
+		}
+	}
 	r = dev_set_format(dev, &pix, false);
 	if (r < 0) {
 		*ret_error = g_strdup_printf("source '%s' offers no usable format", cfg->source);
@@ -165,8 +182,7 @@ v4l2cuse_device_new(const struct v4l2cuse_device_config *cfg, char **ret_error)
 					     cfg->source, (const char *)&cfg->pixelformat);
 		goto err_free;
 	}
-	dev->interval = cfg->interval.denominator ? cfg->interval
-						  : (struct v4l2_fract){ 1, 30 };
+	dev->interval = cfg->interval.denominator ? cfg->interval : default_interval;
 	r = dev_ctrls_init(dev);
 	if (r < 0) {
 		*ret_error = g_strdup_printf("source '%s': bad control table", cfg->source);
@@ -338,6 +354,7 @@ v4l2cuse_device_get_stats(struct v4l2cuse_device *dev, struct v4l2cuse_device_st
 static void
 dev_ctrls_rebuild(struct v4l2cuse_device *dev, struct dev_ctrl *old, unsigned int n_old)
 {
+	dev_ctrls_unwatch(dev);
 	dev->ctrls = NULL;
 	dev->n_ctrls = 0;
 	if (dev_ctrls_init(dev) < 0) {

@@ -34,9 +34,9 @@ struct v4l2cuse_device_config {
 	const char *name;		/* node name, "video42" */
 	const char *label;		/* QUERYCAP card */
 	const char *source;		/* --source spec */
-	uint32_t width, height;		/* default format (0: source's first) */
-	uint32_t pixelformat;		/* 0: source's first */
-	struct v4l2_fract interval;	/* default frame interval (0/0: 1/30) */
+	uint32_t width, height;		/* default format (0: the source's default_format()) */
+	uint32_t pixelformat;		/* 0: the source's default_format() */
+	struct v4l2_fract interval;	/* default frame interval (0/0: the source's) */
 	const char *id;			/* device id (ctl, the info ioctl); NULL: name */
 	const struct v4l2cuse_offer *offer;	/* offered subset (NULL: the source's all) */
 	const char *placeholder;	/* source spec shown while the source fails */

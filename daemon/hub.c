@@ -18,6 +18,16 @@
  * device re-reads its source's wake fd after every produce(), so taps
  * switch between the two modes without being told: on a switch the hub
  * signals their eventfds once so that each device calls produce() again.
+ *
+ * Frames that cannot be converted (an interlaced field order, H.264 or
+ * HEVC) are only shared as they are: while a tap streams one, every tap
+ * that starts must stream exactly its format (else EBUSY, as a camera
+ * busy in another format).
+ *
+ * Controls changed outside (the source's control_fd(), e.g. another
+ * application on the camera): the hub takes the changes in once and
+ * signals every tap's own control fd, so that each device compares and
+ * tells its subscribers.
  */
 #include "config.h"
 
@@ -30,6 +40,7 @@
 #include <glib.h>
 #include <glib-unix.h>
 
+#include "v4l2cuse/format.h"
 #include "v4l2cuse/source.h"
 #include "util/macros.h"
 #include "convert.h"
@@ -58,6 +69,7 @@ struct hub_input {
 	int result;			/* of the newest produce(): 0 or -errno */
 	uint32_t bytesused;
 	bool error;			/* V4L2_BUF_FLAG_ERROR */
+	uint32_t field;			/* an ALTERNATE frame's TOP or BOTTOM */
 	uint64_t gen;			/* frames produced into staging */
 	uint64_t timestamp_ns;
 	uint32_t frames;
@@ -65,6 +77,7 @@ struct hub_input {
 	guint timer_source;
 	guint wake_source;
 	int wake_fd;
+	guint ctl_watch;		/* on the source's control_fd() */
 };
 
 struct hub_tap {
@@ -76,6 +89,7 @@ struct hub_tap {
 	struct v4l2_pix_format fmt;
 	struct v4l2_fract interval;
 	int evfd;			/* its wake fd in fanout */
+	int ctl_evfd;			/* its control_fd(): the input's controls changed */
 	uint64_t gen;			/* the input's frame taken last */
 	uint64_t next_due_ns;
 	struct v4l2cuse_convert *cv;
@@ -105,25 +119,44 @@ same_format(const struct v4l2_pix_format *a, const struct v4l2_pix_format *b)
 {
 	return a->pixelformat == b->pixelformat && a->width == b->width &&
 	       a->height == b->height && a->bytesperline == b->bytesperline &&
-	       a->sizeimage == b->sizeimage;
+	       a->sizeimage == b->sizeimage && a->field == b->field;
+}
+
+/* A format others can be converted from: progressive, and one the converter reads. */
+static bool
+convertible(const struct v4l2_pix_format *f)
+{
+	return f->field == V4L2_FIELD_NONE && v4l2cuse_format_info(f->pixelformat);
+}
+
+static void
+evfd_signal(int fd)
+{
+	uint64_t one = 1;
+
+	if (write(fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		g_debug("hub: eventfd: %s", g_strerror(errno));
+}
+
+static void
+evfd_drain(int fd)
+{
+	uint64_t n;
+
+	while (read(fd, &n, sizeof(n)) > 0)
+		;
 }
 
 static void
 tap_signal(struct hub_tap *t)
 {
-	uint64_t one = 1;
-
-	if (write(t->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		g_debug("hub: eventfd: %s", g_strerror(errno));
+	evfd_signal(t->evfd);
 }
 
 static void
 tap_drain(struct hub_tap *t)
 {
-	uint64_t n;
-
-	while (read(t->evfd, &n, sizeof(n)) > 0)
-		;
+	evfd_drain(t->evfd);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -154,6 +187,7 @@ hub_produce(struct hub_input *in)
 	in->result = r;
 	in->bytesused = frame.bytesused ? frame.bytesused : in->fmt.sizeimage;
 	in->error = frame.error;
+	in->field = frame.field;
 	in->timestamp_ns = frame.timestamp_ns;
 	in->gen++;
 	for (GList *l = in->started.head; l; l = l->next)
@@ -328,6 +362,8 @@ static void tap_stop(struct v4l2cuse_source *src);
 static void
 hub_input_free(struct hub_input *in)
 {
+	if (in->ctl_watch)
+		g_source_remove(in->ctl_watch);
 	hub_stop_source(in);
 	v4l2cuse_source_destroy(in->src);
 	g_free(in->staging);
@@ -349,6 +385,8 @@ tap_destroy(struct v4l2cuse_source *src)
 		hub_input_free(in);
 	}
 	close(t->evfd);
+	if (t->ctl_evfd >= 0)
+		close(t->ctl_evfd);
 	v4l2cuse_convert_free(t->cv);
 	g_free(t);
 }
@@ -386,6 +424,26 @@ tap_negotiate(struct v4l2cuse_source *src, struct v4l2_pix_format *pix)
 }
 
 static int
+tap_default_format(struct v4l2cuse_source *src, struct v4l2_pix_format *pix,
+		   struct v4l2_fract *ret_interval)
+{
+	return v4l2cuse_source_default_format(tap_of(src)->in->src, pix, ret_interval);
+}
+
+/* Frames another tap cannot convert are shared only in exactly their format. */
+static bool
+tap_fits(const struct hub_input *in, const struct v4l2_pix_format *pix)
+{
+	for (GList *l = in->started.head; l; l = l->next) {
+		const struct hub_tap *o = l->data;
+
+		if ((!convertible(&o->fmt) || !convertible(pix)) && !same_format(&o->fmt, pix))
+			return false;
+	}
+	return true;
+}
+
+static int
 tap_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	  const struct v4l2_fract *interval)
 {
@@ -393,7 +451,7 @@ tap_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	struct hub_input *in = t->in;
 	int r;
 
-	if (t->started)
+	if (t->started || !tap_fits(in, pix))
 		return -EBUSY;
 	t->fmt = *pix;
 	t->interval = interval && interval->numerator && interval->denominator
@@ -456,6 +514,7 @@ tap_produce_fanout(struct hub_tap *t, struct v4l2cuse_frame *frame)
 	if (in->result < 0)
 		return in->result;	/* no signal, a failed or dropped frame: for all */
 	frame->error = in->error;
+	frame->field = in->field;
 	if (same_format(&in->fmt, &t->fmt)) {
 		if (frame->length < in->bytesused)
 			return -EINVAL;
@@ -537,6 +596,19 @@ tap_set_control(struct v4l2cuse_source *src, uint32_t id, int64_t value)
 	return v4l2cuse_source_set_control(tap_of(src)->in->src, id, value);
 }
 
+static int
+tap_control_fd(struct v4l2cuse_source *src)
+{
+	return tap_of(src)->ctl_evfd;
+}
+
+static void
+tap_control_update(struct v4l2cuse_source *src)
+{
+	/* The input took the changes in already (hub_ctl_cb). */
+	evfd_drain(tap_of(src)->ctl_evfd);
+}
+
 static const struct v4l2cuse_source_ops hub_tap_ops = {
 	.abi = V4L2CUSE_SOURCE_ABI,
 	.name = "hub",
@@ -546,6 +618,7 @@ static const struct v4l2cuse_source_ops hub_tap_ops = {
 	.enum_framesize = tap_enum_framesize,
 	.enum_frameinterval = tap_enum_frameinterval,
 	.negotiate = tap_negotiate,
+	.default_format = tap_default_format,
 	.start = tap_start,
 	.stop = tap_stop,
 	.produce = tap_produce,
@@ -553,6 +626,8 @@ static const struct v4l2cuse_source_ops hub_tap_ops = {
 	.control = tap_control,
 	.get_control = tap_get_control,
 	.set_control = tap_set_control,
+	.control_fd = tap_control_fd,
+	.control_update = tap_control_update,
 };
 
 /* ---------------------------------------------------------------------- */
@@ -580,6 +655,21 @@ v4l2cuse_hub_free(struct v4l2cuse_hub *hub)
 	g_free(hub);
 }
 
+/* The input's controls changed outside: taken in once, told to every tap. */
+static gboolean
+hub_ctl_cb(int fd, GIOCondition cond, gpointer data)
+{
+	struct hub_input *in = data;
+
+	v4l2cuse_source_control_update(in->src);
+	for (GList *l = in->taps.head; l; l = l->next) {
+		struct hub_tap *t = l->data;
+
+		evfd_signal(t->ctl_evfd);
+	}
+	return G_SOURCE_CONTINUE;
+}
+
 static struct hub_tap *
 hub_tap_new(struct hub_input *in)
 {
@@ -589,10 +679,22 @@ hub_tap_new(struct hub_input *in)
 	t->in = in;
 	t->link.data = t;
 	t->started_link.data = t;
+	t->ctl_evfd = -1;
 	t->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (t->evfd < 0) {
 		g_free(t);
 		return NULL;
+	}
+	if (v4l2cuse_source_control_fd(in->src) >= 0) {
+		t->ctl_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (t->ctl_evfd < 0) {
+			close(t->evfd);
+			g_free(t);
+			return NULL;
+		}
+		if (!in->ctl_watch)
+			in->ctl_watch = g_unix_fd_add(v4l2cuse_source_control_fd(in->src),
+						      G_IO_IN, hub_ctl_cb, in);
 	}
 	t->cv = v4l2cuse_convert_new();
 	g_queue_push_tail_link(&in->taps, &t->link);

@@ -345,15 +345,15 @@ cli_conf(const struct options *o)
 	d->source = g_strdup(o->source ? o->source : "pattern");
 	d->label = g_strdup(o->label);
 	d->share = o->share;
-	d->width = 640;
-	d->height = 480;
+	/* Left out: the source's own (a camera's current format; 640x480 for the pattern). */
 	if (o->size && v4l2cuse_parse_size(o->size, &d->width, &d->height, &err) < 0)
 		usage_error("--size: %s", err);
-	if (v4l2cuse_parse_fourcc(o->format ? o->format : "YUYV", &d->pixelformat, &err) < 0)
+	if (o->format && v4l2cuse_parse_fourcc(o->format, &d->pixelformat, &err) < 0)
 		usage_error("--format: %s", err);
-	if (o->fps < 1 || o->fps > V4L2CUSE_MAX_FPS)
+	if (o->fps != G_MININT && (o->fps < 1 || o->fps > V4L2CUSE_MAX_FPS))
 		usage_error("--fps: %d is out of range (1..%d)", o->fps, V4L2CUSE_MAX_FPS);
-	d->interval = (struct v4l2_fract){ 1, (uint32_t)o->fps };
+	if (o->fps != G_MININT)
+		d->interval = (struct v4l2_fract){ 1, (uint32_t)o->fps };
 	d->mode = 0660;
 	d->has_mode = true;
 	if (o->mode && v4l2cuse_parse_mode(o->mode, &d->mode, &err) < 0)
@@ -492,10 +492,14 @@ main(int argc, char **argv)
 		  "Frame source (default pattern): pattern[:NAME][,opt=...], file:PATH[,opt=...], "
 		  "uvc:/dev/videoN[,opt=...]", "SPEC" },
 		{ "size", 0, 0, G_OPTION_ARG_STRING, &o.size,
-		  "Default frame size (default 640x480)", "WxH" },
+		  "Default frame size (default: the source's; a camera's current one, "
+		  "640x480 for the test pattern)", "WxH" },
 		{ "format", 0, 0, G_OPTION_ARG_STRING, &o.format,
-		  "Default pixel format (default YUYV)", "FOURCC" },
-		{ "fps", 0, 0, G_OPTION_ARG_INT, &o.fps, "Default frame rate (default 30)", "N" },
+		  "Default pixel format (default: the source's; a camera's current one, "
+		  "YUYV for the test pattern)", "FOURCC" },
+		{ "fps", 0, 0, G_OPTION_ARG_INT, &o.fps,
+		  "Default frame rate (default: the source's; a camera's current one, 30 for "
+		  "the test pattern)", "N" },
 		{ "share", 0, 0, G_OPTION_ARG_NONE, &o.share,
 		  "Serve several consumers at once, each on its own buffer queue", NULL },
 		{ "label", 0, 0, G_OPTION_ARG_STRING, &o.label,
@@ -550,8 +554,6 @@ main(int argc, char **argv)
 	if (cli && o.config)
 		usage_error("--config cannot be combined with the one-device options "
 			    "(--device, --source, ...)");
-	if (o.fps == G_MININT)
-		o.fps = 30;
 	if (o.buffer_memory) {
 		if (v4l2cuse_parse_memory(o.buffer_memory, &st.total_memory, &err) < 0)
 			usage_error("--buffer-memory-limit: %s", err);

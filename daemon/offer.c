@@ -11,6 +11,7 @@
 #include <string.h>
 #include <glib.h>
 
+#include "v4l2cuse/format.h"
 #include "v4l2cuse/source.h"
 #include "util/macros.h"
 #include "offer.h"
@@ -198,8 +199,12 @@ offer_negotiate(struct v4l2cuse_source *src, struct v4l2_pix_format *pix)
 {
 	struct offer_source *os = offer_of(src);
 	struct v4l2_pix_format pick = *pix, fill;
+	uint32_t frame_h;
 	int r;
 
+	/* Sizes are frame sizes: a field's height counts twice (V4L2). */
+	if (V4L2_FIELD_HAS_T_OR_B(pix->field) && pix->height <= V4L2CUSE_MAX_HEIGHT / 2)
+		pick.height = pix->height * 2;
 	/* Nearest allowed fourcc and size, then the source's own details. */
 	r = v4l2cuse_source_negotiate_default(src, &pick);
 	if (r < 0)
@@ -208,12 +213,16 @@ offer_negotiate(struct v4l2cuse_source *src, struct v4l2_pix_format *pix)
 		.width = pick.width,
 		.height = pick.height,
 		.pixelformat = pick.pixelformat,
+		.field = pix->field,
 	};
+	if (V4L2_FIELD_HAS_T_OR_B(pix->field))
+		fill.height /= 2;
 	r = v4l2cuse_source_negotiate(os->inner, &fill);
 	if (r < 0)
 		return r;
+	frame_h = V4L2_FIELD_HAS_T_OR_B(fill.field) ? fill.height * 2 : fill.height;
 	if (fill.pixelformat != pick.pixelformat || fill.width != pick.width ||
-	    fill.height != pick.height)
+	    frame_h != pick.height)
 		return -EINVAL;		/* the source does not keep its own offer */
 	*pix = fill;
 	return 0;
@@ -268,6 +277,26 @@ offer_set_control(struct v4l2cuse_source *src, uint32_t id, int64_t value)
 	return v4l2cuse_source_set_control(offer_of(src)->inner, id, value);
 }
 
+static int
+offer_default_format(struct v4l2cuse_source *src, struct v4l2_pix_format *pix,
+		     struct v4l2_fract *ret_interval)
+{
+	/* Negotiated inside the offer afterwards, as any format asked for. */
+	return v4l2cuse_source_default_format(offer_of(src)->inner, pix, ret_interval);
+}
+
+static int
+offer_control_fd(struct v4l2cuse_source *src)
+{
+	return v4l2cuse_source_control_fd(offer_of(src)->inner);
+}
+
+static void
+offer_control_update(struct v4l2cuse_source *src)
+{
+	v4l2cuse_source_control_update(offer_of(src)->inner);
+}
+
 static const struct v4l2cuse_source_ops offer_ops = {
 	.abi = V4L2CUSE_SOURCE_ABI,
 	.name = "offer",
@@ -277,6 +306,7 @@ static const struct v4l2cuse_source_ops offer_ops = {
 	.enum_framesize = offer_enum_framesize,
 	.enum_frameinterval = offer_enum_frameinterval,
 	.negotiate = offer_negotiate,
+	.default_format = offer_default_format,
 	.start = offer_start,
 	.stop = offer_stop,
 	.produce = offer_produce,
@@ -284,6 +314,8 @@ static const struct v4l2cuse_source_ops offer_ops = {
 	.control = offer_control,
 	.get_control = offer_get_control,
 	.set_control = offer_set_control,
+	.control_fd = offer_control_fd,
+	.control_update = offer_control_update,
 };
 
 /* ---------------------------------------------------------------------- */

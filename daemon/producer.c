@@ -15,6 +15,17 @@
  * good): the frame comes from the configured placeholder source, or the
  * built-in NO SIGNAL card, in the negotiated format, and the device
  * reports signal "lost" until the source produces again.
+ *
+ * Refused (-ECONNREFUSED: the input is there but no longer streams this
+ * configuration): every started queue ends in vb2's error state (DQBUF and
+ * read() fail with EIO, poll() with POLLERR) until its consumer stops; no
+ * placeholder is shown for it.
+ *
+ * Interlaced formats: each buffer carries the format's field order, or for
+ * V4L2_FIELD_ALTERNATE the field the source says (TOP or BOTTOM, the
+ * placeholder's alternating); both fields of a frame share its sequence
+ * number (videobuf). ALTERNATE cannot be read(): the field would be lost
+ * (vb2 drivers refuse it the same way).
  */
 #include "config.h"
 
@@ -113,6 +124,24 @@ dev_placeholder_stop(struct v4l2cuse_device *dev)
 /* ---------------------------------------------------------------------- */
 /* The frame loop */
 
+/*
+ * The source refuses to go on: the taken buffers back to their queues and
+ * every started queue into the error state (vb_queue_set_error()).
+ */
+static void
+dev_refused(struct v4l2cuse_device *dev, struct dev_queue **dqs, struct vb_buffer **bufs,
+	    unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		if (bufs[i])
+			g_queue_push_head(&dqs[i]->active, bufs[i]);
+		vb_queue_set_error(dqs[i]->q);
+	}
+	g_message("%s: the source refuses to stream %ux%u %.4s: the consumers' streams end "
+		  "with an error", dev->name, dev->fmt.width, dev->fmt.height,
+		  (const char *)&dev->fmt.pixelformat);
+}
+
 /* A queue's share of a frame: @b is NULL when it has no free buffer. */
 static void
 dev_queue_miss(struct dev_queue *dq)
@@ -133,6 +162,11 @@ dev_queue_deliver(struct dev_queue *dq, struct vb_buffer *b, const struct v4l2cu
 
 	if (!frame->error && mem != frame->data)
 		memcpy(mem, frame->data, used);
+	if (fmt->field == V4L2_FIELD_ALTERNATE)
+		vb_buffer_set_field(b, frame->field == V4L2_FIELD_BOTTOM ? V4L2_FIELD_BOTTOM
+									  : V4L2_FIELD_TOP);
+	else
+		vb_buffer_set_field(b, fmt->field);
 	if (fmt->bytesperline == 0 && !frame->error) {
 		/* Compressed: padded to sizeimage, which read() hands out whole. */
 		size_t pad_to = MIN(len, (size_t)fmt->sizeimage);
@@ -191,8 +225,15 @@ dev_produce_one(struct v4l2cuse_device *dev)
 	};
 
 	r = dev->src->ops->produce(dev->src, &frame);
-	if (r < 0 && r != -EAGAIN && r != -ENODATA)
+	if (r == -ECONNREFUSED) {
+		dev_refused(dev, dqs, bufs, n);
+		return;
+	}
+	if (r < 0 && r != -EAGAIN && r != -ENODATA) {
 		r = dev_produce_placeholder(dev, &frame, r);
+		/* Placeholder fields alternate as a camera's would. */
+		frame.field = dev->frames & 1 ? V4L2_FIELD_BOTTOM : V4L2_FIELD_TOP;
+	}
 	else if (r == 0 && dev->signal_lost) {
 		dev->signal_lost = false;
 		g_message("%s: the source is back", dev->name);
@@ -422,6 +463,11 @@ dev_start_streaming(struct vb_queue *q, unsigned int count)
 	struct v4l2cuse_device *dev = dq->dev;
 	int r;
 
+	/* vb2 drivers refuse read() of single fields: it cannot say which one it is. */
+	if (dev->fmt.field == V4L2_FIELD_ALTERNATE && vb_queue_is_reading(q)) {
+		r = -EINVAL;
+		goto err_return;
+	}
 	if (dev_streaming(dev))
 		goto join;		/* the source runs already: join it */
 	r = dev->src->ops->start(dev->src, &dev->fmt, &dev->interval);

@@ -97,6 +97,37 @@ static const struct v4l2cuse_format_info fmt_table[] = {
 	},
 };
 
+/* Passed through, never converted (format.h): not in the table above. */
+static const struct v4l2cuse_format_info passthrough_table[] = {
+	{
+		.fourcc = V4L2_PIX_FMT_H264, .description = "H.264",
+		.compressed = true, .yuv = true, .n_planes = 1, .bpp = { 0 },
+		.hdiv = 2, .vdiv = 2, .width_align = 2,
+	}, {
+		.fourcc = V4L2_PIX_FMT_HEVC, .description = "HEVC",
+		.compressed = true, .yuv = true, .n_planes = 1, .bpp = { 0 },
+		.hdiv = 2, .vdiv = 2, .width_align = 2,
+	},
+};
+
+const struct v4l2cuse_format_info *
+v4l2cuse_format_passthrough(uint32_t fourcc)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(passthrough_table); i++) {
+		if (passthrough_table[i].fourcc == fourcc)
+			return &passthrough_table[i];
+	}
+	return NULL;
+}
+
+const struct v4l2cuse_format_info *
+v4l2cuse_format_offered(uint32_t fourcc)
+{
+	const struct v4l2cuse_format_info *info = v4l2cuse_format_info(fourcc);
+
+	return info ? info : v4l2cuse_format_passthrough(fourcc);
+}
+
 const struct v4l2cuse_format_info *
 v4l2cuse_format_lookup(uint32_t fourcc)
 {
@@ -202,7 +233,7 @@ fmt_round_up(uint32_t v, uint32_t align)
 int
 v4l2cuse_format_fill(struct v4l2_pix_format *pix)
 {
-	const struct v4l2cuse_format_info *info = v4l2cuse_format_info(pix->pixelformat);
+	const struct v4l2cuse_format_info *info = v4l2cuse_format_offered(pix->pixelformat);
 	uint64_t width, height, bpl, size;
 
 	if (!info || pix->width == 0 || pix->height == 0)

@@ -180,7 +180,7 @@ vb_fill_v4l2_buffer(struct vb_queue *q, struct vb_buffer *b, struct v4l2_buffer 
 	out->index = b->index;
 	out->type = q->cfg.type;
 	out->memory = q->memory;
-	out->field = V4L2_FIELD_NONE;
+	out->field = b->field ? b->field : V4L2_FIELD_NONE;
 	out->bytesused = producer_owned ? 0 : b->bytesused;
 	out->sequence = b->sequence;
 	out->timestamp.tv_sec = (time_t)(b->timestamp_ns / 1000000000u);

@@ -88,6 +88,7 @@ struct vb_buffer {
 
 	/* Written by the producer while ACTIVE, read under the lock after. */
 	uint32_t bytesused;
+	uint32_t field;			/* V4L2_FIELD_*, 0: NONE */
 
 	uint32_t sequence;
 	uint64_t timestamp_ns;
@@ -133,6 +134,7 @@ struct vb_queue {
 	GQueue done;			/* vb2's done_list */
 	unsigned int n_active;		/* owned by the driver */
 	uint32_t sequence;
+	uint32_t pair_field;		/* a frame's first field is done: TOP or BOTTOM, else 0 */
 
 	/* Read emulation cursor: the frame being read, DEQUEUED meanwhile. */
 	struct vb_buffer *rd_cur;

@@ -37,6 +37,7 @@ vb_queue_start_locked(struct vb_queue *q)
 	int r = 0;
 
 	q->sequence = 0;
+	q->pair_field = 0;
 	for (l = q->queued.head; l; l = l->next) {
 		struct vb_buffer *b = l->data;
 
@@ -120,6 +121,7 @@ vb_queue_cancel_locked(struct vb_queue *q)
 	q->error = false;
 	q->waiting_for_buffers = true;
 	q->sequence = 0;
+	q->pair_field = 0;
 	q->rd_cur = NULL;
 	q->rd_pos = 0;
 	q->rd_size = 0;
@@ -473,11 +475,33 @@ vb_buffer_set_bytesused(struct vb_buffer *b, uint32_t bytesused)
 }
 
 void
+vb_buffer_set_field(struct vb_buffer *b, uint32_t field)
+{
+	b->field = field;
+}
+
+void
 vb_queue_skip_sequence(struct vb_queue *q, unsigned int n)
 {
 	vb_queue_lock(q);
 	q->sequence += n;
+	q->pair_field = 0;
 	vb_queue_unlock(q);
+}
+
+/* The sequence number of a buffer done now (locked). */
+static uint32_t
+vb_next_sequence(struct vb_queue *q, uint32_t field)
+{
+	bool half = field == V4L2_FIELD_TOP || field == V4L2_FIELD_BOTTOM;
+
+	if (half && q->pair_field && q->pair_field != field) {
+		/* The second field of the frame the last buffer began. */
+		q->pair_field = 0;
+		return q->sequence - 1;
+	}
+	q->pair_field = half ? field : 0;
+	return q->sequence++;
 }
 
 static uint64_t
@@ -510,7 +534,7 @@ vb_buffer_done(struct vb_buffer *b, enum vb_buf_state state)
 		return;
 	}
 	if (state != VB_BUF_QUEUED) {
-		b->sequence = q->sequence++;
+		b->sequence = vb_next_sequence(q, b->field);
 		b->timestamp_ns = vb_now_ns();
 	}
 	vb_buf_set_state(q, b, state);

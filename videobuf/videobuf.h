@@ -20,7 +20,8 @@
  *   once with vb_buffer_done(), wake may call vb_queue_dqbuf(),
  *   vb_queue_poll(), vb_queue_querybuf(), vb_queue_qbuf() or
  *   vb_queue_read().
- * - vb_buffer_done(), vb_buffer_set_bytesused(), vb_queue_skip_sequence()
+ * - vb_buffer_done(), vb_buffer_set_bytesused(), vb_buffer_set_field(),
+ *   vb_queue_skip_sequence()
  *   and vb_queue_set_error() may be called from any thread (producers).
  * - The "transition" entry points (reqbufs, create_bufs, streamon,
  *   streamoff, release, free, and read()/poll() when they start read
@@ -318,6 +319,13 @@ size_t vb_buffer_length(struct vb_buffer *b);
 void vb_buffer_set_bytesused(struct vb_buffer *b, uint32_t bytesused);
 /* The payload: an output buffer's, as the client queued it. */
 uint32_t vb_buffer_bytesused(struct vb_buffer *b);
+/*
+ * The field order of a capture buffer's content (V4L2_FIELD_*, reported at
+ * DQBUF; NONE until set). A TOP or BOTTOM field done right after the other
+ * field of its frame gets that field's sequence number (V4L2: both fields
+ * of a V4L2_FIELD_ALTERNATE frame share one).
+ */
+void vb_buffer_set_field(struct vb_buffer *b, uint32_t field);
 /*
  * Give an ACTIVE buffer back. @state: DONE (filled), ERROR (failed,
  * dequeued with V4L2_BUF_FLAG_ERROR) or QUEUED (only from a failing

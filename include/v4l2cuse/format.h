@@ -51,6 +51,21 @@ struct v4l2cuse_format_info {
 const struct v4l2cuse_format_info *v4l2cuse_format_info(uint32_t fourcc);
 
 /*
+ * The formats only ever passed through as an input delivers them (H.264,
+ * HEVC: compressed streams nothing here decodes or encodes): offered by a
+ * camera source that has them, never produced by conversion, never read by
+ * the converter (v4l2cuse_format_lookup() does not know them). NULL for
+ * any other fourcc.
+ */
+const struct v4l2cuse_format_info *v4l2cuse_format_passthrough(uint32_t fourcc);
+
+/*
+ * What a device may offer: an output format or a passthrough one (ENUM_FMT
+ * descriptions, v4l2cuse_format_fill()). NULL for any other fourcc.
+ */
+const struct v4l2cuse_format_info *v4l2cuse_format_offered(uint32_t fourcc);
+
+/*
  * Every output format, in a stable order: Y'CbCr (packed 4:2:2, then
  * 4:2:0), RGB, grey, compressed. Sources offer them in this order.
  */
@@ -94,7 +109,8 @@ size_t v4l2cuse_format_frame_size(const struct v4l2cuse_format_info *info, uint3
 
 /*
  * Fill @pix->bytesperline, sizeimage, field and the colorimetry fields from
- * @pix->pixelformat/width/height; also sets priv = V4L2_PIX_FMT_PRIV_MAGIC
+ * @pix->pixelformat/width/height (any offered format:
+ * v4l2cuse_format_offered()); also sets priv = V4L2_PIX_FMT_PRIV_MAGIC
  * and flags = 0 (we advertise EXT_PIX_FORMAT).
  *
  * Sizes: the width is rounded up to info->width_align (2 for the 4:2:2 and
@@ -108,7 +124,7 @@ size_t v4l2cuse_format_frame_size(const struct v4l2cuse_format_info *info, uint3
  * bytesperline / 2 per chroma plane; NV12/NV21: bytesperline for the one
  * interleaved CbCr plane). sizeimage is exactly the sum of the planes.
  *
- * Compressed formats (MJPEG) get bytesperline 0 and a fixed worst-case
+ * Compressed formats (MJPEG, H.264, HEVC) get bytesperline 0 and a fixed worst-case
  * sizeimage of width * height * 2 + V4L2CUSE_JPEG_HEADROOM: the size of the
  * same frame in YUYV plus room for headers. Encoders write into a buffer of
  * that size and must fit (the test pattern retries at a lower quality); the

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <linux/videodev2.h>
 
-#define V4L2CUSE_SOURCE_ABI 1
+#define V4L2CUSE_SOURCE_ABI 2
 
 struct v4l2cuse_source_ops;
 
@@ -36,6 +36,9 @@ struct v4l2cuse_frame {
 	uint64_t timestamp_ns;			/* in: CLOCK_MONOTONIC */
 	uint32_t bytesused;			/* out: payload size */
 	bool error;				/* out: frame is damaged (BUF_FLAG_ERROR) */
+	uint32_t field;				/* out: V4L2_FIELD_TOP or _BOTTOM for a
+						 * format of field V4L2_FIELD_ALTERNATE
+						 * (one field per frame), else unused */
 };
 
 /* A control the source offers (a subset of struct v4l2_query_ext_ctrl). */
@@ -47,7 +50,9 @@ struct v4l2cuse_control {
 	uint64_t step;
 	int64_t default_value;
 	uint32_t flags;			/* V4L2_CTRL_FLAG_* */
-	const char *const *menu;	/* MENU: names for minimum..maximum, NULL = skipped */
+	const char *const *menu;	/* MENU and INTEGER_MENU: names for minimum..maximum,
+					 * NULL = skipped */
+	const int64_t *menu_int;	/* INTEGER_MENU: values for minimum..maximum */
 };
 
 /*
@@ -96,13 +101,30 @@ struct v4l2cuse_source_ops {
 	 * Optional. Rewrite @pix to the closest format the source can
 	 * produce. The default (v4l2cuse_source_negotiate()) picks the
 	 * nearest enumerated fourcc and size and fills the rest with
-	 * v4l2cuse_format_fill().
+	 * v4l2cuse_format_fill() (progressive: field NONE). A source that
+	 * passes interlaced frames through answers the field order asked
+	 * for in @pix->field when it has it (V4L2_FIELD_ANY asks for its
+	 * choice), and for V4L2_FIELD_TOP, _BOTTOM and _ALTERNATE @pix->height
+	 * is the height of one field, as in V4L2.
 	 */
 	int (*negotiate)(struct v4l2cuse_source *src, struct v4l2_pix_format *pix);
 
 	/*
+	 * Optional. The format and frame interval a device starts at when
+	 * its configuration names none (a camera's current one): fills
+	 * @pix's pixelformat, width, height and *@ret_interval. Without it
+	 * the device asks for the first format enumerated, at 640x480 and
+	 * 30 fps (negotiated to the nearest the source has).
+	 */
+	int (*default_format)(struct v4l2cuse_source *src, struct v4l2_pix_format *pix,
+			      struct v4l2_fract *ret_interval);
+
+	/*
 	 * Required. Start producing @pix at @interval (already negotiated).
-	 * May fail (-EIO, -EBUSY, ...): then nothing was started.
+	 * May fail (-EIO, -EBUSY, ...): then nothing was started, and the
+	 * error reaches the consumer's STREAMON or read(). An input that is
+	 * lost (a camera unplugged) is no failure: the source starts and
+	 * reports no signal until it is back.
 	 */
 	int (*start)(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 		     const struct v4l2_fract *interval);
@@ -132,6 +154,12 @@ struct v4l2cuse_source_ops {
 	 *     and reports the signal lost. Sources never draw placeholders.
 	 *   -ENODEV: gone for good, every later call fails the same way (the
 	 *     daemon treats it like -ENOLINK).
+	 *   -ECONNREFUSED: the input is there but refuses to go on with the
+	 *     negotiated configuration (a camera that came back and no longer
+	 *     streams it). The source logs what it was told, once; the daemon
+	 *     ends the stream with an error (DQBUF and read() fail with EIO,
+	 *     poll() reports POLLERR, as vb2_queue_error()) until the consumers
+	 *     stop; the next start() tries again.
 	 *   other errors (-EIO, ...): this frame failed (the daemon sends its
 	 *     placeholder= source's frame, or an ERROR buffer).
 	 * Sources without wake_fd are called at the frame interval by the
@@ -171,6 +199,24 @@ struct v4l2cuse_source_ops {
 	 * already validated and clamped against the description.
 	 */
 	int (*set_control)(struct v4l2cuse_source *src, uint32_t id, int64_t value);
+
+	/*
+	 * Optional (with control). Controls that change outside
+	 * set_control() (another application sets them on the camera, an
+	 * automatic control changes its own): an fd that turns readable when
+	 * there are changes to take in. The device watches it for as long as
+	 * it uses the source, streaming or not, and then calls
+	 * control_update(). The fd stays the same for the source's life.
+	 */
+	int (*control_fd)(struct v4l2cuse_source *src);
+	/*
+	 * Optional (required with control_fd), never blocks. Take in the
+	 * pending changes (control_fd() is no longer readable for them):
+	 * afterwards get_control() returns the new values and control()'s
+	 * descriptions carry the new flags (V4L2_CTRL_FLAG_INACTIVE) and
+	 * ranges; the device compares and sends V4L2_EVENT_CTRL.
+	 */
+	void (*control_update)(struct v4l2cuse_source *src);
 };
 
 /*
@@ -305,6 +351,25 @@ v4l2cuse_source_negotiate(struct v4l2cuse_source *src, struct v4l2_pix_format *p
 				   : v4l2cuse_source_negotiate_default(src, pix);
 }
 
+/*
+ * The format and interval to start at: default_format(), else the first
+ * format enumerated at 640x480 and 1/30 s. Only pixelformat, width and
+ * height are set in @pix (to be negotiated).
+ */
+static inline int
+v4l2cuse_source_default_format(struct v4l2cuse_source *src, struct v4l2_pix_format *pix,
+			       struct v4l2_fract *ret_interval)
+{
+	if (src->ops->default_format)
+		return src->ops->default_format(src, pix, ret_interval);
+	if (src->ops->enum_format(src, 0, &pix->pixelformat) < 0)
+		return -EINVAL;
+	pix->width = 640;
+	pix->height = 480;
+	*ret_interval = (struct v4l2_fract){ 1, 30 };
+	return 0;
+}
+
 static inline int
 v4l2cuse_source_wake_fd(struct v4l2cuse_source *src)
 {
@@ -343,4 +408,17 @@ static inline int
 v4l2cuse_source_set_control(struct v4l2cuse_source *src, uint32_t id, int64_t value)
 {
 	return src->ops->set_control ? src->ops->set_control(src, id, value) : -EINVAL;
+}
+
+static inline int
+v4l2cuse_source_control_fd(struct v4l2cuse_source *src)
+{
+	return src->ops->control_fd ? src->ops->control_fd(src) : -1;
+}
+
+static inline void
+v4l2cuse_source_control_update(struct v4l2cuse_source *src)
+{
+	if (src->ops->control_update)
+		src->ops->control_update(src);
 }

@@ -147,9 +147,10 @@ test_defaults(void)
 	g_assert_null(parse("[device x]\n", &conf));
 	d = conf->devices->pdata[0];
 	g_assert_cmpstr(d->source, ==, "pattern");
+	/* Format, size and rate left to the source (a camera's current ones). */
 	g_assert_cmpuint(d->pixelformat, ==, 0);
-	g_assert_cmpuint(d->interval.numerator, ==, 1);
-	g_assert_cmpuint(d->interval.denominator, ==, 30);
+	g_assert_cmpuint(d->width, ==, 0);
+	g_assert_cmpuint(d->interval.denominator, ==, 0);
 	g_assert_cmpuint(conf->retry_interval_s, ==, 5);
 	g_assert_cmpuint(conf->selftest_timeout_s, ==, 10);
 	/* 512 MiB per device; 2 GiB for all, at most half the RAM. */

@@ -215,7 +215,7 @@ test_errors(void)
 	struct v4l2_pix_format pix, saved;
 
 	memset(&pix, 0xab, sizeof(pix));
-	pix.pixelformat = V4L2_PIX_FMT_H264;
+	pix.pixelformat = V4L2_PIX_FMT_SBGGR8;
 	pix.width = 640;
 	pix.height = 480;
 	saved = pix;

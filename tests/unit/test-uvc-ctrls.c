@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The uvc source's controls against a fake camera (a struct uvc_backend
+ * that answers the ioctls from tables): every standard class is offered
+ * (camera class too), a driver's own class and read-only controls are
+ * not; sets reach the camera; changes made on the camera (control events)
+ * arrive through control_fd()/control_update(): values, flags, ranges.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include <glib.h>
+#include <linux/videodev2.h>
+
+#include "v4l2cuse/source.h"
+#include "uvc-private.h"
+
+struct fake_ctrl {
+	struct v4l2_query_ext_ctrl q;
+	int64_t value;
+};
+
+#define CID_VIVID_TEST	0x00f0f000	/* a driver's own class */
+
+static struct fake_ctrl fake_ctrls[] = {
+	{ .q = { .id = V4L2_CID_BRIGHTNESS, .type = V4L2_CTRL_TYPE_INTEGER, .name = "Brightness",
+		 .minimum = 0, .maximum = 255, .step = 1, .default_value = 128 }, .value = 100 },
+	{ .q = { .id = V4L2_CID_EXPOSURE_AUTO, .type = V4L2_CTRL_TYPE_MENU,
+		 .name = "Auto Exposure", .minimum = 0, .maximum = 3, .step = 1,
+		 .default_value = 3 }, .value = 3 },
+	{ .q = { .id = V4L2_CID_EXPOSURE_ABSOLUTE, .type = V4L2_CTRL_TYPE_INTEGER,
+		 .name = "Exposure Time, Absolute", .minimum = 3, .maximum = 2047, .step = 1,
+		 .default_value = 250, .flags = V4L2_CTRL_FLAG_INACTIVE }, .value = 250 },
+	{ .q = { .id = V4L2_CID_FOCUS_ABSOLUTE, .type = V4L2_CTRL_TYPE_INTEGER,
+		 .name = "Focus, Absolute", .minimum = 0, .maximum = 250, .step = 5,
+		 .default_value = 0 }, .value = 40 },
+	{ .q = { .id = V4L2_CID_PAN_ABSOLUTE, .type = V4L2_CTRL_TYPE_INTEGER,
+		 .name = "Pan, Absolute", .minimum = -36000, .maximum = 36000, .step = 3600,
+		 .default_value = 0 }, .value = 0 },
+	/* Read-only and a driver's own class: not offered. */
+	{ .q = { .id = V4L2_CID_PAN_SPEED, .type = V4L2_CTRL_TYPE_INTEGER, .name = "Pan, Speed",
+		 .minimum = 0, .maximum = 1, .step = 1, .flags = V4L2_CTRL_FLAG_READ_ONLY } },
+	{ .q = { .id = CID_VIVID_TEST, .type = V4L2_CTRL_TYPE_INTEGER, .name = "Test",
+		 .minimum = 0, .maximum = 1, .step = 1 } },
+};
+
+static const char *const exposure_menu[] = {
+	"Auto Mode", "Manual Mode", "Shutter Priority Mode", "Aperture Priority Mode",
+};
+
+static int fake_fd = -1;	/* an eventfd: the camera's "fd" and its event fd */
+static GQueue fake_events = G_QUEUE_INIT;
+static unsigned int fake_subscribed;
+
+static struct fake_ctrl *
+fake_find(uint32_t id)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(fake_ctrls); i++) {
+		if (fake_ctrls[i].q.id == id)
+			return &fake_ctrls[i];
+	}
+	return NULL;
+}
+
+static int
+fake_open(const char *path)
+{
+	fake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	return fake_fd;
+}
+
+static int
+fake_attach(int fd)
+{
+	return 0;
+}
+
+static void
+fake_close(int fd)
+{
+	close(fd);
+}
+
+static int
+fake_fmt(struct v4l2_format *f)
+{
+	if (f->type != V4L2_BUF_TYPE_VIDEO_CAPTURE)
+		return -EINVAL;
+	f->fmt.pix = (struct v4l2_pix_format){
+		.width = 640, .height = 480, .pixelformat = V4L2_PIX_FMT_YUYV,
+		.field = V4L2_FIELD_NONE, .bytesperline = 1280, .sizeimage = 640 * 480 * 2,
+	};
+	return 0;
+}
+
+static int
+fake_ioctl(int fd, unsigned long req, void *arg)
+{
+	switch (req) {
+	case VIDIOC_QUERYCAP: {
+		struct v4l2_capability *c = arg;
+
+		memset(c, 0, sizeof(*c));
+		strcpy((char *)c->card, "fake camera");
+		strcpy((char *)c->bus_info, "fake:0");
+		c->capabilities = V4L2_CAP_VIDEO_CAPTURE | V4L2_CAP_STREAMING;
+		return 0;
+	}
+	case VIDIOC_ENUM_FMT: {
+		struct v4l2_fmtdesc *d = arg;
+
+		if (d->index > 0)
+			return -EINVAL;
+		d->pixelformat = V4L2_PIX_FMT_YUYV;
+		return 0;
+	}
+	case VIDIOC_ENUM_FRAMESIZES: {
+		struct v4l2_frmsizeenum *s = arg;
+
+		if (s->index > 0)
+			return -EINVAL;
+		s->type = V4L2_FRMSIZE_TYPE_DISCRETE;
+		s->discrete.width = 640;
+		s->discrete.height = 480;
+		return 0;
+	}
+	case VIDIOC_ENUM_FRAMEINTERVALS: {
+		struct v4l2_frmivalenum *i = arg;
+
+		if (i->index > 0)
+			return -EINVAL;
+		i->type = V4L2_FRMIVAL_TYPE_DISCRETE;
+		i->discrete = (struct v4l2_fract){ 1, 30 };
+		return 0;
+	}
+	case VIDIOC_G_FMT:
+	case VIDIOC_TRY_FMT:
+	case VIDIOC_S_FMT:
+		return fake_fmt(arg);
+	case VIDIOC_G_PARM: {
+		struct v4l2_streamparm *p = arg;
+
+		p->parm.capture.timeperframe = (struct v4l2_fract){ 1, 30 };
+		return 0;
+	}
+	case VIDIOC_QUERY_EXT_CTRL: {
+		struct v4l2_query_ext_ctrl *q = arg;
+		uint32_t id = q->id & ~(V4L2_CTRL_FLAG_NEXT_CTRL | V4L2_CTRL_FLAG_NEXT_COMPOUND);
+		const struct fake_ctrl *best = NULL;
+
+		for (size_t i = 0; i < G_N_ELEMENTS(fake_ctrls); i++) {
+			const struct fake_ctrl *c = &fake_ctrls[i];
+
+			if (q->id & V4L2_CTRL_FLAG_NEXT_CTRL ? c->q.id > id && (!best ||
+								c->q.id < best->q.id)
+							     : c->q.id == id)
+				best = c;
+		}
+		if (!best)
+			return -EINVAL;
+		*q = best->q;
+		return 0;
+	}
+	case VIDIOC_QUERYMENU: {
+		struct v4l2_querymenu *m = arg;
+
+		if (m->id != V4L2_CID_EXPOSURE_AUTO || m->index >= G_N_ELEMENTS(exposure_menu))
+			return -EINVAL;
+		g_strlcpy((char *)m->name, exposure_menu[m->index], sizeof(m->name));
+		return 0;
+	}
+	case VIDIOC_G_EXT_CTRLS:
+	case VIDIOC_S_EXT_CTRLS: {
+		struct v4l2_ext_controls *cs = arg;
+		struct fake_ctrl *c = cs->count == 1 ? fake_find(cs->controls[0].id) : NULL;
+
+		if (!c)
+			return -EINVAL;
+		if (req == VIDIOC_G_EXT_CTRLS)
+			cs->controls[0].value = (int32_t)c->value;
+		else
+			c->value = cs->controls[0].value;
+		return 0;
+	}
+	case VIDIOC_SUBSCRIBE_EVENT: {
+		const struct v4l2_event_subscription *s = arg;
+
+		g_assert_cmpuint(s->type, ==, V4L2_EVENT_CTRL);
+		g_assert_nonnull(fake_find(s->id));
+		fake_subscribed++;
+		return 0;
+	}
+	case VIDIOC_DQEVENT: {
+		struct v4l2_event *ev = g_queue_pop_head(&fake_events);
+		uint64_t n;
+
+		if (!ev)
+			return -ENOENT;
+		*(struct v4l2_event *)arg = *ev;
+		g_free(ev);
+		if (g_queue_is_empty(&fake_events))
+			while (read(fake_fd, &n, sizeof(n)) > 0)
+				;
+		return 0;
+	}
+	default:
+		return -ENOTTY;
+	}
+}
+
+static void *
+fake_mmap(int fd, size_t length, int64_t offset)
+{
+	return NULL;
+}
+
+static void
+fake_munmap(void *addr, size_t length)
+{
+}
+
+static int
+fake_event_fd(int fd, uint32_t *ret_events)
+{
+	*ret_events = EPOLLIN;
+	return fd;
+}
+
+static const struct uvc_backend fake_backend = {
+	.open = fake_open,
+	.attach = fake_attach,
+	.close = fake_close,
+	.ioctl = fake_ioctl,
+	.mmap = fake_mmap,
+	.munmap = fake_munmap,
+	.event_fd = fake_event_fd,
+};
+
+/* Another application changes a control on the camera: the kernel's event. */
+static void
+fake_event(uint32_t id, uint32_t changes, int64_t value, uint32_t flags, int32_t min,
+	   int32_t max)
+{
+	struct v4l2_event *ev = g_new0(struct v4l2_event, 1);
+	uint64_t one = 1;
+
+	ev->type = V4L2_EVENT_CTRL;
+	ev->id = id;
+	ev->u.ctrl.changes = changes;
+	ev->u.ctrl.value = (int32_t)value;
+	ev->u.ctrl.flags = flags;
+	ev->u.ctrl.minimum = min;
+	ev->u.ctrl.maximum = max;
+	ev->u.ctrl.step = 1;
+	g_queue_push_tail(&fake_events, ev);
+	g_assert_cmpint(write(fake_fd, &one, sizeof(one)), ==, sizeof(one));
+}
+
+static bool
+readable(int fd)
+{
+	struct epoll_event ev;
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event add = { .events = EPOLLIN };
+	int n;
+
+	epoll_ctl(ep, EPOLL_CTL_ADD, fd, &add);
+	n = epoll_wait(ep, &ev, 1, 0);
+	close(ep);
+	return n > 0;
+}
+
+static const struct v4l2cuse_control *
+find_control(struct v4l2cuse_source *src, uint32_t id)
+{
+	const struct v4l2cuse_control *c;
+
+	for (unsigned int i = 0; (c = v4l2cuse_source_control(src, i)); i++) {
+		if (c->id == id)
+			return c;
+	}
+	return NULL;
+}
+
+static void
+test_classes_and_events(void)
+{
+	struct v4l2cuse_source *src = NULL;
+	g_autofree char *error = NULL;
+	const struct v4l2cuse_control *c;
+	unsigned int n = 0;
+	int64_t v;
+	int cfd;
+
+	v4l2cuse_uvc_set_backend(&fake_backend);
+	g_assert_cmpint(v4l2cuse_source_create("uvc:/fake/camera", &src, &error), ==, 0);
+	g_assert_null(error);
+
+	/* Offered: user and camera class; not the read-only one, not the driver's class. */
+	for (unsigned int i = 0; v4l2cuse_source_control(src, i); i++)
+		n++;
+	g_assert_cmpuint(n, ==, 5);
+	g_assert_null(find_control(src, V4L2_CID_PAN_SPEED));
+	g_assert_null(find_control(src, CID_VIVID_TEST));
+	c = find_control(src, V4L2_CID_EXPOSURE_AUTO);
+	g_assert_nonnull(c);
+	g_assert_cmpuint(c->type, ==, V4L2_CTRL_TYPE_MENU);
+	g_assert_cmpstr(c->menu[1], ==, "Manual Mode");
+	c = find_control(src, V4L2_CID_FOCUS_ABSOLUTE);
+	g_assert_nonnull(c);
+	g_assert_cmpint(c->step, ==, 5);
+	/* The camera's current value is the default the daemon starts at. */
+	g_assert_cmpint(c->default_value, ==, 40);
+	g_assert_cmpuint(fake_subscribed, ==, 5);
+
+	/* A set reaches the camera. */
+	g_assert_cmpint(v4l2cuse_source_set_control(src, V4L2_CID_PAN_ABSOLUTE, 7200), ==, 0);
+	g_assert_cmpint(fake_find(V4L2_CID_PAN_ABSOLUTE)->value, ==, 7200);
+
+	/* Another application: manual exposure; exposure time becomes active. */
+	cfd = v4l2cuse_source_control_fd(src);
+	g_assert_cmpint(cfd, >=, 0);
+	g_assert_false(readable(cfd));
+	fake_event(V4L2_CID_EXPOSURE_AUTO, V4L2_EVENT_CTRL_CH_VALUE, 1, 0, 0, 3);
+	fake_event(V4L2_CID_EXPOSURE_ABSOLUTE, V4L2_EVENT_CTRL_CH_FLAGS, 250, 0, 3, 2047);
+	fake_event(V4L2_CID_BRIGHTNESS, V4L2_EVENT_CTRL_CH_VALUE | V4L2_EVENT_CTRL_CH_RANGE, 20,
+		   0, 10, 100);
+	g_assert_true(readable(cfd));
+	v4l2cuse_source_control_update(src);
+	g_assert_false(readable(cfd));
+	g_assert_cmpint(v4l2cuse_source_get_control(src, V4L2_CID_EXPOSURE_AUTO, &v), ==, 0);
+	g_assert_cmpint(v, ==, 1);
+	c = find_control(src, V4L2_CID_EXPOSURE_ABSOLUTE);
+	g_assert_false(c->flags & V4L2_CTRL_FLAG_INACTIVE);
+	c = find_control(src, V4L2_CID_BRIGHTNESS);
+	g_assert_cmpint(c->minimum, ==, 10);
+	g_assert_cmpint(c->maximum, ==, 100);
+	g_assert_cmpint(v4l2cuse_source_get_control(src, V4L2_CID_BRIGHTNESS, &v), ==, 0);
+	g_assert_cmpint(v, ==, 20);
+	/* An event for a control not offered is ignored. */
+	fake_event(CID_VIVID_TEST, V4L2_EVENT_CTRL_CH_VALUE, 1, 0, 0, 1);
+	v4l2cuse_source_control_update(src);
+	g_assert_false(readable(cfd));
+
+	v4l2cuse_source_destroy(src);
+	v4l2cuse_uvc_set_backend(NULL);
+}
+
+int
+main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/uvc-ctrls/classes-and-events", test_classes_and_events);
+	return g_test_run();
+}
