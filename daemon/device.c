@@ -323,6 +323,9 @@ v4l2cuse_device_get_stats(struct v4l2cuse_device *dev, struct v4l2cuse_device_st
 		.dropped = dev->dropped,
 		.errors = dev->errors,
 		.interrupted = dev->interrupted,
+		.produced = dev->produced,
+		.fast_frames = dev->fast_frames,
+		.requests = dev->requests,
 		.fmt = dev->fmt,
 		.interval = dev->interval,
 	};
@@ -330,6 +333,7 @@ v4l2cuse_device_get_stats(struct v4l2cuse_device *dev, struct v4l2cuse_device_st
 		struct v4l2cuse_fh *fh = l->data;
 
 		ret->parked += (fh->dqbuf.req != NULL) + (fh->read.req != NULL);
+		ret->fast_handles += fh->fp != NULL;
 	}
 	ret->input = v4l2cuse_hub_input(v4l2cuse_offer_inner(dev->src), &ret->input_users);
 }
@@ -495,6 +499,8 @@ v4l2cuse_device_set_shared(struct v4l2cuse_device *dev, bool shared, char **ret_
 	dev->shared = shared;
 	if (dev->shim)
 		v4l2cuse_shim_queues_changed(dev->shim);
+	for (l = dev->fhs.head; l; l = l->next)
+		dev_fp_publish(l->data);	/* their fast paths name the new queues */
 	g_message("%s: share=%s", dev->name, shared ? "true" : "false");
 	return 0;
 

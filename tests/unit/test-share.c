@@ -121,27 +121,29 @@ test_every_consumer_gets_every_frame(struct fixture *f, gconstpointer data)
 	v4l2cuse_device_get_stats(f->dev, &st);
 	g_assert_cmpuint(st.consumers, ==, 2);
 	g_assert_true(st.shared);
-	for (int i = 0; i < 40; i++) {
+	while (a.frames < 40) {
 		struct v4l2_buffer ba, bb;
-		int ra, rb;
 
 		arm(a.fh);
 		tick();
-		ra = consumer_dqbuf(&a, &ba);
-		rb = consumer_dqbuf(&b, &bb);
-		/* One frame per tick, to both (each requeues at once). */
-		g_assert_cmpint(ra, ==, 0);
-		g_assert_cmpint(rb, ==, 0);
-		g_assert_cmpint(consumer_dqbuf(&a, &ba) == -EAGAIN, ==, true);
-		if (memcmp(a.mem[ba.index], b.mem[bb.index], SIZEIMAGE) == 0)
-			same++;
-		g_assert_cmpint(qbuf(&a, ba.index), ==, 0);
-		g_assert_cmpint(qbuf(&b, bb.index), ==, 0);
+		/*
+		 * Each frame to both (each requeues at once); a late wake-up
+		 * brings the ticks it missed together.
+		 */
+		g_assert_cmpint(consumer_dqbuf(&a, &ba), ==, 0);
+		do {
+			g_assert_cmpint(consumer_dqbuf(&b, &bb), ==, 0);
+			g_assert_cmpuint(ba.sequence, ==, bb.sequence);
+			if (memcmp(a.mem[ba.index], b.mem[bb.index], SIZEIMAGE) == 0)
+				same++;
+			g_assert_cmpint(qbuf(&a, ba.index), ==, 0);
+			g_assert_cmpint(qbuf(&b, bb.index), ==, 0);
+		} while (consumer_dqbuf(&a, &ba) == 0);
+		g_assert_cmpint(consumer_dqbuf(&b, &bb), ==, -EAGAIN);
 	}
 	/* The same frame, byte for byte, and no consumer missed one. */
-	g_assert_cmpuint(same, ==, 40);
-	g_assert_cmpuint(a.frames, ==, 40);
-	g_assert_cmpuint(b.frames, ==, 40);
+	g_assert_cmpuint(same, ==, a.frames);
+	g_assert_cmpuint(b.frames, ==, a.frames);
 	g_assert_cmpuint(a.gaps + b.gaps, ==, 0);
 	fake_consumer_close(&a);
 	fake_consumer_close(&b);
@@ -164,10 +166,12 @@ test_slow_consumer(struct fixture *f, gconstpointer data)
 		arm(fast.fh);
 		tick();
 		g_assert_cmpint(consumer_dqbuf(&fast, &b), ==, 0);
-		g_assert_cmpint(qbuf(&fast, b.index), ==, 0);
+		do
+			g_assert_cmpint(qbuf(&fast, b.index), ==, 0);
+		while (consumer_dqbuf(&fast, &b) == 0);
 	}
 	/* The fast one never waited for the slow one. */
-	g_assert_cmpuint(fast.frames, ==, 20);
+	g_assert_cmpuint(fast.frames, >=, 20);
 	g_assert_cmpuint(fast.gaps, ==, 0);
 	/* The slow one has its two oldest frames, then a gap of its own. */
 	while (consumer_dqbuf(&slow, &b) == 0) {
