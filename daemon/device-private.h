@@ -116,6 +116,8 @@ struct v4l2cuse_device {
 	uint64_t delivered, dropped, errors;
 	uint64_t interrupted;		/* parked requests answered EINTR (caller interrupted) */
 	uint64_t produced;		/* frames made (or failed) since creation */
+	uint64_t ticks_lost;		/* timer ticks dropped after a stall */
+	uint64_t stalls;		/* stalls that dropped ticks */
 	uint64_t fast_frames;		/* frames dequeued through the fast path */
 	uint64_t requests;		/* requests from the transport (CUSE) */
 

@@ -324,6 +324,8 @@ v4l2cuse_device_get_stats(struct v4l2cuse_device *dev, struct v4l2cuse_device_st
 		.errors = dev->errors,
 		.interrupted = dev->interrupted,
 		.produced = dev->produced,
+		.ticks_lost = dev->ticks_lost,
+		.stalls = dev->stalls,
 		.fast_frames = dev->fast_frames,
 		.requests = dev->requests,
 		.fmt = dev->fmt,

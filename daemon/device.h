@@ -62,6 +62,8 @@ struct v4l2cuse_device_stats {
 	uint64_t errors;		/* frames delivered with V4L2_BUF_FLAG_ERROR */
 	uint64_t interrupted;		/* parked DQBUF/read() answered EINTR (caller interrupted) */
 	uint64_t produced;		/* frames made (or failed) since creation */
+	uint64_t ticks_lost;		/* frame-timer ticks dropped after stalls (a sequence gap each) */
+	uint64_t stalls;		/* such stalls: one sequence gap per streaming queue each */
 	uint64_t fast_frames;		/* of the delivered, dequeued through the shim's fast path */
 	uint64_t requests;		/* requests from the transport (CUSE) since creation */
 	unsigned int fast_handles;	/* handles with a fast path */

@@ -117,12 +117,14 @@ dev_fp_publish_full(struct v4l2cuse_fh *fh, bool force)
 		struct v4l2cuse_fp_done *d = &fp->sh->done[fp->done_head % V4L2CUSE_FP_DONE_RING];
 		struct v4l2_buffer dq, requeue;
 		uint64_t serial;
+		uint32_t length;
 
-		if (vb_queue_peek_done(q, fh, fp->published, &dq, &requeue, &serial) < 0)
+		if (vb_queue_peek_done(q, fh, fp->published, &dq, &requeue, &serial, &length) < 0)
 			break;
 		d->epoch = fp->epoch;
 		d->index = dq.index;
 		d->serial = serial;
+		d->length = length;
 		d->dq = dq;
 		d->requeue = requeue;
 		fp->published = serial;

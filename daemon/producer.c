@@ -275,6 +275,8 @@ dev_skip_ticks(struct v4l2cuse_device *dev, uint64_t n)
 	}
 	dev->frames += (uint32_t)n;
 	dev->produced += n;
+	dev->ticks_lost += n;
+	dev->stalls++;
 }
 
 static gboolean

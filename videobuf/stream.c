@@ -386,7 +386,8 @@ vb_queue_dqbuf(struct vb_queue *q, const void *owner, struct v4l2_buffer *vb)
 
 int
 vb_queue_peek_done(struct vb_queue *q, const void *owner, uint64_t after,
-		   struct v4l2_buffer *dq, struct v4l2_buffer *requeue, uint64_t *ret_serial)
+		   struct v4l2_buffer *dq, struct v4l2_buffer *requeue, uint64_t *ret_serial,
+		   uint32_t *ret_length)
 {
 	int r;
 
@@ -406,6 +407,7 @@ vb_queue_peek_done(struct vb_queue *q, const void *owner, uint64_t after,
 		dq->flags &= ~V4L2_BUF_FLAG_DONE;
 		vb_fill_v4l2_buffer_as(q, b, VB_BUF_QUEUED, requeue);
 		*ret_serial = b->done_serial;
+		*ret_length = (uint32_t)b->length;
 		r = 0;
 		break;
 	}

@@ -318,13 +318,15 @@ int vb_queue_buffer_state(struct vb_queue *q, unsigned int index);
  * vb_queue_peek_done() fills @dq as DQBUF would return the oldest done
  * buffer whose serial is above @after, @requeue as QBUF of it would return
  * it afterwards (USERPTR: with the userptr and length of its last QBUF;
- * output: with its last payload), and *ret_serial; -EAGAIN when there is
- * none, DQBUF's errors otherwise. vb_queue_dqbuf_serial() is DQBUF of the
+ * output: with its last payload), its serial and its own length (what
+ * USERPTR QBUF needs at least, and output bytesused may be at most);
+ * -EAGAIN when there is none, DQBUF's errors otherwise. vb_queue_dqbuf_serial() is DQBUF of the
  * oldest done buffer if its serial is @serial (-ESTALE if not), without
  * the struct.
  */
 int vb_queue_peek_done(struct vb_queue *q, const void *owner, uint64_t after,
-		       struct v4l2_buffer *dq, struct v4l2_buffer *requeue, uint64_t *ret_serial);
+		       struct v4l2_buffer *dq, struct v4l2_buffer *requeue, uint64_t *ret_serial,
+		       uint32_t *ret_length);
 int vb_queue_dqbuf_serial(struct vb_queue *q, const void *owner, uint64_t serial);
 
 /* A queue as the fast path publishes it to one handle, read under one lock. */

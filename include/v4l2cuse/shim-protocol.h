@@ -173,6 +173,8 @@ struct v4l2cuse_fp_done {
 	uint32_t epoch;
 	uint32_t index;
 	uint64_t serial;		/* give it back in the ACK */
+	uint32_t length;		/* the buffer's own (USERPTR: QBUF needs as much) */
+	uint32_t reserved;
 	struct v4l2_buffer dq;		/* what DQBUF returns */
 	struct v4l2_buffer requeue;	/* what QBUF of it returns (see above) */
 };
@@ -207,7 +209,7 @@ struct v4l2cuse_fp_shared {
 };
 
 _Static_assert(sizeof(struct v4l2cuse_shim_attach) == 176, "attach ABI");
-_Static_assert(sizeof(struct v4l2cuse_fp_done) == 192, "fast path ABI");
+_Static_assert(sizeof(struct v4l2cuse_fp_done) == 200, "fast path ABI");
 _Static_assert(sizeof(struct v4l2cuse_fp_sub) == 32, "fast path ABI");
 _Static_assert(sizeof(struct v4l2cuse_shim_request) == 56, "request ABI");
 _Static_assert(sizeof(struct v4l2cuse_shim_reply) == 48, "reply ABI");

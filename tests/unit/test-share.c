@@ -109,6 +109,20 @@ arm(struct v4l2cuse_fh *fh)
 	fake_poll(fh, POLLIN);
 }
 
+/*
+ * Sequence gaps a queue may see without missing a frame of its own: a
+ * stall of the test process longer than the producer makes up for drops
+ * ticks, one gap per stall (daemon/producer.c).
+ */
+static unsigned int
+stalls(struct v4l2cuse_device *dev)
+{
+	struct v4l2cuse_device_stats st;
+
+	v4l2cuse_device_get_stats(dev, &st);
+	return (unsigned int)st.stalls;
+}
+
 static void
 test_every_consumer_gets_every_frame(struct fixture *f, gconstpointer data)
 {
@@ -144,7 +158,8 @@ test_every_consumer_gets_every_frame(struct fixture *f, gconstpointer data)
 	/* The same frame, byte for byte, and no consumer missed one. */
 	g_assert_cmpuint(same, ==, a.frames);
 	g_assert_cmpuint(b.frames, ==, a.frames);
-	g_assert_cmpuint(a.gaps + b.gaps, ==, 0);
+	g_assert_cmpuint(a.gaps, ==, b.gaps);
+	g_assert_cmpuint(a.gaps, <=, stalls(f->dev));
 	fake_consumer_close(&a);
 	fake_consumer_close(&b);
 	v4l2cuse_device_get_stats(f->dev, &st);
@@ -172,7 +187,7 @@ test_slow_consumer(struct fixture *f, gconstpointer data)
 	}
 	/* The fast one never waited for the slow one. */
 	g_assert_cmpuint(fast.frames, >=, 20);
-	g_assert_cmpuint(fast.gaps, ==, 0);
+	g_assert_cmpuint(fast.gaps, <=, stalls(f->dev));
 	/* The slow one has its two oldest frames, then a gap of its own. */
 	while (consumer_dqbuf(&slow, &b) == 0) {
 		slow_frames++;
@@ -185,7 +200,8 @@ test_slow_consumer(struct fixture *f, gconstpointer data)
 	tick();
 	g_assert_cmpint(consumer_dqbuf(&slow, &b), ==, 0);
 	g_assert_cmpuint(b.sequence, >, 2);	/* the frames it missed: a gap */
-	g_assert_cmpuint(slow.gaps, ==, 1);
+	g_assert_cmpuint(slow.gaps, >=, 1);
+	g_assert_cmpuint(slow.gaps, <=, 1 + stalls(f->dev));
 	fake_consumer_close(&slow);
 	fake_consumer_close(&fast);
 }
@@ -233,7 +249,7 @@ test_one_leaves(struct fixture *f, gconstpointer data)
 			g_assert_cmpint(qbuf(&c, buf.index), ==, 0);
 	}
 	g_assert_cmpuint(c.frames, >=, 10);
-	g_assert_cmpuint(c.gaps, ==, 0);
+	g_assert_cmpuint(c.gaps, <=, stalls(f->dev));
 	v4l2cuse_fh_release(a.fh);
 	fake_consumer_close(&c);
 }
@@ -318,7 +334,7 @@ test_readers(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(got1, >=, 8);
 	g_assert_cmpuint(got2, >=, 8);
 	g_assert_cmpuint(got3, >=, 8);
-	g_assert_cmpuint(m.gaps, ==, 0);
+	g_assert_cmpuint(m.gaps, <=, stalls(f->dev));
 	v4l2cuse_fh_release(r1);
 	fake_consumer_close(&m);
 	v4l2cuse_fh_release(r2);
