@@ -25,24 +25,6 @@
 
 #include "shim.h"
 
-struct shim_fp {
-	struct v4l2cuse_fp_shared *sh;
-	size_t size;
-	int sock;			/* our end of the wake-up socketpair */
-	pthread_mutex_t lock;		/* the rings and the fields below */
-	uint32_t done_tail;		/* completions consumed */
-	uint32_t sub_head;		/* submissions posted */
-	uint32_t qbufs_posted, acks_posted;
-	/* A buffer this handle dequeued through the ring, until it queues it. */
-	struct {
-		bool owned;
-		uint32_t epoch;
-		uint32_t length;	/* the buffer's own length */
-		struct v4l2_buffer requeue;
-	} bufs[SHIM_MAX_BUFFERS];
-	bool dead;			/* the daemon hung up: CUSE from now on */
-};
-
 bool
 shim_fp_enabled(void)
 {
