@@ -233,6 +233,7 @@ v4l2cuse_fh_release(struct v4l2cuse_fh *fh)
 	/* A parked request holds its own file reference: none can be left. */
 	if (fh->dqbuf.req || fh->read.req)
 		g_warning("bug: %s: release with a parked request", dev->name);
+	dev_fp_take(fh);	/* what the app did before it closed counts */
 	g_queue_unlink(&dev->fhs, &fh->link);
 	dev->n_fhs--;
 	if (fh->prio > V4L2_PRIORITY_UNSET && fh->prio <= V4L2_PRIORITY_RECORD)

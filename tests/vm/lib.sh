@@ -27,6 +27,13 @@ if [[ -z ${V4L2CUSE_RESULTS:-} || -z ${V4L2CUSE_MODDIR:-} ]]; then
 	exit 99
 fi
 
+# V4L2CUSE_TEST_FASTPATH=0 on the host runs a script's shim clients without
+# the shim's fast path (every streaming ioctl and poll through CUSE).
+if [[ -n ${V4L2CUSE_TEST_FASTPATH:-} ]]; then
+	export V4L2CUSE_FASTPATH=$V4L2CUSE_TEST_FASTPATH
+	echo "# V4L2CUSE_FASTPATH=$V4L2CUSE_FASTPATH"
+fi
+
 _vm_n=0
 _vm_failed=0
 _vm_cleanups=()

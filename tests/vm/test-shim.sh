@@ -55,14 +55,37 @@ check "shim handle: STREAMING" bash -c "'$run' v4l2-ctl -d $dev -D | grep -A4 'D
 
 # --- v4l2-ctl -------------------------------------------------------------------
 
+# fast_frames: the frames dequeued through the shim's fast path so far.
+fast_frames()
+{
+	timeout 30 "$ctl" stats | vm_stat fast-frames "device shim"
+}
+# fast_check DESC BEFORE: all 30 frames of the run since BEFORE came through
+# the fast path (none with V4L2CUSE_FASTPATH=0).
+fast_check()
+{
+	local want=30 got
+	[[ ${V4L2CUSE_FASTPATH:-} != 0 ]] || want=0
+	got=$(($(fast_frames) - $2))
+	if ((got == want)); then
+		ok "$1: $got of 30 frames through the fast path"
+	else
+		not_ok "$1: $want of 30 frames through the fast path" "got $got"
+	fi
+}
+
+f0=$(fast_frames)
 check "v4l2-ctl --stream-mmap --stream-count=30" \
 	timeout 120 "$run" v4l2-ctl -d $dev --set-fmt-video=width=$W,height=$H,pixelformat=YUYV \
 	--stream-mmap --stream-count=30 --stream-to="$R/ctl-mmap.yuyv"
+fast_check "v4l2-ctl mmap" "$f0"
 check "v4l2-ctl mmap: 30 frames, bars" bash -c "[[ \$(stat -c %s '$R/ctl-mmap.yuyv') == $((30 * FRAME)) ]] &&
 	tail -c $FRAME '$R/ctl-mmap.yuyv' >'$R/ctl-mmap-last.yuyv' &&
 	python3 '$check_frames' '$R/ctl-mmap-last.yuyv' $W $H --frames 1 --bars75"
+f0=$(fast_frames)
 check "v4l2-ctl --stream-user --stream-count=30" \
 	timeout 120 "$run" v4l2-ctl -d $dev --stream-user --stream-count=30 --stream-to="$R/ctl-user.yuyv"
+fast_check "v4l2-ctl userptr" "$f0"
 check "v4l2-ctl userptr: 30 frames, bars" bash -c "[[ \$(stat -c %s '$R/ctl-user.yuyv') == $((30 * FRAME)) ]] &&
 	tail -c $FRAME '$R/ctl-user.yuyv' >'$R/ctl-user-last.yuyv' &&
 	python3 '$check_frames' '$R/ctl-user-last.yuyv' $W $H --frames 1 --bars75"
