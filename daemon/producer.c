@@ -38,9 +38,10 @@ static int dev_arm_producer(struct v4l2cuse_device *dev);
 
 /*
  * Ticks a late timer makes up for at once (each its own frame, stamped with
- * its own time); beyond that a stall's ticks are dropped, as missed frames.
+ * its own time): as many as a queue can have buffers; beyond that a stall's
+ * ticks could only be dropped frames anyway, and are counted as such.
  */
-#define DEV_MAX_CATCH_UP 4
+#define DEV_MAX_CATCH_UP VB_MAX_BUFFERS
 
 static uint64_t
 dev_now_ns(void)
@@ -291,8 +292,10 @@ dev_timer_cb(int fd, GIOCondition cond, gpointer data)
 	 * Every tick is a frame stamped with the time it was due, so the rate
 	 * and the spacing of the timestamps are the requested ones whenever we
 	 * wake up: a late wake-up (a loaded machine) makes up for the ticks it
-	 * missed at once, up to DEV_MAX_CATCH_UP of them; a longer stall drops
-	 * the rest, as sequence gaps. No clock is read per frame.
+	 * missed at once, into the buffers the consumers have queued (a queue
+	 * with none free misses the frame, a sequence gap for it alone); a
+	 * stall of more than DEV_MAX_CATCH_UP ticks drops the rest, as gaps.
+	 * No clock is read per frame.
 	 */
 	if (expirations > DEV_MAX_CATCH_UP && dev_streaming(dev)) {
 		uint64_t skip = expirations - DEV_MAX_CATCH_UP;

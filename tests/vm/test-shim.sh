@@ -6,7 +6,8 @@
 # --stream-mmap/--stream-user/-w (libv4l2's raw syscalls) with pixel checks,
 # another uid refused, nothing of a client left in the daemon once it is gone
 # (also after SIGKILL), and v4l2-compliance -s and -f under the shim (MMAP
-# and USERPTR tested, 0 failures, 0 warnings). ffmpeg and GStreamer:
+# and USERPTR tested, 0 failures, no warning but sequence gaps of frames the
+# daemon dropped). ffmpeg and GStreamer:
 # test-shim-media.sh; OpenCV, mpv, Chromium: test-shim-apps.sh.
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
@@ -212,18 +213,31 @@ check "daemon alive" kill -0 "$daemon_pid"
 
 # --- v4l2-compliance under the shim --------------------------------------------
 
+# compliance TAG CMD...: 0 failures, and no warning but sequence gaps that
+# are frames the daemon dropped: under TCG on a loaded host the tool (or the
+# daemon) can stall for more frame periods than the tool has buffers queued;
+# the producer then delivers the frames that were due into the buffers there
+# are and drops the rest, counted (stats: dropped), as a kernel driver does.
 compliance()
 {
-	local tag=$1 out total
+	local tag=$1 out total d0 d1 gaps warnings
 	shift
 	out=$R/compliance-$tag.txt
+	d0=$(timeout 30 "$ctl" --socket /tmp/ctl43.sock stats | vm_stat dropped "device compliance")
 	timeout 600 "$@" >"$out" 2>&1 || true
+	d1=$(timeout 30 "$ctl" --socket /tmp/ctl43.sock stats | vm_stat dropped "device compliance")
 	total=$(grep -E '^Total for ' "$out" | tail -1)
-	diag "$tag: $total"
-	if grep -qE '^Total for .*Failed: 0, Warnings: 0' <<<"$total"; then
-		ok "v4l2-compliance $tag: $total"
+	gaps=$(grep -oE 'got sequence number [0-9]+, expected [0-9]+' "$out" |
+		awk '{ if ($4 <= $6) bad = 1; s += $4 - $6 } END { print bad ? 999999 : s + 0 }')
+	warnings=$({ grep -oE 'warn: .*' "$out" || true; } |
+		grep -vE 'warn: v4l2-test-buffers.cpp\([0-9]+\): got sequence number [0-9]+, expected [0-9]+' || true)
+	diag "$tag: $total; sequence gaps: $gaps frames, the daemon dropped $((d1 - d0))"
+	if grep -qE '^Total for .*Failed: 0, Warnings: [0-9]+' <<<"$total" && [[ -z $warnings ]] &&
+		((gaps <= d1 - d0)); then
+		ok "v4l2-compliance $tag: $total (gaps: $gaps dropped frames)"
 	else
-		not_ok "v4l2-compliance $tag has 0 failures and 0 warnings" "$total"
+		not_ok "v4l2-compliance $tag has 0 failures and no warning but dropped frames" \
+			"$total; gaps $gaps, dropped $((d1 - d0))"
 		grep -E 'fail:|warn:' "$out" | head -40 | sed 's/^/#   /'
 	fi
 }
@@ -234,6 +248,8 @@ compliance()
 # leaves a sequence gap, which v4l2-compliance warns about (except on vivid).
 # -f streams every format.
 cat >/tmp/compliance.conf <<'CONF'
+[daemon]
+control-socket = /tmp/ctl43.sock
 [device compliance]
 node = video43
 source = pattern,fps=10,sizes=320x240
