@@ -126,6 +126,9 @@ struct v4l2cuse_device {
 
 	const struct v4l2cuse_poll_ops *poll_ops;
 	struct v4l2cuse_shim *shim;	/* the preload shim's server, or NULL */
+	void (*changed)(void *data);	/* device config's */
+	void *changed_data;
+	uint64_t request_memory;	/* buffer memory when the current request began */
 };
 
 /* device.c */
@@ -136,6 +139,9 @@ bool dev_others_busy(struct v4l2cuse_device *dev, struct v4l2cuse_fh *fh);
 const char *dev_bus_prefix(struct v4l2cuse_device *dev);
 /* output: the writer set a new format: its next frames come in it. */
 void dev_writer_restart(struct v4l2cuse_device *dev);
+
+/* device.c: what STATUS shows may have changed (open, buffers, streaming). */
+void dev_changed(struct v4l2cuse_device *dev);
 
 /* fh.c */
 /* A request of @fh from the transport starts (counted; the fast path's

@@ -127,6 +127,8 @@ v4l2cuse_device_new(const struct v4l2cuse_device_config *cfg, char **ret_error)
 	dev->shared = cfg->shared;
 	dev->output = cfg->output;
 	dev->hub = cfg->hub;
+	dev->changed = cfg->changed;
+	dev->changed_data = cfg->changed_data;
 	g_queue_init(&dev->fhs);
 	g_queue_init(&dev->streams);
 
@@ -257,6 +259,13 @@ dev_writer_restart(struct v4l2cuse_device *dev)
 		g_message("%s: the writer's new format %ux%u %.4s: %s", dev->name,
 			  dev->fmt.width, dev->fmt.height, (const char *)&dev->fmt.pixelformat,
 			  g_strerror(-r));
+}
+
+void
+dev_changed(struct v4l2cuse_device *dev)
+{
+	if (dev->changed)
+		dev->changed(dev->changed_data);
 }
 
 void

@@ -47,6 +47,13 @@ struct v4l2cuse_device_config {
 	uint64_t buffer_memory_limit;	/* bytes of buffer memory (0: unlimited) */
 	struct vb_budget *global_budget;	/* all devices' budget (NULL: none); ref taken */
 	struct v4l2cuse_hub *hub;	/* shares inputs between devices (NULL: no sharing) */
+	/*
+	 * Called on the loop thread when what the service's STATUS shows may
+	 * have changed (a handle opened or closed, buffers allocated or freed,
+	 * streaming started or stopped), so nothing has to poll for it.
+	 */
+	void (*changed)(void *data);
+	void *changed_data;
 };
 
 /* For v4l2cuse-ctl list (loop thread). */

@@ -85,10 +85,20 @@ dev_notify_poll(struct v4l2cuse_fh *fh)
 		fh->dev->poll_ops->notify(ph);
 }
 
+static uint64_t
+dev_buffer_memory(struct v4l2cuse_device *dev)
+{
+	struct vb_budget_stats st;
+
+	vb_budget_get_stats(dev->budget, &st);
+	return st.used;
+}
+
 void
 dev_request_begin(struct v4l2cuse_fh *fh)
 {
 	fh->dev->requests++;
+	fh->dev->request_memory = dev_buffer_memory(fh->dev);
 	dev_fp_take(fh);	/* the app's earlier QBUFs and DQBUFs come first */
 }
 
@@ -96,6 +106,8 @@ void
 dev_request_end(struct v4l2cuse_fh *fh)
 {
 	dev_fp_publish(fh);
+	if (dev_buffer_memory(fh->dev) != fh->dev->request_memory)
+		dev_changed(fh->dev);	/* buffers allocated or freed */
 }
 
 /* Something changed for @fh: answer what can be answered, wake pollers. */
@@ -221,6 +233,7 @@ v4l2cuse_fh_open(struct v4l2cuse_device *dev, int open_flags, pid_t pid, uid_t u
 	fh->link.data = fh;
 	g_queue_push_tail_link(&dev->fhs, &fh->link);
 	dev->n_fhs++;
+	dev_changed(dev);
 	return fh;
 }
 
@@ -252,6 +265,7 @@ v4l2cuse_fh_release(struct v4l2cuse_fh *fh)
 	g_array_unref(fh->subs);
 	g_queue_clear_full(&fh->events, g_free);
 	g_free(fh);
+	dev_changed(dev);
 }
 
 void

@@ -443,6 +443,7 @@ dev_producer_stop(struct v4l2cuse_device *dev)
 	dev->src->ops->stop(dev->src);
 	dev_placeholder_stop(dev);
 	/* signal_lost stays: what the source showed last, until it produces again. */
+	dev_changed(dev);
 }
 
 void
@@ -505,6 +506,7 @@ dev_start_streaming(struct vb_queue *q, unsigned int count)
 	if (r < 0)
 		goto err_stop_source;
 	dq->started = true;
+	dev_changed(dev);
 	g_debug("%s: streaming %ux%u %.4s at %u/%u s", dev->name, dev->fmt.width,
 		dev->fmt.height, (const char *)&dev->fmt.pixelformat,
 		dev->interval.numerator, dev->interval.denominator);
