@@ -14,6 +14,7 @@
 #	V4L2CUSE_KVER     guest kernel release (uname -r)
 #	V4L2CUSE_MODDIR   module cache root, the -d argument of modprobe
 #	V4L2CUSE_TEST_*   passed through from the environment of vm-run.sh
+# The host's load average while the VM runs: vm_host_load.
 # Scratch space: /tmp, /run, /dev/shm, /var/tmp are tmpfs. HOME=/root is
 # read-only; XDG_*_HOME point into /tmp.
 #
@@ -212,6 +213,12 @@ vm_wait_for()
 	done
 	not_ok "$desc" "still false after ${secs}s: $*"
 	return 1
+}
+
+# vm_host_load: the host's 1-minute load average, sampled by vm-run.sh every 5 s.
+vm_host_load()
+{
+	tail -n 1 "$V4L2CUSE_RESULTS/.vm/host-load" 2>/dev/null | awk '{ print $2 }'
 }
 
 # vm_stat KEY [GROUP]: KEY's value in [GROUP] (default: daemon; a device:
