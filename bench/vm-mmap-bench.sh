@@ -90,7 +90,7 @@ cat >"$T/hook" <<'HOOK'
 # Few processes: each start costs ~0.1-0.3 s under TCG.
 {
 	read -r -a st <"/proc/$BENCH_DAEMON/stat"
-	read -r _ load _ < <(tail -n 1 "$BENCH_LOAD")
+	read -r _ load _ <<<"$(tail -n 1 "$BENCH_LOAD")"
 	"$BENCH_CTL" stats | awk -v cpu=$((st[13] + st[14])) -v load="$load" '
 		/^\[/ { g = $0 == "[device bench]"; next }
 		g { v[$1] = $2 }
