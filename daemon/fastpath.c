@@ -105,6 +105,8 @@ dev_fp_publish_full(struct v4l2cuse_fh *fh, bool force)
 	vb_queue_snapshot(q, fh, &snap);
 	if (q != fp->q || snap.epoch != fp->vb_epoch) {
 		/* Cancelled, freed or replaced: what was published is void. */
+		if (q != fp->q)
+			fp->published = 0;	/* serials are the queue's */
 		fp->q = q;
 		fp->vb_epoch = snap.epoch;
 		fp->epoch++;

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -119,8 +120,10 @@ fp_state(struct shim_fp *fp, struct v4l2cuse_fp_state *st)
 	for (int tries = 0; tries < 10000; tries++) {
 		uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
 
-		if (seq & 1)
+		if (seq & 1) {
+			sched_yield();	/* the daemon is writing it (or was preempted doing so) */
 			continue;
+		}
 		st->flags = __atomic_load_n(&s->flags, __ATOMIC_RELAXED);
 		st->epoch = __atomic_load_n(&s->epoch, __ATOMIC_RELAXED);
 		st->type = __atomic_load_n(&s->type, __ATOMIC_RELAXED);
