@@ -49,16 +49,10 @@ run(unsigned int n, unsigned int frames, uint32_t w, uint32_t h)
 		.shared = true,
 	};
 	struct fake_consumer c[8];
-	g_autofree char *err = NULL;
-	struct v4l2cuse_device *dev = v4l2cuse_device_new(&cfg, &err);
+	struct v4l2cuse_device *dev = fake_device(&cfg);
 	unsigned int got = 0;
 	double t0 = 0;
 
-	if (!dev) {
-		fprintf(stderr, "share-fanout: %s\n", err);
-		exit(1);
-	}
-	fake_install_poll_ops(dev);
 	for (unsigned int i = 0; i < n; i++)
 		fake_consumer_start(&c[i], dev, 4, 0);
 	/* Warm up (page faults of the buffers), then measure. */

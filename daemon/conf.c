@@ -16,13 +16,12 @@
 #include <glib/gstdio.h>
 
 #include "v4l2cuse/format.h"
+#include "v4l2cuse/parse.h"
 #include "v4l2cuse/source.h"
 #include "util/macros.h"
 #include "util/cleanup.h"
 #include "conf.h"
 #include "loopback.h"
-
-#define CONF_MAX_FPS	240
 
 /* ---------------------------------------------------------------------- */
 /* Value parsers */
@@ -47,44 +46,6 @@ err:
 	return -EINVAL;
 }
 
-int
-v4l2cuse_parse_size(const char *s, uint32_t *ret_w, uint32_t *ret_h, char **ret_error)
-{
-	unsigned int a, b;
-	char end;
-
-	if (sscanf(s, "%ux%u%c", &a, &b, &end) != 2 || a == 0 || b == 0 ||
-	    a > V4L2CUSE_MAX_WIDTH || b > V4L2CUSE_MAX_HEIGHT || !g_ascii_isdigit(s[0])) {
-		*ret_error = g_strdup_printf("'%s' is not a valid size (WIDTHxHEIGHT, 1..%u each)",
-					     s, V4L2CUSE_MAX_WIDTH);
-		return -EINVAL;
-	}
-	*ret_w = a;
-	*ret_h = b;
-	return 0;
-}
-
-int
-v4l2cuse_parse_fourcc(const char *s, uint32_t *ret, char **ret_error)
-{
-	char f[4] = { ' ', ' ', ' ', ' ' };
-	size_t n = strlen(s);
-	uint32_t fourcc;
-
-	if (n == 0 || n > 4) {
-		*ret_error = g_strdup_printf("'%s' is not a fourcc (e.g. YUYV, MJPG, NV12)", s);
-		return -EINVAL;
-	}
-	memcpy(f, s, n);
-	fourcc = v4l2_fourcc(f[0], f[1], f[2], f[3]);
-	if (!v4l2cuse_format_info(fourcc)) {
-		*ret_error = g_strdup_printf("unknown pixel format '%s'", s);
-		return -EINVAL;
-	}
-	*ret = fourcc;
-	return 0;
-}
-
 static bool
 parse_u32(const char *s, uint32_t *ret)
 {
@@ -99,24 +60,6 @@ parse_u32(const char *s, uint32_t *ret)
 		return false;
 	*ret = (uint32_t)v;
 	return true;
-}
-
-int
-v4l2cuse_parse_rate(const char *s, struct v4l2_fract *ret, char **ret_error)
-{
-	g_auto(GStrv) parts = g_strsplit(s, "/", 3);
-	uint32_t num = 0, den = 1;
-
-	if (!parts[0] || !parse_u32(parts[0], &num) ||
-	    (parts[1] && (!parse_u32(parts[1], &den) || parts[2])) || num == 0 || den == 0 ||
-	    num > (uint64_t)CONF_MAX_FPS * den) {
-		*ret_error = g_strdup_printf("'%s' is not a frame rate (N or N/D frames per "
-					     "second, up to %u)", s, CONF_MAX_FPS);
-		return -EINVAL;
-	}
-	/* fps num/den is the frame interval den/num. */
-	*ret = (struct v4l2_fract){ .numerator = den, .denominator = num };
-	return 0;
 }
 
 int
@@ -464,35 +407,6 @@ scan_text(struct conf_scan *sc, const char *data, size_t len, char **ret_error)
 /* Groups */
 
 /* Split a list value on ',', ';', '+' and blanks; at most @max items. */
-static int
-split_list(const char *s, unsigned int max, GStrv *ret, char **ret_msg)
-{
-	g_autoptr(GPtrArray) a = g_ptr_array_new_with_free_func(g_free);
-	const char *p = s;
-
-	while (*p) {
-		size_t n = strcspn(p, ",;+ \t");
-
-		if (n) {
-			if (a->len >= max) {
-				*ret_msg = g_strdup_printf("more than %u entries", max);
-				return -EINVAL;
-			}
-			g_ptr_array_add(a, g_strndup(p, n));
-		}
-		p += n;
-		if (*p)
-			p++;
-	}
-	if (!a->len) {
-		*ret_msg = g_strdup("empty list");
-		return -EINVAL;
-	}
-	g_ptr_array_add(a, NULL);
-	*ret = (GStrv)g_ptr_array_free(g_steal_pointer(&a), FALSE);
-	return 0;
-}
-
 struct conf_ctx {
 	struct v4l2cuse_conf *conf;
 	struct conf_scan *sc;
@@ -561,7 +475,7 @@ parse_sandbox_key(struct conf_ctx *c, const char *key, const char *v, char **ret
 	if (strcmp(key, "sandbox-paths") != 0)
 		return ctx_fail(c, key, g_strdup("unknown key (known: sandbox, sandbox-paths)"),
 				ret_error);
-	if (split_list(v, 64, &paths, &msg) < 0)
+	if (v4l2cuse_split_list(v, 64, &paths, &msg) < 0)
 		return ctx_fail(c, key, msg, ret_error);
 	for (unsigned int i = 0; paths[i]; i++) {
 		if (!g_path_is_absolute(paths[i]))
@@ -623,71 +537,6 @@ parse_daemon_key(struct conf_ctx *c, const char *key, const char *v, char **ret_
 						 "buffer-memory-limit, "
 						 "device-buffer-memory-limit, sandbox, "
 						 "sandbox-paths)"), ret_error);
-	}
-	return 0;
-}
-
-static int
-parse_list_formats(struct conf_ctx *c, const char *key, const char *v,
-		   struct v4l2cuse_offer *o, char **ret_error)
-{
-	g_auto(GStrv) items = NULL;
-	char *msg = NULL;
-
-	if (split_list(v, V4L2CUSE_OFFER_MAX, &items, &msg) < 0)
-		return ctx_fail(c, key, msg, ret_error);
-	for (unsigned int i = 0; items[i]; i++) {
-		uint32_t f;
-
-		if (v4l2cuse_parse_fourcc(items[i], &f, &msg) < 0)
-			return ctx_fail(c, key, msg, ret_error);
-		for (unsigned int j = 0; j < o->n_formats; j++)
-			if (o->formats[j] == f)
-				return ctx_fail(c, key, g_strdup_printf("'%s' is listed twice",
-									 items[i]), ret_error);
-		o->formats[o->n_formats++] = f;
-	}
-	return 0;
-}
-
-static int
-parse_list_sizes(struct conf_ctx *c, const char *key, const char *v,
-		 struct v4l2cuse_offer *o, char **ret_error)
-{
-	g_auto(GStrv) items = NULL;
-	char *msg = NULL;
-
-	if (split_list(v, V4L2CUSE_OFFER_MAX, &items, &msg) < 0)
-		return ctx_fail(c, key, msg, ret_error);
-	for (unsigned int i = 0; items[i]; i++) {
-		struct v4l2cuse_size s;
-
-		if (v4l2cuse_parse_size(items[i], &s.width, &s.height, &msg) < 0)
-			return ctx_fail(c, key, msg, ret_error);
-		for (unsigned int j = 0; j < o->n_sizes; j++)
-			if (o->sizes[j].width == s.width && o->sizes[j].height == s.height)
-				return ctx_fail(c, key, g_strdup_printf("'%s' is listed twice",
-									 items[i]), ret_error);
-		o->sizes[o->n_sizes++] = s;
-	}
-	return 0;
-}
-
-static int
-parse_list_rates(struct conf_ctx *c, const char *key, const char *v,
-		 struct v4l2cuse_offer *o, char **ret_error)
-{
-	g_auto(GStrv) items = NULL;
-	char *msg = NULL;
-
-	if (split_list(v, V4L2CUSE_OFFER_MAX, &items, &msg) < 0)
-		return ctx_fail(c, key, msg, ret_error);
-	for (unsigned int i = 0; items[i]; i++) {
-		struct v4l2_fract f;
-
-		if (v4l2cuse_parse_rate(items[i], &f, &msg) < 0)
-			return ctx_fail(c, key, msg, ret_error);
-		o->intervals[o->n_intervals++] = f;
 	}
 	return 0;
 }
@@ -757,11 +606,14 @@ parse_device_key(struct conf_ctx *c, struct v4l2cuse_conf_device *d, const char 
 			return -EINVAL;
 		d->placeholder = g_strdup(v);
 	} else if (strcmp(key, "formats") == 0) {
-		return parse_list_formats(c, key, v, &d->offer, ret_error);
+		if (v4l2cuse_parse_fourccs(v, d->offer.formats, &d->offer.n_formats, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
 	} else if (strcmp(key, "sizes") == 0) {
-		return parse_list_sizes(c, key, v, &d->offer, ret_error);
+		if (v4l2cuse_parse_sizes(v, d->offer.sizes, &d->offer.n_sizes, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
 	} else if (strcmp(key, "frame-rates") == 0) {
-		return parse_list_rates(c, key, v, &d->offer, ret_error);
+		if (v4l2cuse_parse_rates(v, d->offer.intervals, &d->offer.n_intervals, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
 	} else if (strcmp(key, "format") == 0) {
 		if (v4l2cuse_parse_fourcc(v, &d->pixelformat, &msg) < 0)
 			return ctx_fail(c, key, msg, ret_error);

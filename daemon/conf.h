@@ -19,6 +19,7 @@
 #include <glib.h>
 #include <linux/videodev2.h>
 
+#include "v4l2cuse/parse.h"
 #include "device.h"
 #include "offer.h"
 #include "sandbox.h"
@@ -127,13 +128,10 @@ void v4l2cuse_conf_device_config(const struct v4l2cuse_conf_device *d,
 /*
  * Value parsers shared with the command line. Each returns 0, or -EINVAL
  * with a message that names the value but not the key, e.g.
- * "'0x0' is not a valid size (WIDTHxHEIGHT, 1..8192 each)".
+ * "'cam0' is not a node name like video42". Sizes, frame rates, fourccs
+ * and lists: v4l2cuse/parse.h.
  */
 int v4l2cuse_parse_node(const char *s, char **ret_name, char **ret_error);
-int v4l2cuse_parse_size(const char *s, uint32_t *ret_w, uint32_t *ret_h, char **ret_error);
-int v4l2cuse_parse_fourcc(const char *s, uint32_t *ret, char **ret_error);
-/* "30", "15/2" or "30000/1001" frames per second, 1..240 fps: an interval. */
-int v4l2cuse_parse_rate(const char *s, struct v4l2_fract *ret, char **ret_error);
 int v4l2cuse_parse_mode(const char *s, mode_t *ret, char **ret_error);
 int v4l2cuse_parse_group(const char *s, gid_t *ret, char **ret_error);
 /* "512M", "2G", "65536", "64K" (binary units) or "0"/"unlimited" (0): bytes. */

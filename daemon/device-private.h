@@ -15,7 +15,7 @@
 
 struct v4l2cuse_shim;
 struct v4l2cuse_control;
-struct placeholder;
+struct v4l2cuse_placeholder;
 struct dev_fp;
 
 /* A control as the device keeps it: the source's description plus its value. */
@@ -106,7 +106,7 @@ struct v4l2cuse_device {
 	char *placeholder_spec;
 	bool placeholder_started;
 	bool placeholder_unusable;	/* cannot produce dev->fmt: not tried again */
-	struct placeholder *card;	/* the built-in NO SIGNAL card, made on first use */
+	struct v4l2cuse_placeholder *card;	/* the built-in NO SIGNAL card, made on first use */
 	bool signal_lost;		/* the last frame was a placeholder frame */
 
 	/* Service bits (daemon/manager.c, v4l2cuse-ctl). */

@@ -78,7 +78,7 @@ struct hub_tap {
 	int evfd;			/* its wake fd in fanout */
 	uint64_t gen;			/* the input's frame taken last */
 	uint64_t next_due_ns;
-	struct cv *cv;
+	struct v4l2cuse_convert *cv;
 };
 
 struct v4l2cuse_hub {
@@ -349,7 +349,7 @@ tap_destroy(struct v4l2cuse_source *src)
 		hub_input_free(in);
 	}
 	close(t->evfd);
-	cv_free(t->cv);
+	v4l2cuse_convert_free(t->cv);
 	g_free(t);
 }
 
@@ -463,7 +463,7 @@ tap_produce_fanout(struct hub_tap *t, struct v4l2cuse_frame *frame)
 		frame->bytesused = in->bytesused;
 		return 0;
 	}
-	struct cv_image img = {
+	struct v4l2cuse_image img = {
 		.fourcc = in->fmt.pixelformat,
 		.width = in->fmt.width,
 		.height = in->fmt.height,
@@ -471,7 +471,8 @@ tap_produce_fanout(struct hub_tap *t, struct v4l2cuse_frame *frame)
 		.data = in->staging,
 		.size = in->fmt.bytesperline ? in->fmt.sizeimage : in->bytesused,
 	};
-	int r = cv_convert(t->cv, &img, &t->fmt, frame->data, frame->length, &frame->bytesused);
+	int r = v4l2cuse_convert_frame(t->cv, &img, &t->fmt, frame->data, frame->length,
+				       &frame->bytesused);
 
 	if (r < 0) {
 		g_debug("hub: %s: a frame did not convert: %s", in->key, g_strerror(-r));
@@ -593,7 +594,7 @@ hub_tap_new(struct hub_input *in)
 		g_free(t);
 		return NULL;
 	}
-	t->cv = cv_new();
+	t->cv = v4l2cuse_convert_new();
 	g_queue_push_tail_link(&in->taps, &t->link);
 	return t;
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <glib.h>
 
 #include "v4l2cuse/format.h"
@@ -23,66 +24,7 @@
 #include "util/cleanup.h"
 #include "util/macros.h"
 #include "convert.h"
-#include "modes.h"
-#include "loopback.h"
-
-/* v4l2loopback's control ids (its V4L2LOOPBACK_CID_BASE is ours too). */
-#define LB_CID_KEEP_FORMAT		(V4L2CUSE_CID_PRIVATE_BASE + 0)
-#define LB_CID_SUSTAIN_FRAMERATE	(V4L2CUSE_CID_PRIVATE_BASE + 1)
-#define LB_CID_TIMEOUT			(V4L2CUSE_CID_PRIVATE_BASE + 2)
-#define LB_TIMEOUT_MAX_MS		100000
-
-struct loopback {
-	struct v4l2cuse_loopbacks *reg;	/* NULL: unbound */
-	char *name;			/* the writer node */
-	unsigned int refs;
-
-	bool keep_format, sustain_framerate, compat;
-	int64_t timeout_ms;
-
-	/* The newest whole frame. */
-	uint8_t *data;
-	size_t alloc;
-	uint32_t bytesused;
-	struct v4l2_pix_format fmt;
-	uint64_t gen;			/* frames taken; 0: none yet */
-	uint64_t at_ns;			/* CLOCK_MONOTONIC when it came */
-
-	/* The writer. */
-	bool connected;
-	pid_t pid;
-	char comm[16];
-	struct v4l2_pix_format writer_fmt;
-	bool has_kept;			/* keep_format: later writers keep writer_fmt */
-	uint64_t refused, dropped;
-};
-
-struct v4l2cuse_loopbacks {
-	GHashTable *by_name;		/* name -> struct loopback * */
-};
-
-enum lb_end {
-	LB_WRITER,
-	LB_CAPTURE,
-};
-
-struct lb_source {
-	struct v4l2cuse_source base;
-	struct loopback *lb;
-	enum lb_end end;
-
-	/* The capture end. */
-	struct modes modes;
-	struct v4l2_pix_format pix;
-	bool started;
-	struct cv *cv;
-	uint8_t *cache;			/* the newest frame in pix, for repeats */
-	uint32_t cache_used;		/* its bytesused */
-	uint64_t cache_gen;		/* the writer frame in it; 0: empty */
-	uint64_t shown_gen;		/* the writer frame shown last */
-};
-
-static const struct v4l2cuse_source_ops lb_writer_ops, lb_capture_ops;
+#include "loopback-private.h"
 
 static const char *const lb_keys[] = {
 	"sizes", "formats", "fps", "keep_format", "sustain_framerate", "timeout", "compat", NULL,
@@ -97,19 +39,7 @@ static const struct v4l2cuse_control lb_controls[] = {
 	  .minimum = 0, .maximum = LB_TIMEOUT_MAX_MS, .step = 1 },
 };
 
-static struct lb_source *
-lb_of(struct v4l2cuse_source *src)
-{
-	return (struct lb_source *)src;
-}
-
-static bool
-lb_is(struct v4l2cuse_source *src)
-{
-	return src && (src->ops == &lb_writer_ops || src->ops == &lb_capture_ops);
-}
-
-static uint64_t
+uint64_t
 lb_now_ns(void)
 {
 	struct timespec ts;
@@ -198,7 +128,7 @@ lb_valid_node(const char *s)
 }
 
 /* Options of a capture end's spec; @o freed by the caller. */
-static int
+int
 lb_parse_opts(const char *spec, struct v4l2cuse_opts **ret_o, char **ret_writer,
 	      char **ret_error)
 {
@@ -247,7 +177,7 @@ v4l2cuse_loopback_spec_with_writer(const char *spec, const char *writer)
 /* ---------------------------------------------------------------------- */
 /* Both ends */
 
-static void
+void
 lb_destroy(struct v4l2cuse_source *src)
 {
 	struct lb_source *s = lb_of(src);
@@ -256,13 +186,21 @@ lb_destroy(struct v4l2cuse_source *src)
 		return;
 	if (s->end == LB_WRITER && s->lb->connected)
 		v4l2cuse_loopback_set_writer(src, 0);
+	if (s->end == LB_CAPTURE)
+		lb_capture_stop(src);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	if (s->evfd >= 0)
+		close(s->evfd);
+	if (s->tfd >= 0)
+		close(s->tfd);
 	lb_put(s->lb);
-	cv_free(s->cv);
+	v4l2cuse_convert_free(s->cv);
 	g_free(s->cache);
 	g_free(s);
 }
 
-static int
+int
 lb_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 {
 	/* Only made by v4l2cuse_loopback_create(), which needs the registry. */
@@ -271,7 +209,7 @@ lb_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 	return -EINVAL;
 }
 
-static const struct v4l2cuse_control *
+const struct v4l2cuse_control *
 lb_control(struct v4l2cuse_source *src, unsigned int index)
 {
 	/* The knobs are the writer node's (v4l2loopback has them there too). */
@@ -280,7 +218,7 @@ lb_control(struct v4l2cuse_source *src, unsigned int index)
 	return &lb_controls[index];
 }
 
-static int
+int
 lb_get_control(struct v4l2cuse_source *src, uint32_t id, int64_t *ret)
 {
 	struct loopback *lb = lb_of(src)->lb;
@@ -299,7 +237,7 @@ lb_get_control(struct v4l2cuse_source *src, uint32_t id, int64_t *ret)
 	return -EINVAL;
 }
 
-static int
+int
 lb_set_control(struct v4l2cuse_source *src, uint32_t id, int64_t value)
 {
 	struct loopback *lb = lb_of(src)->lb;
@@ -344,379 +282,6 @@ v4l2cuse_loopback_get_stats(struct v4l2cuse_source *src, struct v4l2cuse_loopbac
 	return 0;
 }
 
-/* ---------------------------------------------------------------------- */
-/* The writer end */
-
-void
-v4l2cuse_loopback_set_writer(struct v4l2cuse_source *src, pid_t pid)
-{
-	struct loopback *lb;
-	g_autofree char *path = NULL, *comm = NULL;
-
-	if (!lb_is(src))
-		return;
-	lb = lb_of(src)->lb;
-	lb->connected = pid != 0;
-	if (!pid) {
-		g_message("loopback %s: the writer (pid %d, %s) left", lb->name, (int)lb->pid,
-			  lb->comm);
-		return;
-	}
-	lb->pid = pid;
-	path = g_strdup_printf("/proc/%d/comm", (int)pid);
-	if (g_file_get_contents(path, &comm, NULL, NULL))
-		g_strchomp(comm);
-	g_strlcpy(lb->comm, comm ? comm : "?", sizeof(lb->comm));
-	g_message("loopback %s: writer pid %d (%s), %ux%u %.4s", lb->name, (int)pid, lb->comm,
-		  lb->writer_fmt.width, lb->writer_fmt.height,
-		  (const char *)&lb->writer_fmt.pixelformat);
-}
-
-void
-v4l2cuse_loopback_refused(struct v4l2cuse_source *src)
-{
-	if (lb_is(src))
-		lb_of(src)->lb->refused++;
-}
-
-/* A format writers may write: one the converter reads and format.c knows. */
-static bool
-lb_known_format(uint32_t fourcc)
-{
-	for (size_t i = 0; i < G_N_ELEMENTS(modes_output_formats); i++) {
-		if (modes_output_formats[i] == fourcc)
-			return true;
-	}
-	return false;
-}
-
-static int
-lb_writer_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc)
-{
-	struct loopback *lb = lb_of(src)->lb;
-
-	if (lb->keep_format && lb->has_kept) {
-		if (index)
-			return -EINVAL;
-		*ret_fourcc = lb->writer_fmt.pixelformat;
-		return 0;
-	}
-	if (index >= G_N_ELEMENTS(modes_output_formats))
-		return -EINVAL;
-	*ret_fourcc = modes_output_formats[index];
-	return 0;
-}
-
-static int
-lb_writer_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index,
-			 uint32_t *ret_width, uint32_t *ret_height)
-{
-	return -EINVAL;		/* a range: size_range() */
-}
-
-static int
-lb_writer_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
-			     uint32_t height, unsigned int index, struct v4l2_fract *ret)
-{
-	return -EINVAL;		/* a range: size_range() */
-}
-
-static int
-lb_writer_size_range(struct v4l2cuse_source *src, uint32_t fourcc,
-		     struct v4l2_frmsize_stepwise *ret, struct v4l2_fract *ret_fastest,
-		     struct v4l2_fract *ret_slowest)
-{
-	struct loopback *lb = lb_of(src)->lb;
-
-	if (lb->keep_format && lb->has_kept) {
-		if (fourcc != lb->writer_fmt.pixelformat)
-			return -EINVAL;
-		*ret = (struct v4l2_frmsize_stepwise){
-			lb->writer_fmt.width, lb->writer_fmt.width, 1,
-			lb->writer_fmt.height, lb->writer_fmt.height, 1,
-		};
-	} else {
-		if (!lb_known_format(fourcc))
-			return -EINVAL;
-		/* Even sizes: every subsampled format takes them. */
-		*ret = (struct v4l2_frmsize_stepwise){
-			2, V4L2CUSE_MAX_WIDTH, 2, 2, V4L2CUSE_MAX_HEIGHT, 2,
-		};
-	}
-	*ret_fastest = (struct v4l2_fract){ 1, 240 };
-	*ret_slowest = (struct v4l2_fract){ 1, 1 };
-	return 0;
-}
-
-static int
-lb_writer_negotiate(struct v4l2cuse_source *src, struct v4l2_pix_format *pix)
-{
-	struct loopback *lb = lb_of(src)->lb;
-	struct v4l2_pix_format f = { 0 };
-
-	if (lb->keep_format && lb->has_kept) {
-		f.pixelformat = lb->writer_fmt.pixelformat;
-		f.width = lb->writer_fmt.width;
-		f.height = lb->writer_fmt.height;
-	} else {
-		f.pixelformat = lb_known_format(pix->pixelformat) ? pix->pixelformat
-								    : modes_output_formats[0];
-		f.width = CLAMP(pix->width, 2u, (uint32_t)V4L2CUSE_MAX_WIDTH) & ~1u;
-		f.height = CLAMP(pix->height, 2u, (uint32_t)V4L2CUSE_MAX_HEIGHT) & ~1u;
-	}
-	if (v4l2cuse_format_fill(&f) < 0)
-		return -EINVAL;
-	/*
-	 * The writer's colorimetry stands, as an output driver takes it
-	 * (GStreamer's v4l2sink fails when it is changed); 0 or out of range
-	 * means ours.
-	 */
-	if (pix->colorspace && pix->colorspace <= V4L2_COLORSPACE_DCI_P3) {
-		f.colorspace = pix->colorspace;
-		f.ycbcr_enc = pix->ycbcr_enc <= V4L2_YCBCR_ENC_SMPTE240M ? pix->ycbcr_enc : 0;
-		f.quantization = pix->quantization <= V4L2_QUANTIZATION_LIM_RANGE ?
-				 pix->quantization : 0;
-		f.xfer_func = pix->xfer_func <= V4L2_XFER_FUNC_SMPTE2084 ? pix->xfer_func : 0;
-	}
-	*pix = f;
-	return 0;
-}
-
-static int
-lb_writer_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
-		const struct v4l2_fract *interval)
-{
-	struct loopback *lb = lb_of(src)->lb;
-
-	lb->writer_fmt = *pix;
-	if (lb->keep_format)
-		lb->has_kept = true;
-	return 0;
-}
-
-static void
-lb_writer_stop(struct v4l2cuse_source *src)
-{
-}
-
-static int
-lb_writer_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
-{
-	return -EINVAL;		/* an output device's endpoint produces nothing */
-}
-
-static int
-lb_writer_consume(struct v4l2cuse_source *src, const struct v4l2cuse_frame *frame)
-{
-	struct loopback *lb = lb_of(src)->lb;
-	const struct v4l2_pix_format *f = frame->fmt;
-
-	if (!frame->bytesused || frame->bytesused > f->sizeimage)
-		return -EINVAL;
-	if (lb->alloc < f->sizeimage) {
-		g_free(lb->data);
-		lb->data = g_malloc(f->sizeimage);
-		lb->alloc = f->sizeimage;
-	}
-	memcpy(lb->data, frame->data, frame->bytesused);
-	lb->bytesused = frame->bytesused;
-	lb->fmt = *f;
-	lb->writer_fmt = *f;
-	lb->gen++;
-	lb->at_ns = lb_now_ns();
-	return 0;
-}
-
-static const struct v4l2cuse_source_ops lb_writer_ops = {
-	.abi = V4L2CUSE_SOURCE_ABI,
-	.name = "loopback-writer",
-	.create = lb_create,
-	.destroy = lb_destroy,
-	.enum_format = lb_writer_enum_format,
-	.enum_framesize = lb_writer_enum_framesize,
-	.enum_frameinterval = lb_writer_enum_frameinterval,
-	.negotiate = lb_writer_negotiate,
-	.start = lb_writer_start,
-	.stop = lb_writer_stop,
-	.produce = lb_writer_produce,
-	.size_range = lb_writer_size_range,
-	.consume = lb_writer_consume,
-	.control = lb_control,
-	.get_control = lb_get_control,
-	.set_control = lb_set_control,
-};
-
-/* ---------------------------------------------------------------------- */
-/* The capture end */
-
-static int
-lb_capture_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc)
-{
-	return modes_enum_format(&lb_of(src)->modes, index, ret_fourcc);
-}
-
-static int
-lb_capture_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index,
-			  uint32_t *ret_width, uint32_t *ret_height)
-{
-	return modes_enum_framesize(&lb_of(src)->modes, fourcc, index, ret_width, ret_height);
-}
-
-static int
-lb_capture_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
-			      uint32_t height, unsigned int index, struct v4l2_fract *ret)
-{
-	return modes_enum_frameinterval(&lb_of(src)->modes, fourcc, width, height, index, ret);
-}
-
-static int
-lb_capture_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
-		 const struct v4l2_fract *interval)
-{
-	struct lb_source *s = lb_of(src);
-
-	if (s->started)
-		return -EBUSY;
-	s->pix = *pix;
-	s->started = true;
-	g_free(s->cache);
-	s->cache = g_malloc(pix->sizeimage);
-	s->cache_gen = 0;
-	s->shown_gen = s->lb->gen;
-	return 0;
-}
-
-static void
-lb_capture_stop(struct v4l2cuse_source *src)
-{
-	struct lb_source *s = lb_of(src);
-
-	s->started = false;
-	g_clear_pointer(&s->cache, g_free);
-	s->cache_gen = 0;
-}
-
-/*
- * The newest written frame in the device's format, at the device's rate:
- * converted once per written frame, repeated from the cache while the
- * writer is slower (sustain_framerate), skipped over while it is faster.
- * No frame yet, or none for timeout ms: no signal.
- */
-static int
-lb_capture_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
-{
-	struct lb_source *s = lb_of(src);
-	struct loopback *lb = s->lb;
-	int r;
-
-	if (!s->started || !frame->data || frame->length < s->pix.sizeimage)
-		return -EINVAL;
-	if (!lb->gen)
-		return -ENOLINK;
-	if (lb->timeout_ms && lb_now_ns() - lb->at_ns > (uint64_t)lb->timeout_ms * 1000000ull)
-		return -ENOLINK;
-	if (lb->gen == s->shown_gen && s->cache_gen && !lb->sustain_framerate)
-		return -EAGAIN;		/* nothing new, and no repeats wanted */
-	if (lb->gen != s->shown_gen) {
-		struct cv_image img = {
-			.fourcc = lb->fmt.pixelformat,
-			.width = lb->fmt.width,
-			.height = lb->fmt.height,
-			.bytesperline = lb->fmt.bytesperline,
-			.data = lb->data,
-			.size = lb->fmt.bytesperline ? lb->fmt.sizeimage : lb->bytesused,
-		};
-
-		if (s->shown_gen && lb->gen > s->shown_gen + 1)
-			lb->dropped += lb->gen - s->shown_gen - 1;
-		s->shown_gen = lb->gen;
-		r = cv_convert(s->cv, &img, &s->pix, s->cache, s->pix.sizeimage, &s->cache_used);
-		if (r == 0) {
-			s->cache_gen = lb->gen;
-		} else {
-			/* Garbage written (a bad JPEG): the last good frame stays. */
-			lb->refused++;
-			g_debug("loopback %s: a written frame does not convert: %s", lb->name,
-				g_strerror(-r));
-			if (!s->cache_gen)
-				return -ENOLINK;
-		}
-	}
-	memcpy(frame->data, s->cache, s->cache_used);
-	frame->bytesused = s->cache_used;
-	return 0;
-}
-
-static const struct v4l2cuse_source_ops lb_capture_ops = {
-	.abi = V4L2CUSE_SOURCE_ABI,
-	.name = "loopback",
-	.create = lb_create,
-	.destroy = lb_destroy,
-	.enum_format = lb_capture_enum_format,
-	.enum_framesize = lb_capture_enum_framesize,
-	.enum_frameinterval = lb_capture_enum_frameinterval,
-	.start = lb_capture_start,
-	.stop = lb_capture_stop,
-	.produce = lb_capture_produce,
-	.control = lb_control,
-	.get_control = lb_get_control,
-	.set_control = lb_set_control,
-};
-
-/* ---------------------------------------------------------------------- */
-
-static int
-lb_capture_setup(struct lb_source *s, const char *spec, char **ret_error)
-{
-	_cleanup_(v4l2cuse_opts_freep) struct v4l2cuse_opts *o = NULL;
-	g_autofree char *writer = NULL;
-	const char *v;
-	bool keep, sustain, compat;
-	int64_t timeout;
-	int r;
-
-	r = lb_parse_opts(spec, &o, &writer, ret_error);
-	if (r < 0)
-		return r;
-	if ((v = v4l2cuse_opts_get_str(o, "formats", NULL)))
-		r = modes_parse_formats(&s->modes, o, v, modes_output_formats,
-					G_N_ELEMENTS(modes_output_formats), ret_error);
-	else
-		for (size_t i = 0; i < G_N_ELEMENTS(modes_output_formats); i++)
-			modes_add_format(&s->modes, modes_output_formats[i]);
-	if (r == 0 && (v = v4l2cuse_opts_get_str(o, "sizes", NULL)))
-		r = modes_parse_sizes(&s->modes, o, v, ret_error);
-	else if (r == 0) {
-		modes_add_size(&s->modes, 640, 480);
-		modes_add_size(&s->modes, 320, 240);
-		modes_add_size(&s->modes, 1280, 720);
-		modes_add_size(&s->modes, 1920, 1080);
-	}
-	if (r == 0 && (v = v4l2cuse_opts_get_str(o, "fps", NULL)))
-		r = modes_parse_rates(&s->modes, o, v, ret_error);
-	else if (r == 0) {
-		modes_add_interval(&s->modes, (struct v4l2_fract){ 1, 30 });
-		modes_add_interval(&s->modes, (struct v4l2_fract){ 1, 25 });
-		modes_add_interval(&s->modes, (struct v4l2_fract){ 1, 15 });
-	}
-	if (r < 0 ||
-	    (r = v4l2cuse_opts_get_bool(o, "keep_format", false, &keep, ret_error)) < 0 ||
-	    (r = v4l2cuse_opts_get_bool(o, "sustain_framerate", true, &sustain, ret_error)) < 0 ||
-	    (r = v4l2cuse_opts_get_bool(o, "compat", false, &compat, ret_error)) < 0 ||
-	    (r = v4l2cuse_opts_get_int(o, "timeout", 0, 0, LB_TIMEOUT_MAX_MS, &timeout,
-				       ret_error)) < 0)
-		return r;
-	/* The capture end made first sets the knobs; the controls change them later. */
-	if (s->lb->refs == 1) {
-		s->lb->keep_format = keep;
-		s->lb->sustain_framerate = sustain;
-		s->lb->timeout_ms = timeout;
-		s->lb->compat = compat;
-	}
-	s->cv = cv_new();
-	return 0;
-}
-
 int
 v4l2cuse_loopback_create(struct v4l2cuse_loopbacks *reg, const char *spec,
 			 struct v4l2cuse_source **ret_src, char **ret_error)
@@ -741,6 +306,8 @@ v4l2cuse_loopback_create(struct v4l2cuse_loopbacks *reg, const char *spec,
 			return r;
 	}
 	s = g_new0(struct lb_source, 1);
+	s->epfd = s->evfd = s->tfd = -1;
+	s->link.data = s;
 	s->base.ops = writer_end ? &lb_writer_ops : &lb_capture_ops;
 	s->end = writer_end ? LB_WRITER : LB_CAPTURE;
 	s->lb = lb_get(reg, name);

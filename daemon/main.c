@@ -343,8 +343,8 @@ cli_conf(const struct options *o)
 		usage_error("--size: %s", err);
 	if (v4l2cuse_parse_fourcc(o->format ? o->format : "YUYV", &d->pixelformat, &err) < 0)
 		usage_error("--format: %s", err);
-	if (o->fps < 1 || o->fps > 240)
-		usage_error("--fps: %d is out of range (1..240)", o->fps);
+	if (o->fps < 1 || o->fps > V4L2CUSE_MAX_FPS)
+		usage_error("--fps: %d is out of range (1..%d)", o->fps, V4L2CUSE_MAX_FPS);
 	d->interval = (struct v4l2_fract){ 1, (uint32_t)o->fps };
 	d->mode = 0660;
 	d->has_mode = true;

@@ -13,13 +13,11 @@
 #include <stdint.h>
 #include <linux/videodev2.h>
 
+#include "v4l2cuse/parse.h"
+
 struct v4l2cuse_source;
 
-#define V4L2CUSE_OFFER_MAX	16	/* entries per list */
-
-struct v4l2cuse_size {
-	uint32_t width, height;
-};
+#define V4L2CUSE_OFFER_MAX	V4L2CUSE_MAX_LIST	/* entries per list (parse.h's lists) */
 
 /* Zero-initialise: an empty list means "whatever the source offers". */
 struct v4l2cuse_offer {

@@ -105,10 +105,9 @@ dev_produce_placeholder(struct v4l2cuse_device *dev, struct v4l2cuse_frame *fram
 		pr = dev->placeholder->ops->produce(dev->placeholder, frame);
 	if (pr < 0 && no_signal) {
 		if (!dev->card)
-			pr = placeholder_new(NULL, &dev->card, NULL);
-		if (dev->card)
-			pr = placeholder_fill(dev->card, &dev->fmt, frame->data, frame->length,
-					      &frame->bytesused);
+			dev->card = v4l2cuse_placeholder_new();
+		pr = v4l2cuse_placeholder_fill(dev->card, &dev->fmt, frame->data, frame->length,
+					       &frame->bytesused);
 	}
 	if (pr < 0)
 		return r;
@@ -450,7 +449,7 @@ void
 dev_producer_free(struct v4l2cuse_device *dev)
 {
 	dev_timer_stop(dev);
-	placeholder_free(dev->card);
+	v4l2cuse_placeholder_free(dev->card);
 	dev->card = NULL;
 }
 

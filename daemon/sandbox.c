@@ -149,21 +149,14 @@ v4l2cuse_sandbox_drop_caps(char **ret_error)
 void
 v4l2cuse_sandbox_spec_paths(const char *spec, GPtrArray *out)
 {
-	g_auto(GStrv) fields = NULL;
 	size_t len;
 
-	if (!spec)
+	if (!spec || !g_str_has_prefix(spec, "file:"))
 		return;
-	len = strcspn(spec, ":,");
-	fields = g_strsplit(spec + len + (spec[len] == ':'), ",", -1);
-	/* Same split as v4l2cuse_opts_parse(): the argument, then key=value. */
-	if (len == 4 && strncmp(spec, "file", 4) == 0 && spec[len] == ':' && fields[0] &&
-	    *fields[0])
-		g_ptr_array_add(out, g_strdup(fields[0]));
-	for (unsigned int i = 1; fields[0] && fields[i]; i++) {
-		if (g_str_has_prefix(fields[i], "placeholder=") && fields[i][12])
-			g_ptr_array_add(out, g_strdup(fields[i] + 12));
-	}
+	/* Same split as v4l2cuse_opts_parse(): the argument ends at the first ','. */
+	len = strcspn(spec + 5, ",");
+	if (len)
+		g_ptr_array_add(out, g_strndup(spec + 5, len));
 }
 
 /* --- Landlock ----------------------------------------------------------- */

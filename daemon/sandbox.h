@@ -45,7 +45,7 @@ int v4l2cuse_sandbox_drop_caps(char **ret_error);
 
 /*
  * Append to @out (a GPtrArray of g_malloc'ed strings) the file paths a
- * source spec reads: "file:PATH" and any "placeholder=PATH" option.
+ * source spec reads: the PATH of "file:PATH" (no other option names a file).
  */
 void v4l2cuse_sandbox_spec_paths(const char *spec, GPtrArray *out);
 

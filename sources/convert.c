@@ -1,173 +1,96 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Frame conversion: input -> intermediate -> scale -> pack (convert.h).
+ * Frame conversion: input -> intermediate -> scale -> pack (convert.h);
+ * the stages live in convert-in.c, convert-out.c and convert-jpeg.c
+ * (convert-private.h), this file holds the converter itself.
  *
  * Buffers: every intermediate lives in one of a few scratch buffers owned
- * by struct cv and grown on demand (bounded by V4L2CUSE_MAX_* since every
- * size is checked first), so a steady stream allocates nothing per frame.
+ * by struct v4l2cuse_convert and grown on demand (bounded by
+ * V4L2CUSE_MAX_* since every size is checked first), so a steady stream
+ * allocates nothing per frame.
  */
 
 #include "config.h"
 
 #include <errno.h>
-#include <setjmp.h>
-#include <stdio.h>
 #include <string.h>
 
 #include <glib.h>
-#include <jpeglib.h>
 #include <libv4l-plugin.h>
 #include <libv4lconvert.h>
 
 #include "util/macros.h"
 #include "v4l2cuse/format.h"
-#include "convert.h"
+#include "convert-private.h"
+#include "pack.h"
 
 /* --- input formats ------------------------------------------------------ */
 
-struct cv_fmt {
-	uint32_t fourcc;
-	uint8_t n_planes;	/* 0: compressed */
-	uint8_t bpp[3];		/* bits per pixel of each plane's lines */
-	uint8_t vs;		/* chroma planes have height >> vs lines */
-	uint8_t align_w, align_h;
-	bool v4l;		/* libv4lconvert takes it as a source (and does it well) */
-	bool v4l_rgb_direct;	/* R'G'B' or grey: no Y'CbCr planes to scale */
-};
-
-static const struct cv_fmt cv_fmts[] = {
-	{ V4L2_PIX_FMT_YUYV, 1, { 16 }, 0, 2, 1, true },
-	{ V4L2_PIX_FMT_UYVY, 1, { 16 }, 0, 2, 1, true },
-	{ V4L2_PIX_FMT_YVYU, 1, { 16 }, 0, 2, 1, true },
-	{ V4L2_PIX_FMT_NV16, 2, { 8, 8 }, 0, 2, 1, false },
-	{ V4L2_PIX_FMT_NV61, 2, { 8, 8 }, 0, 2, 1, false },
-	{ V4L2_PIX_FMT_NV12, 2, { 8, 8 }, 1, 2, 2, false },
-	{ V4L2_PIX_FMT_NV21, 2, { 8, 8 }, 1, 2, 2, false },
-	{ V4L2_PIX_FMT_YUV420, 3, { 8, 4, 4 }, 1, 2, 2, true },
-	{ V4L2_PIX_FMT_YVU420, 3, { 8, 4, 4 }, 1, 2, 2, true },
-	{ V4L2_PIX_FMT_YUV422P, 3, { 8, 4, 4 }, 0, 2, 1, false },
-	{ CV_FMT_YUV444P, 3, { 8, 8, 8 }, 0, 2, 2, false },
-	{ V4L2_PIX_FMT_RGB24, 1, { 24 }, 0, 1, 1, true, true },
-	{ V4L2_PIX_FMT_BGR24, 1, { 24 }, 0, 1, 1, true, true },
-	{ V4L2_PIX_FMT_XRGB32, 1, { 32 }, 0, 1, 1, true, true },
-	{ V4L2_PIX_FMT_XBGR32, 1, { 32 }, 0, 1, 1, true, true },
-	{ V4L2_PIX_FMT_RGB565, 1, { 16 }, 0, 1, 1, true, true },
-	{ V4L2_PIX_FMT_GREY, 1, { 8 }, 0, 1, 1, true, true },
-	{ V4L2_PIX_FMT_MJPEG, 0, { 0 }, 0, 1, 1, false },
-	{ V4L2_PIX_FMT_JPEG, 0, { 0 }, 0, 1, 1, false },
-};
-
-static const struct cv_fmt *
-cv_fmt(uint32_t fourcc)
+/*
+ * Every format of format.c is an input. Y'CbCr goes through a 4:2:x
+ * intermediate, so its widths must be even; the rest of the layout is
+ * format.c's. 0 if bad.
+ */
+size_t
+v4l2cuse_convert_layout(const struct v4l2cuse_format_info *f, uint32_t w, uint32_t h, uint32_t bpl,
+			size_t off[3], size_t stride[3])
 {
-	for (size_t i = 0; i < ARRAY_SIZE(cv_fmts); i++) {
-		if (cv_fmts[i].fourcc == fourcc)
-			return &cv_fmts[i];
+	if (!f || (f->yuv && (w & 1)))
+		return 0;
+	return v4l2cuse_format_frame_size(f, w, h, bpl, off, stride);
+}
+
+/* Chroma planes of @f have height >> this many lines. */
+unsigned int
+v4l2cuse_convert_vs(const struct v4l2cuse_format_info *f)
+{
+	return f->vdiv > 1 ? 1 : 0;
+}
+
+/*
+ * The raw formats libv4lconvert takes as a source (and does well); the
+ * others are repacked first. A fact of the library, not of the formats:
+ * libv4lconvert 1.22 reads RGB565 frames for Y'CbCr targets past their end,
+ * with red and blue swapped, and ignores their bytesperline for RGB ones,
+ * so RGB565 is unpacked to RGB24 by pack.c instead.
+ */
+bool
+v4l2cuse_convert_v4l_reads(uint32_t fourcc)
+{
+	switch (fourcc) {
+	case V4L2_PIX_FMT_YUYV:
+	case V4L2_PIX_FMT_UYVY:
+	case V4L2_PIX_FMT_YVYU:
+	case V4L2_PIX_FMT_YUV420:
+	case V4L2_PIX_FMT_YVU420:
+	case V4L2_PIX_FMT_RGB24:
+	case V4L2_PIX_FMT_BGR24:
+	case V4L2_PIX_FMT_XRGB32:
+	case V4L2_PIX_FMT_XBGR32:
+	case V4L2_PIX_FMT_GREY:
+		return true;
+	default:
+		return false;
 	}
-	return NULL;
 }
 
 bool
-cv_input_supported(uint32_t fourcc)
+v4l2cuse_convert_input_supported(uint32_t fourcc)
 {
-	return cv_fmt(fourcc) != NULL;
-}
-
-/* Plane i's offset and stride in a V4L2 single-buffer frame; 0 total if bad. */
-static size_t
-cv_layout(const struct cv_fmt *f, uint32_t w, uint32_t h, uint32_t bpl,
-	  size_t off[3], size_t stride[3])
-{
-	uint64_t natural, total = 0;
-
-	if (!f || !f->n_planes || w == 0 || h == 0 || w > V4L2CUSE_MAX_WIDTH ||
-	    h > V4L2CUSE_MAX_HEIGHT || w % f->align_w || h % f->align_h)
-		return 0;
-	natural = (uint64_t)w * f->bpp[0] / 8;
-	if (bpl == 0)
-		bpl = (uint32_t)natural;
-	if (bpl < natural)
-		return 0;
-	for (unsigned int i = 0; i < f->n_planes; i++) {
-		uint64_t s = (uint64_t)bpl * f->bpp[i] / f->bpp[0];
-		uint64_t lines = i ? h >> f->vs : h;
-
-		off[i] = (size_t)total;
-		stride[i] = (size_t)s;
-		total += s * lines;
-	}
-	return total > SIZE_MAX / 2 ? 0 : (size_t)total;
+	return v4l2cuse_format_lookup(fourcc) != NULL;
 }
 
 size_t
-cv_input_size(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t bytesperline)
+v4l2cuse_convert_input_size(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t bytesperline)
 {
-	size_t off[3], stride[3];
-
-	return cv_layout(cv_fmt(fourcc), width, height, bytesperline, off, stride);
+	return v4l2cuse_convert_layout(v4l2cuse_format_lookup(fourcc), width, height, bytesperline,
+				       NULL, NULL);
 }
 
 /* --- state -------------------------------------------------------------- */
 
-enum {
-	CV_BUF_DEC,	/* decoded JPEG (RGB24), libv4lconvert RGB output */
-	CV_BUF_CANON,	/* the intermediate */
-	CV_BUF_TMP,	/* a repacked input for libv4lconvert */
-	CV_BUF_SCALE,	/* the scaled intermediate */
-	CV_BUF_XMAP,	/* scaler column tables */
-	CV_BUF_LUMA,	/* Y'CbCr input with its luma expanded for libv4lconvert */
-	CV_N_BUFS
-};
-
-struct cv_jerr {
-	struct jpeg_error_mgr pub;
-	jmp_buf jb;
-	unsigned int warnings;
-};
-
-struct cv_jdest {
-	struct jpeg_destination_mgr pub;
-	uint8_t *buf;
-	size_t len;
-	bool overflow;
-	uint8_t spill[4096];
-};
-
-struct cv {
-	struct v4lconvert_data *v4l;
-	struct {
-		uint8_t *p;
-		size_t size;
-	} bufs[CV_N_BUFS];
-	bool strict_jpeg;
-	int quality;
-
-	struct jpeg_decompress_struct dinfo;
-	struct cv_jerr derr;
-	bool dinfo_init;
-	struct jpeg_compress_struct cinfo;
-	struct cv_jerr cerr;
-	struct cv_jdest cdest;
-	bool cinfo_init;
-};
-
-/* An intermediate picture; planes may point into the input. */
-enum cv_kind {
-	CV_YUV,		/* Y, Cb, Cr planes; chroma w/2 x h >> vs */
-	CV_RGB,		/* one plane, 3 bytes per pixel */
-	CV_GREY,	/* one plane, full-range luma */
-};
-
-struct cv_pic {
-	enum cv_kind kind;
-	uint32_t w, h;
-	unsigned int vs;
-	const uint8_t *p[3];
-	size_t stride[3];
-};
-
-static uint8_t *
-cv_buf(struct cv *cv, unsigned int i, size_t size)
+uint8_t *
+v4l2cuse_convert_buf(struct v4l2cuse_convert *cv, unsigned int i, size_t size)
 {
 	if (cv->bufs[i].size < size) {
 		g_free(cv->bufs[i].p);
@@ -201,43 +124,11 @@ static const struct libv4l_dev_ops cv_fake_dev_ops = {
 	.ioctl = cv_fake_ioctl,
 };
 
-static void
-cv_jpeg_error_exit(j_common_ptr c)
+struct v4l2cuse_convert *
+v4l2cuse_convert_new(void)
 {
-	struct cv_jerr *e = (struct cv_jerr *)c->err;
+	struct v4l2cuse_convert *cv = g_new0(struct v4l2cuse_convert, 1);
 
-	longjmp(e->jb, 1);
-}
-
-static void
-cv_jpeg_emit_message(j_common_ptr c, int level)
-{
-	struct cv_jerr *e = (struct cv_jerr *)c->err;
-
-	if (level < 0)
-		e->warnings++;
-}
-
-static void
-cv_jpeg_output_message(j_common_ptr c)
-{
-}
-
-static void
-cv_jerr_init(struct cv_jerr *e)
-{
-	jpeg_std_error(&e->pub);
-	e->pub.error_exit = cv_jpeg_error_exit;
-	e->pub.emit_message = cv_jpeg_emit_message;
-	e->pub.output_message = cv_jpeg_output_message;
-}
-
-struct cv *
-cv_new(void)
-{
-	struct cv *cv = g_new0(struct cv, 1);
-
-	cv->quality = 85;
 	cv->v4l = v4lconvert_create_with_dev_ops(-1, NULL, &cv_fake_dev_ops);
 	if (!cv->v4l)
 		g_error("libv4lconvert: cannot create a converter");	/* OOM only */
@@ -245,7 +136,7 @@ cv_new(void)
 }
 
 void
-cv_free(struct cv *cv)
+v4l2cuse_convert_free(struct v4l2cuse_convert *cv)
 {
 	if (!cv)
 		return;
@@ -260,182 +151,12 @@ cv_free(struct cv *cv)
 }
 
 void
-cv_set_strict_jpeg(struct cv *cv, bool strict)
+v4l2cuse_convert_set_strict_jpeg(struct v4l2cuse_convert *cv, bool strict)
 {
 	cv->strict_jpeg = strict;
 }
 
-void
-cv_set_jpeg_quality(struct cv *cv, int quality)
-{
-	cv->quality = CLAMP_VAL(quality, 1, 100);
-}
-
-/* --- libjpeg ------------------------------------------------------------ */
-
-static struct jpeg_decompress_struct *
-cv_dinfo(struct cv *cv)
-{
-	if (!cv->dinfo_init) {
-		cv_jerr_init(&cv->derr);
-		cv->dinfo.err = &cv->derr.pub;
-		jpeg_create_decompress(&cv->dinfo);
-		cv->dinfo_init = true;
-	}
-	return &cv->dinfo;
-}
-
-int
-cv_jpeg_size(const uint8_t *data, size_t size, uint32_t *ret_width, uint32_t *ret_height)
-{
-	struct jpeg_decompress_struct d;
-	struct cv_jerr e;
-	uint32_t w, h;
-
-	if (!data || size < 4 || data[0] != 0xff || data[1] != 0xd8)
-		return -EBADMSG;
-	cv_jerr_init(&e);
-	d.err = &e.pub;
-	jpeg_create_decompress(&d);
-	if (setjmp(e.jb)) {
-		jpeg_destroy_decompress(&d);
-		return -EBADMSG;
-	}
-	jpeg_mem_src(&d, data, (unsigned long)size);
-	jpeg_read_header(&d, TRUE);
-	w = d.image_width;
-	h = d.image_height;
-	jpeg_destroy_decompress(&d);
-	if (w == 0 || h == 0)
-		return -EBADMSG;
-	if (w > V4L2CUSE_MAX_WIDTH || h > V4L2CUSE_MAX_HEIGHT)
-		return -EOVERFLOW;
-	*ret_width = w;
-	*ret_height = h;
-	return 0;
-}
-
-/* Decode a JPEG to tight RGB24 in CV_BUF_DEC. */
-static int
-cv_jpeg_decode(struct cv *cv, const uint8_t *data, size_t size, struct cv_pic *pic)
-{
-	struct jpeg_decompress_struct *d = cv_dinfo(cv);
-	uint8_t *volatile out = NULL;
-	size_t stride;
-
-	if (!data || size < 4 || data[0] != 0xff || data[1] != 0xd8)
-		return -EBADMSG;
-	cv->derr.warnings = 0;
-	if (setjmp(cv->derr.jb)) {
-		jpeg_abort_decompress(d);
-		return -EBADMSG;
-	}
-	jpeg_mem_src(d, data, (unsigned long)size);
-	jpeg_read_header(d, TRUE);
-	if (d->image_width == 0 || d->image_height == 0 ||
-	    d->image_width > V4L2CUSE_MAX_WIDTH || d->image_height > V4L2CUSE_MAX_HEIGHT) {
-		jpeg_abort_decompress(d);
-		return -EBADMSG;
-	}
-	d->out_color_space = JCS_RGB;
-	jpeg_start_decompress(d);
-	if (d->output_components != 3) {
-		jpeg_abort_decompress(d);
-		return -EBADMSG;
-	}
-	stride = (size_t)d->output_width * 3;
-	out = cv_buf(cv, CV_BUF_DEC, stride * d->output_height);
-	while (d->output_scanline < d->output_height) {
-		JSAMPROW row = out + stride * d->output_scanline;
-
-		jpeg_read_scanlines(d, &row, 1);
-	}
-	jpeg_finish_decompress(d);
-	if (cv->strict_jpeg && cv->derr.warnings)
-		return -EBADMSG;
-	*pic = (struct cv_pic){
-		.kind = CV_RGB, .w = d->output_width, .h = d->output_height,
-		.p = { out }, .stride = { stride },
-	};
-	return 0;
-}
-
-static void
-cv_jdest_init(j_compress_ptr c)
-{
-	struct cv_jdest *d = (struct cv_jdest *)c->dest;
-
-	d->pub.next_output_byte = d->buf;
-	d->pub.free_in_buffer = d->len;
-	d->overflow = false;
-}
-
-static boolean
-cv_jdest_empty(j_compress_ptr c)
-{
-	struct cv_jdest *d = (struct cv_jdest *)c->dest;
-
-	/* Out of room: note it and keep the encoder going into the spill area. */
-	d->overflow = true;
-	d->pub.next_output_byte = d->spill;
-	d->pub.free_in_buffer = sizeof(d->spill);
-	return TRUE;
-}
-
-static void
-cv_jdest_term(j_compress_ptr c)
-{
-}
-
-/* Encode tight-or-strided RGB24 into @dst; lowers the quality until it fits. */
-static int
-cv_jpeg_encode(struct cv *cv, const struct cv_pic *pic, uint8_t *dst, size_t dst_len,
-	       uint32_t *ret_len)
-{
-	struct jpeg_compress_struct *c = &cv->cinfo;
-
-	if (!cv->cinfo_init) {
-		cv_jerr_init(&cv->cerr);
-		c->err = &cv->cerr.pub;
-		jpeg_create_compress(c);
-		cv->cdest.pub.init_destination = cv_jdest_init;
-		cv->cdest.pub.empty_output_buffer = cv_jdest_empty;
-		cv->cdest.pub.term_destination = cv_jdest_term;
-		c->dest = &cv->cdest.pub;
-		cv->cinfo_init = true;
-	}
-	for (int q = cv->quality;; q = q > 40 ? q - 20 : 20) {
-		if (setjmp(cv->cerr.jb)) {
-			jpeg_abort_compress(c);
-			return -EIO;
-		}
-		cv->cdest.buf = dst;
-		cv->cdest.len = dst_len;
-		c->image_width = pic->w;
-		c->image_height = pic->h;
-		c->input_components = 3;
-		c->in_color_space = JCS_RGB;
-		jpeg_set_defaults(c);
-		jpeg_set_quality(c, q, TRUE);
-		jpeg_start_compress(c, TRUE);
-		while (c->next_scanline < c->image_height) {
-			JSAMPROW row = (JSAMPROW)(pic->p[0] + pic->stride[0] * c->next_scanline);
-
-			jpeg_write_scanlines(c, &row, 1);
-		}
-		jpeg_finish_compress(c);
-		if (!cv->cdest.overflow) {
-			*ret_len = (uint32_t)(dst_len - cv->cdest.pub.free_in_buffer);
-			return 0;
-		}
-		if (q <= 20)
-			return -ENOSPC;
-	}
-}
-
 /* --- libv4lconvert ------------------------------------------------------ */
-
-static const uint8_t *cv_luma_lut(void);
 
 /*
  * libv4lconvert's Y'CbCr -> RGB uses BT.601 limited-range chroma
@@ -445,27 +166,18 @@ static const uint8_t *cv_luma_lut(void);
  * GREY mapping) makes the pair consistent.
  */
 static const uint8_t *
-cv_expand_luma(struct cv *cv, const struct cv_fmt *f, uint32_t w, uint32_t h, uint32_t bpl,
-	       const uint8_t *data)
+cv_expand_luma(struct v4l2cuse_convert *cv, const struct v4l2cuse_format_info *f, uint32_t w,
+	       uint32_t h, uint32_t bpl, const uint8_t *data)
 {
-	const uint8_t *lut = cv_luma_lut();
-	size_t off[3], stride[3], total = cv_layout(f, w, h, bpl, off, stride);
-	uint8_t *t = cv_buf(cv, CV_BUF_LUMA, total);
-	unsigned int first, step;
+	const uint8_t *lut = v4l2cuse_convert_luma_lut();
+	size_t off[3], stride[3], total = v4l2cuse_convert_layout(f, w, h, bpl, off, stride);
+	uint8_t *t = v4l2cuse_convert_buf(cv, CV_BUF_LUMA, total);
+	struct v4l2cuse_pack_order o;
+	unsigned int first = 0, step = 1;
 
 	memcpy(t, data, total);
-	switch (f->fourcc) {
-	case V4L2_PIX_FMT_YUYV:
-	case V4L2_PIX_FMT_YVYU:
-		first = 0, step = 2;
-		break;
-	case V4L2_PIX_FMT_UYVY:
-		first = 1, step = 2;
-		break;
-	default:
-		first = 0, step = 1;
-		break;
-	}
+	if (v4l2cuse_pack_422_order(f->fourcc, &o))
+		first = o.y0, step = 2;		/* y1 = y0 + 2 */
 	for (uint32_t y = 0; y < h; y++) {
 		uint8_t *row = t + stride[0] * y;
 
@@ -475,19 +187,17 @@ cv_expand_luma(struct cv *cv, const struct cv_fmt *f, uint32_t w, uint32_t h, ui
 	return t;
 }
 
-/* @in (a raw format libv4lconvert takes) to RGB24/BGR24/YU12/YV12, same size. */
-static int
-cv_v4l(struct cv *cv, uint32_t fourcc, uint32_t w, uint32_t h, uint32_t bpl,
-       const uint8_t *data, size_t size, uint32_t dst_fourcc, uint8_t *dst, size_t dst_len)
+int
+v4l2cuse_convert_v4l(struct v4l2cuse_convert *cv, uint32_t fourcc, uint32_t w, uint32_t h,
+		     uint32_t bpl, const uint8_t *data, size_t size, uint32_t dst_fourcc,
+		     uint8_t *dst, size_t dst_len)
 {
 	struct v4l2_format s = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 	struct v4l2_format d = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
-	const struct cv_fmt *f = cv_fmt(fourcc);
+	const struct v4l2cuse_format_info *f = v4l2cuse_format_lookup(fourcc);
 	int r;
 
-	if ((dst_fourcc == V4L2_PIX_FMT_RGB24 || dst_fourcc == V4L2_PIX_FMT_BGR24) &&
-	    f->n_planes && (f->bpp[0] == 16 && fourcc != V4L2_PIX_FMT_RGB565 ? true :
-			    f->n_planes > 1))
+	if ((dst_fourcc == V4L2_PIX_FMT_RGB24 || dst_fourcc == V4L2_PIX_FMT_BGR24) && f->yuv)
 		data = cv_expand_luma(cv, f, w, h, bpl, data);
 	s.fmt.pix.width = d.fmt.pix.width = w;
 	s.fmt.pix.height = d.fmt.pix.height = h;
@@ -496,8 +206,7 @@ cv_v4l(struct cv *cv, uint32_t fourcc, uint32_t w, uint32_t h, uint32_t bpl,
 	s.fmt.pix.bytesperline = bpl ? bpl : w * f->bpp[0] / 8;
 	s.fmt.pix.sizeimage = (uint32_t)size;
 	d.fmt.pix.pixelformat = dst_fourcc;
-	d.fmt.pix.bytesperline = dst_fourcc == V4L2_PIX_FMT_RGB24 ||
-				 dst_fourcc == V4L2_PIX_FMT_BGR24 ? w * 3 : w;
+	d.fmt.pix.bytesperline = w * v4l2cuse_format_lookup(dst_fourcc)->bpp[0] / 8;
 	d.fmt.pix.sizeimage = (uint32_t)dst_len;
 	r = v4lconvert_convert(cv->v4l, &s, &d, (unsigned char *)data, (int)size, dst,
 			       (int)dst_len);
@@ -509,570 +218,54 @@ cv_v4l(struct cv *cv, uint32_t fourcc, uint32_t w, uint32_t h, uint32_t bpl,
 	return 0;
 }
 
-/* --- to the intermediate ------------------------------------------------- */
-
-static void
-cv_pic_yuv(struct cv_pic *pic, uint32_t w, uint32_t h, unsigned int vs, uint8_t *buf)
-{
-	size_t ysize = (size_t)w * h, csize = (size_t)(w / 2) * (h >> vs);
-
-	*pic = (struct cv_pic){
-		.kind = CV_YUV, .w = w, .h = h, .vs = vs,
-		.p = { buf, buf + ysize, buf + ysize + csize },
-		.stride = { w, w / 2, w / 2 },
-	};
-}
-
-/* Y'CbCr with any vs from planar or semi-planar input (no libraries needed). */
-static bool
-cv_yuv_direct(struct cv *cv, const struct cv_fmt *f, const struct cv_image *in,
-	      const size_t off[3], const size_t stride[3], bool need420, struct cv_pic *pic)
-{
-	uint32_t w = in->width, h = in->height, cw = w / 2;
-	const uint8_t *base = in->data;
-	unsigned int vs;
-	uint8_t *cb, *cr;
-
-	switch (f->fourcc) {
-	case V4L2_PIX_FMT_YUV420:
-	case V4L2_PIX_FMT_YVU420:
-	case V4L2_PIX_FMT_YUV422P: {
-		bool swap = f->fourcc == V4L2_PIX_FMT_YVU420;
-
-		*pic = (struct cv_pic){
-			.kind = CV_YUV, .w = w, .h = h, .vs = f->vs,
-			.p = { base + off[0], base + off[swap ? 2 : 1], base + off[swap ? 1 : 2] },
-			.stride = { stride[0], stride[1], stride[2] },
-		};
-		if (f->vs == 1 || !need420)
-			return true;
-		/* 4:2:2 -> 4:2:0: average line pairs. */
-		cb = cv_buf(cv, CV_BUF_CANON, (size_t)cw * (h / 2) * 2);
-		cr = cb + (size_t)cw * (h / 2);
-		for (unsigned int c = 0; c < 2; c++) {
-			const uint8_t *src = pic->p[1 + c];
-			uint8_t *dst = c ? cr : cb;
-
-			for (uint32_t y = 0; y < h / 2; y++) {
-				const uint8_t *a = src + pic->stride[1 + c] * 2 * y;
-				const uint8_t *b = a + pic->stride[1 + c];
-
-				for (uint32_t x = 0; x < cw; x++)
-					dst[(size_t)y * cw + x] = (uint8_t)((a[x] + b[x] + 1) >> 1);
-			}
-		}
-		pic->vs = 1;
-		pic->p[1] = cb;
-		pic->p[2] = cr;
-		pic->stride[1] = pic->stride[2] = cw;
-		return true;
-	}
-	case CV_FMT_YUV444P:
-		vs = need420 ? 1 : 0;
-		cb = cv_buf(cv, CV_BUF_CANON, (size_t)cw * (h >> vs) * 2);
-		cr = cb + (size_t)cw * (h >> vs);
-		for (unsigned int c = 0; c < 2; c++) {
-			uint8_t *dst = c ? cr : cb;
-
-			for (uint32_t y = 0; y < h >> vs; y++) {
-				const uint8_t *a = base + off[1 + c] + stride[1 + c] * (y << vs);
-				const uint8_t *b = vs ? a + stride[1 + c] : a;
-
-				for (uint32_t x = 0; x < cw; x++)
-					dst[(size_t)y * cw + x] = (uint8_t)((a[2 * x] + a[2 * x + 1] +
-									     b[2 * x] + b[2 * x + 1] + 2) >> 2);
-			}
-		}
-		*pic = (struct cv_pic){
-			.kind = CV_YUV, .w = w, .h = h, .vs = vs,
-			.p = { base + off[0], cb, cr }, .stride = { stride[0], cw, cw },
-		};
-		return true;
-	case V4L2_PIX_FMT_NV12:
-	case V4L2_PIX_FMT_NV21:
-	case V4L2_PIX_FMT_NV16:
-	case V4L2_PIX_FMT_NV61: {
-		bool swap = f->fourcc == V4L2_PIX_FMT_NV21 || f->fourcc == V4L2_PIX_FMT_NV61;
-		unsigned int step = f->vs == 0 && need420 ? 2 : 1;
-
-		vs = f->vs ? 1 : (need420 ? 1 : 0);
-		cb = cv_buf(cv, CV_BUF_CANON, (size_t)cw * (h >> vs) * 2);
-		cr = cb + (size_t)cw * (h >> vs);
-		for (uint32_t y = 0; y < h >> vs; y++) {
-			const uint8_t *a = base + off[1] + stride[1] * y * step;
-			const uint8_t *b = step == 2 ? a + stride[1] : a;
-			uint8_t *u = cb + (size_t)y * cw, *v = cr + (size_t)y * cw;
-
-			for (uint32_t x = 0; x < cw; x++) {
-				uint8_t c0 = (uint8_t)((a[2 * x] + b[2 * x] + 1) >> 1);
-				uint8_t c1 = (uint8_t)((a[2 * x + 1] + b[2 * x + 1] + 1) >> 1);
-
-				u[x] = swap ? c1 : c0;
-				v[x] = swap ? c0 : c1;
-			}
-		}
-		*pic = (struct cv_pic){
-			.kind = CV_YUV, .w = w, .h = h, .vs = vs,
-			.p = { base + off[0], cb, cr }, .stride = { stride[0], cw, cw },
-		};
-		return true;
-	}
-	case V4L2_PIX_FMT_YUYV:
-	case V4L2_PIX_FMT_UYVY:
-	case V4L2_PIX_FMT_YVYU: {
-		unsigned int yo, uo, vo;
-		uint8_t *buf, *yp;
-
-		if (need420)
-			return false;	/* libv4lconvert does this one */
-		yo = f->fourcc == V4L2_PIX_FMT_UYVY ? 1 : 0;
-		uo = f->fourcc == V4L2_PIX_FMT_YUYV ? 1 : f->fourcc == V4L2_PIX_FMT_UYVY ? 0 : 3;
-		vo = f->fourcc == V4L2_PIX_FMT_YUYV ? 3 : f->fourcc == V4L2_PIX_FMT_UYVY ? 2 : 1;
-		buf = cv_buf(cv, CV_BUF_CANON, (size_t)w * h * 2);
-		cv_pic_yuv(pic, w, h, 0, buf);
-		yp = buf;
-		cb = (uint8_t *)pic->p[1];
-		cr = (uint8_t *)pic->p[2];
-		for (uint32_t y = 0; y < h; y++) {
-			const uint8_t *s = base + stride[0] * y;
-
-			for (uint32_t x = 0; x < cw; x++, s += 4) {
-				*yp++ = s[yo];
-				*yp++ = s[yo + 2];
-				*cb++ = s[uo];
-				*cr++ = s[vo];
-			}
-		}
-		return true;
-	}
-	default:
-		return false;
-	}
-}
-
-/* Y'CbCr 4:2:0 (need420) or 4:2:x. */
-static int
-cv_to_yuv(struct cv *cv, const struct cv_image *in, bool need420, struct cv_pic *pic)
-{
-	const struct cv_fmt *f = cv_fmt(in->fourcc);
-	size_t off[3], stride[3];
-	struct cv_pic rgb;
-	uint32_t w, h;
-	uint8_t *buf;
-	int r;
-
-	if (f->n_planes == 0) {
-		r = cv_jpeg_decode(cv, in->data, in->size, &rgb);
-		if (r < 0)
-			return r;
-		/* Odd sizes lose their last column/row (4:2:0 needs even ones). */
-		w = rgb.w & ~1u;
-		h = rgb.h & ~1u;
-		if (w == 0 || h == 0)
-			return -EBADMSG;
-		buf = cv_buf(cv, CV_BUF_CANON, (size_t)w * h * 3 / 2);
-		r = cv_v4l(cv, V4L2_PIX_FMT_RGB24, w, h, (uint32_t)rgb.stride[0], rgb.p[0],
-			   rgb.stride[0] * rgb.h, V4L2_PIX_FMT_YUV420, buf, (size_t)w * h * 3 / 2);
-		if (r < 0)
-			return r;
-		cv_pic_yuv(pic, w, h, 1, buf);
-		return 0;
-	}
-	cv_layout(f, in->width, in->height, in->bytesperline, off, stride);
-	if (cv_yuv_direct(cv, f, in, off, stride, need420, pic))
-		return 0;
-	/* Single-plane RGB/grey of odd size: crop to even, like JPEGs. */
-	w = in->width & ~1u;
-	h = in->height & ~1u;
-	if (w == 0 || h == 0)
-		return -EINVAL;
-	buf = cv_buf(cv, CV_BUF_CANON, (size_t)w * h * 3 / 2);
-	r = cv_v4l(cv, in->fourcc, w, h, (uint32_t)stride[0], in->data, in->size,
-		   V4L2_PIX_FMT_YUV420, buf, (size_t)w * h * 3 / 2);
-	if (r < 0)
-		return r;
-	cv_pic_yuv(pic, w, h, 1, buf);
-	return 0;
-}
-
-/* Pack a Y'CbCr 4:2:x picture as tight YUYV (vs 0 or 1) or YU12 (vs 1). */
-static void
-cv_pack_yuyv(const struct cv_pic *pic, uint8_t *dst, uint32_t fourcc);
-
-/* A Y'CbCr picture to tight RGB24/BGR24 (libv4lconvert, via a tight YU12/YUYV). */
-static int
-cv_yuv_to_rgb(struct cv *cv, const struct cv_pic *yuv, uint32_t rgb_fourcc, uint8_t *out,
-	      size_t out_len)
-{
-	uint32_t tmp_fourcc = yuv->vs ? V4L2_PIX_FMT_YUV420 : V4L2_PIX_FMT_YUYV;
-	size_t tmp_size = yuv->vs ? (size_t)yuv->w * yuv->h * 3 / 2 : (size_t)yuv->w * yuv->h * 2;
-	uint8_t *t = cv_buf(cv, CV_BUF_TMP, tmp_size);
-
-	cv_pack_yuyv(yuv, t, tmp_fourcc);
-	return cv_v4l(cv, tmp_fourcc, yuv->w, yuv->h, 0, t, tmp_size, rgb_fourcc, out, out_len);
-}
-
-static int
-cv_to_rgb(struct cv *cv, const struct cv_image *in, struct cv_pic *pic)
-{
-	const struct cv_fmt *f = cv_fmt(in->fourcc);
-	size_t off[3], stride[3];
-	size_t rgb_size = (size_t)in->width * in->height * 3;
-	uint8_t *out;
-	int r;
-
-	if (f->n_planes == 0)
-		return cv_jpeg_decode(cv, in->data, in->size, pic);
-	cv_layout(f, in->width, in->height, in->bytesperline, off, stride);
-	if (in->fourcc == V4L2_PIX_FMT_RGB24) {
-		*pic = (struct cv_pic){
-			.kind = CV_RGB, .w = in->width, .h = in->height,
-			.p = { in->data }, .stride = { stride[0] },
-		};
-		return 0;
-	}
-	out = cv_buf(cv, CV_BUF_DEC, rgb_size);
-	if (f->v4l) {
-		r = cv_v4l(cv, in->fourcc, in->width, in->height, in->bytesperline, in->data,
-			   in->size, V4L2_PIX_FMT_RGB24, out, rgb_size);
-	} else {
-		/* NV12/21, NV16/61, 422P, 4:4:4: repack for libv4lconvert. */
-		struct cv_pic yuv;
-
-		r = cv_to_yuv(cv, in, false, &yuv);
-		if (r < 0)
-			return r;
-		r = cv_yuv_to_rgb(cv, &yuv, V4L2_PIX_FMT_RGB24, out, rgb_size);
-	}
-	if (r < 0)
-		return r;
-	*pic = (struct cv_pic){
-		.kind = CV_RGB, .w = in->width, .h = in->height,
-		.p = { out }, .stride = { (size_t)in->width * 3 },
-	};
-	return 0;
-}
-
-/* --- scaling ------------------------------------------------------------ */
-
-/*
- * Bilinear, sample centres aligned ((x + 0.5) * sw / dw - 0.5), 8-bit
- * weights, separable: each output line first blends its two source lines
- * into a 16-bit line (vectorised by the compiler), then interpolates along
- * it. That line has one extra pixel (a copy of the last), so the right
- * neighbour can always be read.
- */
-static void
-cv_scale_plane(struct cv *cv, const uint8_t *src, uint32_t sw, uint32_t sh, size_t sstride,
-	       uint8_t *dst, uint32_t dw, uint32_t dh, size_t dstride, unsigned int ch)
-{
-	size_t srow = (size_t)sw * ch;
-	uint32_t *xoff = (uint32_t *)cv_buf(cv, CV_BUF_XMAP,
-					    (size_t)dw * 6 + (srow + ch) * 2 + 16);
-	uint16_t *xw = (uint16_t *)(xoff + dw);
-	uint16_t *line = xw + dw + (dw & 1);
-
-	for (uint32_t x = 0; x < dw; x++) {
-		int64_t fx = (int64_t)(2 * (uint64_t)x + 1) * sw * 128 / dw - 128;
-		uint32_t x0;
-
-		fx = MAX(fx, 0);
-		x0 = (uint32_t)(fx >> 8);
-		xw[x] = (uint16_t)(fx & 255);
-		if (x0 >= sw - 1) {
-			x0 = sw - 1;
-			xw[x] = 0;
-		}
-		xoff[x] = x0 * ch;
-	}
-	for (uint32_t y = 0; y < dh; y++) {
-		int64_t fy = (int64_t)(2 * (uint64_t)y + 1) * sh * 128 / dh - 128;
-		uint32_t y0, wy, wy0;
-		const uint8_t *r0, *r1;
-		uint8_t *d = dst + dstride * y;
-
-		fy = MAX(fy, 0);
-		y0 = (uint32_t)(fy >> 8);
-		wy = (uint32_t)(fy & 255);
-		if (y0 >= sh - 1) {
-			y0 = sh - 1;
-			wy = 0;
-		}
-		wy0 = 256 - wy;
-		r0 = src + sstride * y0;
-		r1 = wy ? r0 + sstride : r0;
-		for (size_t i = 0; i < srow; i++)
-			line[i] = (uint16_t)(r0[i] * wy0 + r1[i] * wy);
-		for (unsigned int c = 0; c < ch; c++)
-			line[srow + c] = line[srow - ch + c];
-		if (ch == 1) {
-			for (uint32_t x = 0; x < dw; x++) {
-				const uint16_t *a = line + xoff[x];
-				uint32_t w1 = xw[x];
-
-				d[x] = (uint8_t)((a[0] * (256 - w1) + a[1] * w1 + 32768) >> 16);
-			}
-			continue;
-		}
-		for (uint32_t x = 0; x < dw; x++) {
-			const uint16_t *a = line + xoff[x];
-			uint32_t w1 = xw[x], w0 = 256 - w1;
-
-			for (unsigned int c = 0; c < ch; c++)
-				*d++ = (uint8_t)((a[c] * w0 + a[c + ch] * w1 + 32768) >> 16);
-		}
-	}
-}
-
-static void
-cv_scale(struct cv *cv, const struct cv_pic *in, uint32_t w, uint32_t h, bool luma_only,
-	 struct cv_pic *out)
-{
-	uint8_t *buf;
-
-	switch (in->kind) {
-	case CV_RGB:
-		buf = cv_buf(cv, CV_BUF_SCALE, (size_t)w * h * 3);
-		cv_scale_plane(cv, in->p[0], in->w, in->h, in->stride[0], buf, w, h,
-			       (size_t)w * 3, 3);
-		*out = (struct cv_pic){
-			.kind = CV_RGB, .w = w, .h = h, .p = { buf }, .stride = { (size_t)w * 3 },
-		};
-		break;
-	case CV_GREY:
-		buf = cv_buf(cv, CV_BUF_SCALE, (size_t)w * h);
-		cv_scale_plane(cv, in->p[0], in->w, in->h, in->stride[0], buf, w, h, w, 1);
-		*out = (struct cv_pic){
-			.kind = CV_GREY, .w = w, .h = h, .p = { buf }, .stride = { w },
-		};
-		break;
-	case CV_YUV:
-		buf = cv_buf(cv, CV_BUF_SCALE, (size_t)w * h + (size_t)(w / 2) * (h >> in->vs) * 2);
-		cv_pic_yuv(out, w, h, in->vs, buf);
-		cv_scale_plane(cv, in->p[0], in->w, in->h, in->stride[0], buf, w, h, w, 1);
-		if (luma_only || w < 2 || (h >> in->vs) == 0)
-			break;
-		for (unsigned int i = 1; i < 3; i++)
-			cv_scale_plane(cv, in->p[i], in->w / 2, in->h >> in->vs, in->stride[i],
-				       (uint8_t *)out->p[i], w / 2, h >> in->vs, w / 2, 1);
-		break;
-	}
-}
-
-/* --- packing ------------------------------------------------------------ */
-
-static void
-cv_copy_plane(uint8_t *dst, size_t dstride, const uint8_t *src, size_t sstride,
-	      size_t row_bytes, uint32_t rows)
-{
-	if (dstride == sstride && dstride == row_bytes) {
-		memcpy(dst, src, row_bytes * rows);
-		return;
-	}
-	for (uint32_t y = 0; y < rows; y++)
-		memcpy(dst + dstride * y, src + sstride * y, row_bytes);
-}
-
-static void
-cv_pack_yuyv(const struct cv_pic *pic, uint8_t *dst, uint32_t fourcc)
-{
-	uint32_t w = pic->w, h = pic->h, cw = w / 2;
-	unsigned int yo, uo, vo;
-
-	if (fourcc == V4L2_PIX_FMT_YUV420) {
-		cv_copy_plane(dst, w, pic->p[0], pic->stride[0], w, h);
-		cv_copy_plane(dst + (size_t)w * h, cw, pic->p[1], pic->stride[1], cw, h / 2);
-		cv_copy_plane(dst + (size_t)w * h + (size_t)cw * (h / 2), cw, pic->p[2],
-			      pic->stride[2], cw, h / 2);
-		return;
-	}
-	yo = fourcc == V4L2_PIX_FMT_UYVY ? 1 : 0;
-	uo = fourcc == V4L2_PIX_FMT_YUYV ? 1 : fourcc == V4L2_PIX_FMT_UYVY ? 0 : 3;
-	vo = fourcc == V4L2_PIX_FMT_YUYV ? 3 : fourcc == V4L2_PIX_FMT_UYVY ? 2 : 1;
-	for (uint32_t y = 0; y < h; y++) {
-		const uint8_t *yp = pic->p[0] + pic->stride[0] * y;
-		const uint8_t *u = pic->p[1] + pic->stride[1] * (y >> pic->vs);
-		const uint8_t *v = pic->p[2] + pic->stride[2] * (y >> pic->vs);
-		uint8_t *d = dst + (size_t)w * 2 * y;
-
-		for (uint32_t x = 0; x < cw; x++, d += 4) {
-			d[yo] = yp[2 * x];
-			d[yo + 2] = yp[2 * x + 1];
-			d[uo] = u[x];
-			d[vo] = v[x];
-		}
-	}
-}
-
-static const uint8_t *
-cv_luma_lut(void)
-{
-	static uint8_t lut[256];
-	static gsize done;
-
-	if (g_once_init_enter(&done)) {
-		for (int i = 0; i < 256; i++) {
-			int v = ((i - 16) * 255 * 2 + 219) / (219 * 2);
-
-			lut[i] = (uint8_t)CLAMP_VAL(i <= 16 ? 0 : v, 0, 255);
-		}
-		g_once_init_leave(&done, 1);
-	}
-	return lut;
-}
-
-static int
-cv_pack(struct cv *cv, const struct cv_pic *pic, const struct v4l2_pix_format *out,
-	uint8_t *dst, size_t dst_len, uint32_t *ret_bytesused)
-{
-	uint32_t w = pic->w, h = pic->h, cw = w / 2;
-	size_t ysize = (size_t)w * h;
-
-	*ret_bytesused = out->sizeimage;
-	switch (out->pixelformat) {
-	case V4L2_PIX_FMT_YUV420:
-	case V4L2_PIX_FMT_YVU420: {
-		bool swap = out->pixelformat == V4L2_PIX_FMT_YVU420;
-		size_t csize = (size_t)cw * (h / 2);
-
-		cv_copy_plane(dst, w, pic->p[0], pic->stride[0], w, h);
-		cv_copy_plane(dst + ysize + (swap ? csize : 0), cw, pic->p[1], pic->stride[1],
-			      cw, h / 2);
-		cv_copy_plane(dst + ysize + (swap ? 0 : csize), cw, pic->p[2], pic->stride[2],
-			      cw, h / 2);
-		return 0;
-	}
-	case V4L2_PIX_FMT_NV12:
-	case V4L2_PIX_FMT_NV21: {
-		bool swap = out->pixelformat == V4L2_PIX_FMT_NV21;
-
-		cv_copy_plane(dst, w, pic->p[0], pic->stride[0], w, h);
-		for (uint32_t y = 0; y < h / 2; y++) {
-			const uint8_t *u = pic->p[1] + pic->stride[1] * y;
-			const uint8_t *v = pic->p[2] + pic->stride[2] * y;
-			uint8_t *d = dst + ysize + (size_t)w * y;
-
-			for (uint32_t x = 0; x < cw; x++) {
-				d[2 * x] = swap ? v[x] : u[x];
-				d[2 * x + 1] = swap ? u[x] : v[x];
-			}
-		}
-		return 0;
-	}
-	case V4L2_PIX_FMT_YUYV:
-	case V4L2_PIX_FMT_UYVY:
-	case V4L2_PIX_FMT_YVYU:
-		cv_pack_yuyv(pic, dst, out->pixelformat);
-		return 0;
-	case V4L2_PIX_FMT_GREY:
-		if (pic->kind == CV_GREY) {
-			cv_copy_plane(dst, w, pic->p[0], pic->stride[0], w, h);
-		} else {
-			const uint8_t *lut = cv_luma_lut();
-
-			for (uint32_t y = 0; y < h; y++) {
-				const uint8_t *s = pic->p[0] + pic->stride[0] * y;
-				uint8_t *d = dst + (size_t)w * y;
-
-				for (uint32_t x = 0; x < w; x++)
-					d[x] = lut[s[x]];
-			}
-		}
-		return 0;
-	case V4L2_PIX_FMT_RGB24:
-		cv_copy_plane(dst, (size_t)w * 3, pic->p[0], pic->stride[0], (size_t)w * 3, h);
-		return 0;
-	case V4L2_PIX_FMT_BGR24:
-	case V4L2_PIX_FMT_XRGB32:
-	case V4L2_PIX_FMT_XBGR32:
-	case V4L2_PIX_FMT_RGB565: {
-		uint32_t f = out->pixelformat;
-		unsigned int bpp = f == V4L2_PIX_FMT_BGR24 ? 3 : f == V4L2_PIX_FMT_RGB565 ? 2 : 4;
-
-		for (uint32_t y = 0; y < h; y++) {
-			const uint8_t *s = pic->p[0] + pic->stride[0] * y;
-			uint8_t *d = dst + (size_t)w * bpp * y;
-
-			for (uint32_t x = 0; x < w; x++, s += 3, d += bpp) {
-				switch (f) {
-				case V4L2_PIX_FMT_BGR24:
-					d[0] = s[2]; d[1] = s[1]; d[2] = s[0];
-					break;
-				case V4L2_PIX_FMT_XRGB32:
-					d[0] = 0xff; d[1] = s[0]; d[2] = s[1]; d[3] = s[2];
-					break;
-				case V4L2_PIX_FMT_XBGR32:
-					d[0] = s[2]; d[1] = s[1]; d[2] = s[0]; d[3] = 0xff;
-					break;
-				default: {
-					uint16_t v = (uint16_t)((s[0] >> 3) << 11 | (s[1] >> 2) << 5 |
-								(s[2] >> 3));
-
-					d[0] = (uint8_t)(v & 0xff);
-					d[1] = (uint8_t)(v >> 8);
-				}
-				}
-			}
-		}
-		return 0;
-	}
-	case V4L2_PIX_FMT_MJPEG:
-		return cv_jpeg_encode(cv, pic, dst, MIN(dst_len, (size_t)out->sizeimage),
-				      ret_bytesused);
-	default:
-		return -EINVAL;
-	}
-}
-
 /* --- entry points ------------------------------------------------------- */
-
-static bool
-cv_is_rgb_target(uint32_t f)
-{
-	return f == V4L2_PIX_FMT_RGB24 || f == V4L2_PIX_FMT_BGR24 || f == V4L2_PIX_FMT_XRGB32 ||
-	       f == V4L2_PIX_FMT_XBGR32 || f == V4L2_PIX_FMT_RGB565 || f == V4L2_PIX_FMT_MJPEG;
-}
 
 /* Same format and size: copy the planes to the unpadded target layout. */
 static int
-cv_copy(const struct cv_fmt *f, const struct cv_image *in, const struct v4l2_pix_format *out,
-	uint8_t *dst, uint32_t *ret_bytesused)
+cv_copy(const struct v4l2cuse_format_info *f, const struct v4l2cuse_image *in,
+	const struct v4l2_pix_format *out, uint8_t *dst, uint32_t *ret_bytesused)
 {
 	size_t off[3], stride[3], doff[3], dstride[3];
 
-	cv_layout(f, in->width, in->height, in->bytesperline, off, stride);
-	if (cv_layout(f, out->width, out->height, 0, doff, dstride) > out->sizeimage)
+	v4l2cuse_convert_layout(f, in->width, in->height, in->bytesperline, off, stride);
+	if (v4l2cuse_convert_layout(f, out->width, out->height, 0, doff, dstride) > out->sizeimage)
 		return -EINVAL;
 	for (unsigned int i = 0; i < f->n_planes; i++)
-		cv_copy_plane(dst + doff[i], dstride[i], in->data + off[i], stride[i], dstride[i],
-			      i ? out->height >> f->vs : out->height);
+		v4l2cuse_convert_copy_plane(dst + doff[i], dstride[i], in->data + off[i], stride[i],
+					    dstride[i], i ? out->height / f->vdiv : out->height);
 	*ret_bytesused = out->sizeimage;
 	return 0;
 }
 
 static int
-cv_validate(const struct cv_image *in, const struct cv_fmt **ret_f)
+cv_validate(const struct v4l2cuse_image *in, const struct v4l2cuse_format_info **ret_f)
 {
-	const struct cv_fmt *f = in ? cv_fmt(in->fourcc) : NULL;
+	const struct v4l2cuse_format_info *f = in ? v4l2cuse_format_lookup(in->fourcc) : NULL;
+
+	size_t need;
 
 	if (!f || !in->data)
 		return -EINVAL;
-	if (f->n_planes && (cv_input_size(in->fourcc, in->width, in->height, in->bytesperline) == 0 ||
-			    in->size < cv_input_size(in->fourcc, in->width, in->height,
-						     in->bytesperline)))
+	/* Raw frames must hold their layout; a JPEG's own header tells (decoding). */
+	need = f->compressed ? 0
+			     : v4l2cuse_convert_layout(f, in->width, in->height, in->bytesperline,
+						       NULL, NULL);
+	if ((!f->compressed && need == 0) || in->size < need)
 		return -EINVAL;
 	*ret_f = f;
 	return 0;
 }
 
 int
-cv_convert(struct cv *cv, const struct cv_image *in, const struct v4l2_pix_format *out,
-	   void *dst, size_t dst_len, uint32_t *ret_bytesused)
+v4l2cuse_convert_frame(struct v4l2cuse_convert *cv, const struct v4l2cuse_image *in,
+		       const struct v4l2_pix_format *out, void *dst, size_t dst_len,
+		       uint32_t *ret_bytesused)
 {
 	const struct v4l2cuse_format_info *oi = v4l2cuse_format_info(out->pixelformat);
 	uint32_t f_out = out->pixelformat, w = out->width, h = out->height;
-	const struct cv_fmt *f;
+	const struct v4l2cuse_format_info *f;
 	struct cv_pic pic, scaled;
+	uint8_t *buf;
 	int r;
 
 	if (!oi || !dst || dst_len < out->sizeimage || w == 0 || h == 0 ||
@@ -1084,78 +277,78 @@ cv_convert(struct cv *cv, const struct cv_image *in, const struct v4l2_pix_forma
 		return r;
 
 	/* Same format and size. */
-	if (f->n_planes && in->fourcc == f_out && in->width == w && in->height == h)
+	if (!f->compressed && in->fourcc == f_out && in->width == w && in->height == h)
 		return cv_copy(f, in, out, dst, ret_bytesused);
-	if (!f->n_planes && f_out == V4L2_PIX_FMT_MJPEG && in->size <= out->sizeimage) {
+	if (f->compressed && f_out == V4L2_PIX_FMT_MJPEG && in->size <= out->sizeimage) {
 		uint32_t jw, jh;
 
-		if (cv_jpeg_size(in->data, in->size, &jw, &jh) == 0 && jw == w && jh == h) {
+		if (v4l2cuse_jpeg_size(in->data, in->size, &jw, &jh) == 0 && jw == w && jh == h) {
 			memcpy(dst, in->data, in->size);
 			*ret_bytesused = (uint32_t)in->size;
 			return 0;
 		}
 	}
 	/* libv4lconvert straight into the target. */
-	if (f->v4l && in->width == w && in->height == h &&
+	if (v4l2cuse_convert_v4l_reads(f->fourcc) && in->width == w && in->height == h &&
 	    (f_out == V4L2_PIX_FMT_RGB24 || f_out == V4L2_PIX_FMT_BGR24 ||
 	     f_out == V4L2_PIX_FMT_YUV420 || f_out == V4L2_PIX_FMT_YVU420)) {
-		r = cv_v4l(cv, in->fourcc, w, h, in->bytesperline, in->data, in->size, f_out,
-			   dst, out->sizeimage);
+		r = v4l2cuse_convert_v4l(cv, in->fourcc, w, h, in->bytesperline, in->data, in->size,
+					 f_out, dst, out->sizeimage);
 		if (r == 0)
 			*ret_bytesused = out->sizeimage;
 		return r;
 	}
 
-	if (cv_is_rgb_target(f_out) && f->n_planes && !f->v4l_rgb_direct &&
-	    (in->width != w || in->height != h) && !(w & 1) && !(h & 1)) {
+	if (v4l2cuse_convert_is_rgb_target(oi) && f->yuv && (in->width != w || in->height != h) &&
+	    !(w & 1) && !(h & 1)) {
 		/*
 		 * Y'CbCr to RGB at another size: scale first (half the samples
 		 * of RGB), then convert at the output size.
 		 */
-		r = cv_to_yuv(cv, in, false, &pic);
+		r = v4l2cuse_convert_to_yuv(cv, in, false, &pic);
 		if (r < 0)
 			return r;
-		cv_scale(cv, &pic, w, h, false, &scaled);
+		v4l2cuse_convert_scale(cv, &pic, w, h, false, &scaled);
 		if (f_out == V4L2_PIX_FMT_RGB24 || f_out == V4L2_PIX_FMT_BGR24) {
-			r = cv_yuv_to_rgb(cv, &scaled, f_out, dst, out->sizeimage);
+			r = v4l2cuse_convert_yuv_to_rgb(cv, &scaled, f_out, dst, out->sizeimage);
 			if (r == 0)
 				*ret_bytesused = out->sizeimage;
 			return r;
 		}
-		r = cv_yuv_to_rgb(cv, &scaled, V4L2_PIX_FMT_RGB24,
-				  cv_buf(cv, CV_BUF_DEC, (size_t)w * h * 3), (size_t)w * h * 3);
+		buf = v4l2cuse_convert_buf(cv, CV_BUF_DEC, (size_t)w * h * 3);
+		r = v4l2cuse_convert_yuv_to_rgb(cv, &scaled, V4L2_PIX_FMT_RGB24, buf,
+						(size_t)w * h * 3);
 		if (r < 0)
 			return r;
 		pic = (struct cv_pic){
 			.kind = CV_RGB, .w = w, .h = h,
 			.p = { cv->bufs[CV_BUF_DEC].p }, .stride = { (size_t)w * 3 },
 		};
-		return cv_pack(cv, &pic, out, dst, dst_len, ret_bytesused);
+		return v4l2cuse_convert_pack(cv, &pic, out, dst, dst_len, ret_bytesused);
 	}
-	if (cv_is_rgb_target(f_out))
-		r = cv_to_rgb(cv, in, &pic);
+	if (v4l2cuse_convert_is_rgb_target(oi))
+		r = v4l2cuse_convert_to_rgb(cv, in, &pic);
 	else if (f_out == V4L2_PIX_FMT_GREY && in->fourcc == V4L2_PIX_FMT_GREY)
 		r = 0, pic = (struct cv_pic){
 			.kind = CV_GREY, .w = in->width, .h = in->height,
 			.p = { in->data }, .stride = { in->bytesperline ? in->bytesperline : in->width },
 		};
 	else
-		r = cv_to_yuv(cv, in, f_out == V4L2_PIX_FMT_YUV420 || f_out == V4L2_PIX_FMT_YVU420 ||
-				  f_out == V4L2_PIX_FMT_NV12 || f_out == V4L2_PIX_FMT_NV21, &pic);
+		r = v4l2cuse_convert_to_yuv(cv, in, oi->vdiv > 1, &pic);	/* 4:2:0 targets */
 	if (r < 0)
 		return r;
 	if (pic.w != w || pic.h != h) {
-		cv_scale(cv, &pic, w, h, f_out == V4L2_PIX_FMT_GREY, &scaled);
+		v4l2cuse_convert_scale(cv, &pic, w, h, f_out == V4L2_PIX_FMT_GREY, &scaled);
 		pic = scaled;
 	}
-	return cv_pack(cv, &pic, out, dst, dst_len, ret_bytesused);
+	return v4l2cuse_convert_pack(cv, &pic, out, dst, dst_len, ret_bytesused);
 }
 
 int
-cv_to_rgb24(struct cv *cv, const struct cv_image *in, const uint8_t **ret_rgb,
-	    uint32_t *ret_width, uint32_t *ret_height)
+v4l2cuse_convert_to_rgb24(struct v4l2cuse_convert *cv, const struct v4l2cuse_image *in,
+			  const uint8_t **ret_rgb, uint32_t *ret_width, uint32_t *ret_height)
 {
-	const struct cv_fmt *f;
+	const struct v4l2cuse_format_info *f;
 	struct cv_pic pic;
 	uint8_t *buf;
 	int r;
@@ -1163,13 +356,13 @@ cv_to_rgb24(struct cv *cv, const struct cv_image *in, const uint8_t **ret_rgb,
 	r = cv_validate(in, &f);
 	if (r < 0)
 		return r;
-	r = cv_to_rgb(cv, in, &pic);
+	r = v4l2cuse_convert_to_rgb(cv, in, &pic);
 	if (r < 0)
 		return r;
 	if (pic.stride[0] != (size_t)pic.w * 3) {
-		buf = cv_buf(cv, CV_BUF_SCALE, (size_t)pic.w * pic.h * 3);
-		cv_copy_plane(buf, (size_t)pic.w * 3, pic.p[0], pic.stride[0], (size_t)pic.w * 3,
-			      pic.h);
+		buf = v4l2cuse_convert_buf(cv, CV_BUF_SCALE, (size_t)pic.w * pic.h * 3);
+		v4l2cuse_convert_copy_plane(buf, (size_t)pic.w * 3, pic.p[0], pic.stride[0],
+					    (size_t)pic.w * 3, pic.h);
 		pic.p[0] = buf;
 	}
 	*ret_rgb = pic.p[0];

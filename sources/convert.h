@@ -18,9 +18,9 @@
  * Colour math is left to libraries: libv4lconvert converts between Y'CbCr
  * and R'G'B' (BT.601, limited-range Y'CbCr, full-range RGB) and
  * libjpeg-turbo decodes and encodes JPEG (JFIF). Our own code only moves
- * samples: plane (de)interleaving, chroma subsampling by averaging and
- * upsampling by repetition, bilinear scaling, RGB repacking (RGB565; the X
- * byte of the 32-bit formats is 0xff), and the one mapping no library
+ * samples: plane (de)interleaving and RGB repacking (pack.h's packers,
+ * shared with the test pattern), chroma subsampling by averaging and
+ * upsampling by repetition, bilinear scaling, and the one mapping no library
  * offers here: limited-range luma to the full-range GREY of format.c
  * (Y' = (Y - 16) * 255 / 219). Same format and size is a copy; MJPEG in
  * and MJPEG out at the same size passes the JPEG through unchanged.
@@ -31,7 +31,7 @@
  * Bilinear scaling has no prefilter, so downscaling by more than 2x aliases.
  * RGB input to a 4:2:2 target goes through 4:2:0.
  *
- * Not thread-safe: one thread owns a struct cv.
+ * Not thread-safe: one thread owns a struct v4l2cuse_convert.
  */
 
 #include <stdbool.h>
@@ -39,8 +39,7 @@
 #include <stdint.h>
 #include <linux/videodev2.h>
 
-/* A private fourcc: planar 4:4:4 (Y, then Cb, then Cr, each width x height). */
-#define CV_FMT_YUV444P	v4l2_fourcc('4', '4', '4', 'P')
+#include "v4l2cuse/format.h"
 
 /*
  * One input frame in V4L2's single-buffer layout: plane 0 has lines of
@@ -50,11 +49,12 @@
  * JPEG, and the frame's own header gives the size (@width/@height are only
  * a hint).
  *
- * Inputs: YUYV UYVY YVYU NV16 NV61 NV12 NV21 YU12 YV12 422P CV_FMT_YUV444P
- * RGB3 BGR3 BX24 XR24 RGBP GREY MJPG JPEG. Subsampled formats need even
- * sizes.
+ * Inputs: every format of format.c (v4l2cuse_format_lookup(): the output
+ * formats and NV16 NV61 422P V4L2CUSE_PIX_FMT_YUV444P JPEG), in the layout
+ * v4l2cuse_format_frame_size() describes. Y'CbCr inputs need even widths
+ * (and 4:2:0 ones even heights).
  */
-struct cv_image {
+struct v4l2cuse_image {
 	uint32_t fourcc;
 	uint32_t width, height;
 	uint32_t bytesperline;
@@ -62,53 +62,46 @@ struct cv_image {
 	size_t size;
 };
 
-struct cv;
+struct v4l2cuse_convert;
 
-struct cv *cv_new(void);
-void cv_free(struct cv *cv);			/* NULL-safe */
+struct v4l2cuse_convert *v4l2cuse_convert_new(void);
+void v4l2cuse_convert_free(struct v4l2cuse_convert *cv);			/* NULL-safe */
 
 /*
  * Treat JPEGs with corrupt-data warnings (truncated, extraneous bytes) as
  * corrupt (-EBADMSG) instead of showing what libjpeg made of them. Files
  * want this; cameras, whose JPEGs are often slightly off, don't.
  */
-void cv_set_strict_jpeg(struct cv *cv, bool strict);
-/* MJPEG output quality, 1..100 (default 85). */
-void cv_set_jpeg_quality(struct cv *cv, int quality);
+void v4l2cuse_convert_set_strict_jpeg(struct v4l2cuse_convert *cv, bool strict);
 
-/* Whether @fourcc is an input cv_convert() takes. */
-bool cv_input_supported(uint32_t fourcc);
+/* Whether @fourcc is an input v4l2cuse_convert_frame() takes. */
+bool v4l2cuse_convert_input_supported(uint32_t fourcc);
 
 /*
  * Bytes a raw input frame needs (planes included) for @bytesperline
  * (0: natural), or 0 for compressed or unknown formats and bad sizes.
  */
-size_t cv_input_size(uint32_t fourcc, uint32_t width, uint32_t height,
-		     uint32_t bytesperline);
-
-/*
- * Width and height from a JPEG's header (libjpeg). -EBADMSG if it is not
- * a JPEG, -EOVERFLOW past V4L2CUSE_MAX_*.
- */
-int cv_jpeg_size(const uint8_t *data, size_t size, uint32_t *ret_width,
-		 uint32_t *ret_height);
+size_t v4l2cuse_convert_input_size(uint32_t fourcc, uint32_t width, uint32_t height,
+				   uint32_t bytesperline);
 
 /*
  * Convert @in into @dst (@dst_len >= out->sizeimage) as @out says
  * (pixelformat, width, height; bytesperline/sizeimage as
  * v4l2cuse_format_fill() computes them). *ret_bytesused is sizeimage for
  * raw targets, the JPEG size for MJPEG.
- * Returns 0, -EINVAL for an unsupported input or target or a frame smaller
- * than its format needs, -EBADMSG for a JPEG that does not decode, -ENOSPC
- * when no MJPEG encoding fits (even at quality 20), -EIO when libv4lconvert
- * fails.
+ * MJPEG is encoded at quality 85, lower (jpeg.h's fallback) if it does not
+ * fit. Returns 0, -EINVAL for an unsupported input or target or a frame
+ * smaller than its format needs, -EBADMSG for a JPEG that does not decode,
+ * -ENOSPC when no MJPEG encoding fits (even at quality 5), -EIO when
+ * libv4lconvert fails.
  */
-int cv_convert(struct cv *cv, const struct cv_image *in, const struct v4l2_pix_format *out,
-	       void *dst, size_t dst_len, uint32_t *ret_bytesused);
+int v4l2cuse_convert_frame(struct v4l2cuse_convert *cv, const struct v4l2cuse_image *in,
+			   const struct v4l2_pix_format *out, void *dst, size_t dst_len,
+			   uint32_t *ret_bytesused);
 
 /*
  * Decode/convert @in to tightly packed RGB24 at its own size, in memory
  * owned by @cv (valid until the next call on @cv). For still images.
  */
-int cv_to_rgb24(struct cv *cv, const struct cv_image *in, const uint8_t **ret_rgb,
-		uint32_t *ret_width, uint32_t *ret_height);
+int v4l2cuse_convert_to_rgb24(struct v4l2cuse_convert *cv, const struct v4l2cuse_image *in,
+			      const uint8_t **ret_rgb, uint32_t *ret_width, uint32_t *ret_height);

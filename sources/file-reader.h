@@ -8,7 +8,7 @@
  *   y4m.c            YUV4MPEG2: 4:2:0, 4:2:2, 4:4:4(+alpha), mono, 8 bit
  *   mjpeg-stream.c   concatenated JPEGs (a single one is a still)
  *   image.c          still PNG (libpng) or JPEG (libjpeg-turbo), decoded once
- *   file.c           raw frames of a given format and size
+ *   raw.c            raw frames of a given format and size
  *   gst.c            anything GStreamer decodes (-Dgstreamer)
  *
  * Files are hostile: every length is checked before use, sizes are limited
@@ -18,7 +18,7 @@
  *
  * Threading: one thread owns a reader (the daemon's dispatcher). Reads of
  * regular files are synchronous; gst.c decodes on GStreamer's threads and
- * never waits.
+ * never waits, not even for its first frame (see probe()).
  */
 
 #include <stdbool.h>
@@ -28,14 +28,14 @@
 
 #include "convert.h"
 
-#define FILE_READER_MAX_LINE	4096		/* a Y4M header or FRAME line */
-#define FILE_READER_MAX_JPEG	(32u << 20)	/* one JPEG (stream frame or still) */
-#define FILE_READER_MAX_IMAGE	(64u << 20)	/* a still image file */
+#define V4L2CUSE_FILE_READER_MAX_LINE	4096		/* a Y4M header or FRAME line */
+#define V4L2CUSE_FILE_READER_MAX_JPEG	(32u << 20)	/* one JPEG (stream frame or still) */
+#define V4L2CUSE_FILE_READER_MAX_IMAGE	(64u << 20)	/* a still image file */
 
-struct file_reader;
+struct v4l2cuse_file_reader;
 
-struct file_reader_info {
-	uint32_t width, height;		/* frame size (of the first frame) */
+struct v4l2cuse_file_reader_info {
+	uint32_t width, height;		/* frame size (of the first frame); 0 until probe() */
 	struct v4l2_fract interval;	/* seconds per frame; 0/0: the file has no rate */
 	struct v4l2_fract aspect;	/* pixel aspect ratio (Y4M A, GStreamer PAR); 0:0 unknown */
 	uint32_t fourcc;		/* what next() delivers (for the format list's order) */
@@ -44,7 +44,7 @@ struct file_reader_info {
 	char kind[40];			/* "Y4M 4:2:0", "MJPEG stream", "PNG", ... */
 };
 
-struct file_reader_ops {
+struct v4l2cuse_file_reader_ops {
 	const char *name;
 	/*
 	 * Required. The next frame. *ret_img stays valid until the next call,
@@ -53,23 +53,37 @@ struct file_reader_ops {
 	 * one); -EAGAIN when nothing is decoded yet (GStreamer); any other
 	 * -errno when the file failed (read error).
 	 */
-	int (*next)(struct file_reader *r, struct cv_image *ret_img);
+	int (*next)(struct v4l2cuse_file_reader *r, struct v4l2cuse_image *ret_img);
 	/* Required. Back to the first frame (asynchronous for GStreamer). */
-	int (*rewind)(struct file_reader *r);
+	int (*rewind)(struct v4l2cuse_file_reader *r);
 	/* Required. */
-	void (*destroy)(struct file_reader *r);
+	void (*destroy)(struct v4l2cuse_file_reader *r);
+	/*
+	 * Optional, never blocks: for a reader that learns the file's info
+	 * only from its first decoded frame (GStreamer); until then the
+	 * info's size is 0 and only fourcc and kind are known. 0: the info
+	 * is complete; -EAGAIN: not yet; other -errno: the file cannot be
+	 * played, with a one-line reason in *ret_error (g_free).
+	 */
+	int (*probe)(struct v4l2cuse_file_reader *r, char **ret_error);
 };
 
-struct file_reader {
-	const struct file_reader_ops *ops;
-	struct file_reader_info info;
+struct v4l2cuse_file_reader {
+	const struct v4l2cuse_file_reader_ops *ops;
+	struct v4l2cuse_file_reader_info info;
 };
 
 static inline void
-file_reader_free(struct file_reader *r)
+v4l2cuse_file_reader_free(struct v4l2cuse_file_reader *r)
 {
 	if (r)
 		r->ops->destroy(r);
+}
+
+static inline int
+v4l2cuse_file_reader_probe(struct v4l2cuse_file_reader *r, char **ret_error)
+{
+	return r->ops->probe ? r->ops->probe(r, ret_error) : 0;
 }
 
 /*
@@ -78,20 +92,23 @@ file_reader_free(struct file_reader *r)
  * they return -errno and a one-line reason in *ret_error (g_free), without
  * the file name.
  */
-int y4m_reader_open(FILE *f, struct file_reader **ret, char **ret_error);
+int v4l2cuse_y4m_reader_open(FILE *f, struct v4l2cuse_file_reader **ret, char **ret_error);
 /* @fps_iv: seconds per frame for the stream (0/0: 1/30). */
-int mjs_reader_open(FILE *f, const struct v4l2_fract *fps_iv, struct file_reader **ret,
-		    char **ret_error);
+int v4l2cuse_mjpeg_stream_reader_open(FILE *f, const struct v4l2_fract *fps_iv,
+				      struct v4l2cuse_file_reader **ret, char **ret_error);
 /* PNG or JPEG by content. */
-int image_reader_open(FILE *f, struct file_reader **ret, char **ret_error);
-int raw_reader_open(FILE *f, uint32_t fourcc, uint32_t width, uint32_t height,
-		    const struct v4l2_fract *fps_iv, struct file_reader **ret, char **ret_error);
+int v4l2cuse_image_reader_open(FILE *f, struct v4l2cuse_file_reader **ret, char **ret_error);
+int v4l2cuse_raw_reader_open(FILE *f, uint32_t fourcc, uint32_t width, uint32_t height,
+			     const struct v4l2_fract *fps_iv, struct v4l2cuse_file_reader **ret,
+			     char **ret_error);
 #if HAVE_GSTREAMER_READER
-int gst_reader_open(const char *path, struct file_reader **ret, char **ret_error);
+/* @path for GStreamer's own open and the extension; @f for typefinding. */
+int v4l2cuse_gst_reader_open(FILE *f, const char *path, struct v4l2cuse_file_reader **ret,
+			     char **ret_error);
 #endif
 
-/* What file_reader_open() is told beyond the path (file.c's options). */
-struct file_reader_opts {
+/* What v4l2cuse_file_reader_open() is told beyond the path (file.c's options). */
+struct v4l2cuse_file_reader_opts {
 	uint32_t raw_fourcc;		/* non-zero: raw frames of this format... */
 	uint32_t raw_width, raw_height;	/* ...and size */
 	struct v4l2_fract fps_iv;	/* 0/0: the file's rate (or 1/30) */
@@ -106,5 +123,5 @@ struct file_reader_opts {
  * are one line naming the file: "'clip.avi': unsupported file type ...".
  * Implemented in file.c.
  */
-int file_reader_open(const char *path, const struct file_reader_opts *opts,
-		     struct file_reader **ret, char **ret_error);
+int v4l2cuse_file_reader_open(const char *path, const struct v4l2cuse_file_reader_opts *opts,
+			      struct v4l2cuse_file_reader **ret, char **ret_error);

@@ -9,7 +9,7 @@
  *   file:frames.yuv,format=NV12,size=1280x720,fps=25
  *   file:movie.mkv                       (GStreamer, when built in)
  *
- * What PATH may be (by content, see file_reader_open()): Y4M (4:2:0, 4:2:2,
+ * What PATH may be (by content, see v4l2cuse_file_reader_open()): Y4M (4:2:0, 4:2:2,
  * 4:4:4, mono; rate and pixel aspect from the header), concatenated JPEGs
  * (an MJPEG stream; 30 fps unless fps= says otherwise), a single JPEG or a
  * PNG (a still, held), raw frames (format= and size= are then required),
@@ -21,8 +21,9 @@
  *                   the last frame
  *   fps=N[/D]       the file's frame rate (raw and MJPEG files have none;
  *                   for the others it overrides the header: playback speed)
- *   format=FOURCC   raw frames of this format: YUYV UYVY YVYU NV16 NV61 NV12
- *                   NV21 YU12 YV12 422P RGB3 BGR3 BX24 XR24 RGBP GREY
+ *   format=FOURCC   raw frames of this format (every uncompressed one of
+ *                   format.c): YUYV UYVY YVYU NV12 NV21 YU12 YV12 NV16 NV61
+ *                   422P 444P (planar 4:4:4) RGB3 BGR3 BX24 XR24 RGBP GREY
  *   size=WxH        raw frame size
  *   sizes=WxH+...   sizes to offer (default: the file's, rounded down to
  *                   even; with non-square pixels (Y4M A, GStreamer PAR)
@@ -32,9 +33,23 @@
  *                   format when it is one of ours, then the others of
  *                   format.c: YUYV UYVY YVYU NV12 NV21 YU12 YV12 RGB3 BGR3
  *                   BX24 XR24 RGBP GREY MJPG)
- *   placeholder=PATH  image shown when the file fails at runtime (default:
- *                   the "NO SIGNAL" card, placeholder.h)
  * Frame intervals offered: the file's rate, then 30, 25 and 15 fps.
+ *
+ * GStreamer files start without waiting: create() only checks that
+ * GStreamer recognises the file (typefinding its first 256 KiB) and starts
+ * decoding on GStreamer's threads; nothing on the calling thread (the
+ * daemon's loop, e.g. for v4l2cuse-ctl set-source) waits for the first
+ * frame. Until that frame has arrived the source knows the file's format
+ * (YU12, what GStreamer hands over) but not its size or rate, and offers
+ * what it can deliver whatever they are: every format at the sizes of
+ * sizes= (else 320x240 640x480 1280x720 1920x1080) and the rates of fps=
+ * (if given), 30, 25 and 15 fps; produce() answers -EAGAIN (nothing yet).
+ * With the first frame the file's own size (and square-pixel size) and
+ * rate are added in front of those lists, as for other files; nothing
+ * offered before is taken away, so a format negotiated meanwhile stays
+ * valid. What GStreamer finds wrong after create() (no video stream, a
+ * missing decoder, no frame within 10 s) is one warning naming the file,
+ * and the source has no signal (-ENOLINK).
  *
  * Pacing: produce() runs at the negotiated interval; output frame n shows
  * file frame floor(n * interval / file interval), so the file plays at its
@@ -45,11 +60,13 @@
  * being skipped.
  *
  * Errors: everything wrong with the file at create() (missing, unreadable,
- * unsupported, first frame does not decode) is a one-line error naming the
- * file. At runtime a corrupt frame is skipped (the previous one is shown
- * again) with a rate-limited warning; a read error, or a whole pass of the
- * file without a good frame, switches to the placeholder and the file is
- * reopened every second (not for GStreamer files).
+ * unsupported, first frame does not decode; for GStreamer files: not
+ * recognised) is a one-line error naming the file. At runtime a corrupt
+ * frame is skipped (the previous one is shown again) with a rate-limited
+ * warning; a read error, or a whole pass of the
+ * file without a good frame, is "no signal": produce() returns -ENOLINK
+ * (the device shows its placeholder) and the file is reopened every second
+ * (not for GStreamer files).
  */
 
 #include "config.h"
@@ -68,29 +85,28 @@
 #include "convert.h"
 #include "file-reader.h"
 #include "modes.h"
-#include "placeholder.h"
 #include "ratelimit.h"
 
 #define FS_MAX_STEPS	64		/* file frames read per produce() at most */
 #define FS_RETRY_US	G_USEC_PER_SEC
 
 static const char *const fs_keys[] = {
-	"loop", "fps", "format", "size", "sizes", "formats", "placeholder", NULL,
+	"loop", "fps", "format", "size", "sizes", "formats", NULL,
 };
 
 struct file_source {
 	struct v4l2cuse_source base;
 	char *path;
-	struct file_reader_opts ropts;
-	struct file_reader *rd;
-	struct file_reader_info info;	/* of the first open; enumerations use it */
+	struct v4l2cuse_file_reader_opts ropts;
+	struct v4l2cuse_file_reader *rd;
+	struct v4l2cuse_file_reader_info info;	/* of the first open; enumerations use it */
+	bool pending;			/* info not known yet (GStreamer starting) */
+	bool own_sizes;			/* sizes= replaced the file's own size */
 	struct v4l2_fract file_iv;	/* seconds per file frame */
 	bool loop;
-	char *placeholder_path;
-	struct placeholder *ph;
-	struct cv *cv;
+	struct v4l2cuse_convert *cv;
 
-	struct modes modes;
+	struct v4l2cuse_modes modes;
 
 	/* Streaming. */
 	bool started;
@@ -101,109 +117,18 @@ struct file_source {
 	uint64_t frame_no;		/* file frames consumed (the next one's index) */
 	unsigned int pass_good;		/* good frames since the last rewind */
 	bool at_eof;			/* loop=0: holding the last frame */
-	bool failed;			/* showing the placeholder */
+	bool failed;			/* no signal: the file failed */
 	int64_t last_try_us;
 	uint8_t *cache;			/* the frame shown now, converted */
 	uint32_t cache_used;
 	bool cache_valid;
-	struct ratelimit rl_corrupt, rl_fail;
+	struct v4l2cuse_ratelimit rl_corrupt, rl_fail;
 };
 
 static struct file_source *
 fs_from(struct v4l2cuse_source *src)
 {
 	return (struct file_source *)src;
-}
-
-/* --- raw frames --------------------------------------------------------- */
-
-struct raw_reader {
-	struct file_reader base;
-	FILE *f;
-	uint8_t *buf;
-	size_t frame_size;
-};
-
-static int
-raw_next(struct file_reader *r, struct cv_image *ret)
-{
-	struct raw_reader *rr = (struct raw_reader *)r;
-	size_t n = fread(rr->buf, 1, rr->frame_size, rr->f);
-
-	if (n < rr->frame_size)
-		return ferror(rr->f) ? -EIO : -ENODATA;	/* a partial last frame ends it */
-	*ret = (struct cv_image){
-		.fourcc = r->info.fourcc, .width = r->info.width, .height = r->info.height,
-		.data = rr->buf, .size = rr->frame_size,
-	};
-	return 0;
-}
-
-static int
-raw_rewind(struct file_reader *r)
-{
-	struct raw_reader *rr = (struct raw_reader *)r;
-
-	clearerr(rr->f);
-	return fseeko(rr->f, 0, SEEK_SET) < 0 ? -errno : 0;
-}
-
-static void
-raw_destroy(struct file_reader *r)
-{
-	struct raw_reader *rr = (struct raw_reader *)r;
-
-	if (rr->f)
-		fclose(rr->f);
-	g_free(rr->buf);
-	g_free(rr);
-}
-
-static const struct file_reader_ops raw_ops = {
-	.name = "raw",
-	.next = raw_next,
-	.rewind = raw_rewind,
-	.destroy = raw_destroy,
-};
-
-int
-raw_reader_open(FILE *f, uint32_t fourcc, uint32_t width, uint32_t height,
-		const struct v4l2_fract *fps_iv, struct file_reader **ret, char **ret_error)
-{
-	struct raw_reader *rr = g_new0(struct raw_reader, 1);
-	struct stat st;
-	bool too_short;
-
-	rr->base.ops = &raw_ops;
-	rr->f = f;
-	rr->frame_size = cv_input_size(fourcc, width, height, 0);
-	if (!rr->frame_size) {
-		*ret_error = g_strdup_printf("raw %.4s frames cannot be %ux%u",
-					     (const char *)&fourcc, width, height);
-		raw_destroy(&rr->base);
-		return -EINVAL;
-	}
-	/* A file shorter than one frame must not cost a frame-sized buffer first. */
-	too_short = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
-		    (uint64_t)st.st_size < rr->frame_size;
-	rr->buf = too_short ? NULL : g_malloc(rr->frame_size);
-	rr->base.info = (struct file_reader_info){
-		.width = width, .height = height,
-		.interval = fps_iv && fps_iv->denominator ? *fps_iv : (struct v4l2_fract){ 1, 30 },
-		.fourcc = fourcc,
-		.can_reopen = true,
-	};
-	g_snprintf(rr->base.info.kind, sizeof(rr->base.info.kind), "raw %.4s",
-		   (const char *)&fourcc);
-	if (too_short || raw_next(&rr->base, &(struct cv_image){ 0 }) < 0 ||
-	    raw_rewind(&rr->base) < 0) {
-		*ret_error = g_strdup_printf("shorter than one %ux%u %.4s frame (%zu bytes)",
-					     width, height, (const char *)&fourcc, rr->frame_size);
-		raw_destroy(&rr->base);
-		return -EINVAL;
-	}
-	*ret = &rr->base;
-	return 0;
 }
 
 /* --- opening by content ------------------------------------------------- */
@@ -217,8 +142,8 @@ fs_has_ext(const char *path, const char *ext)
 }
 
 int
-file_reader_open(const char *path, const struct file_reader_opts *opts,
-		 struct file_reader **ret, char **ret_error)
+v4l2cuse_file_reader_open(const char *path, const struct v4l2cuse_file_reader_opts *opts,
+			  struct v4l2cuse_file_reader **ret, char **ret_error)
 {
 	static const uint8_t png_sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
 	g_autofree char *error = NULL;
@@ -262,29 +187,28 @@ file_reader_open(const char *path, const struct file_reader_opts *opts,
 	rewind(f);
 
 	if (opts && opts->raw_fourcc) {
-		r = raw_reader_open(f, opts->raw_fourcc, opts->raw_width, opts->raw_height,
-				    &opts->fps_iv, ret, &error);
+		r = v4l2cuse_raw_reader_open(f, opts->raw_fourcc, opts->raw_width, opts->raw_height,
+					     &opts->fps_iv, ret, &error);
 	} else if ((n >= 9 && memcmp(magic, "YUV4MPEG2", 9) == 0) || fs_has_ext(path, "y4m")) {
-		r = y4m_reader_open(f, ret, &error);
+		r = v4l2cuse_y4m_reader_open(f, ret, &error);
 	} else if (n >= 8 && memcmp(magic, png_sig, 8) == 0) {
-		r = image_reader_open(f, ret, &error);
+		r = v4l2cuse_image_reader_open(f, ret, &error);
 	} else if ((n >= 3 && magic[0] == 0xff && magic[1] == 0xd8 && magic[2] == 0xff) ||
 		   fs_has_ext(path, "mjpeg") || fs_has_ext(path, "mjpg") || fs_has_ext(path, "mjp") ||
 		   fs_has_ext(path, "jpg") || fs_has_ext(path, "jpeg")) {
-		r = mjs_reader_open(f, opts ? &opts->fps_iv : NULL, ret, &error);
+		r = v4l2cuse_mjpeg_stream_reader_open(f, opts ? &opts->fps_iv : NULL, ret, &error);
 		if (r == 0 && (*ret)->info.still) {
 			/* One JPEG: decode it once, like a PNG. */
-			file_reader_free(*ret);
+			v4l2cuse_file_reader_free(*ret);
 			*ret = NULL;
 			f = fopen(path, "rbe");
-			r = f ? image_reader_open(f, ret, &error) : -errno;
+			r = f ? v4l2cuse_image_reader_open(f, ret, &error) : -errno;
 			if (!f)
 				error = g_strdup(g_strerror(-r));
 		}
 	} else {
 #if HAVE_GSTREAMER_READER
-		fclose(f);
-		r = gst_reader_open(path, ret, &error);
+		r = v4l2cuse_gst_reader_open(f, path, ret, &error);
 #else
 		fclose(f);
 		error = g_strdup("unsupported file type (not Y4M, MJPEG, JPEG or PNG; raw "
@@ -301,18 +225,11 @@ file_reader_open(const char *path, const struct file_reader_opts *opts,
 
 /* --- options ------------------------------------------------------------ */
 
-
-static const uint32_t fs_raw_formats[] = {
-	V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_UYVY, V4L2_PIX_FMT_YVYU, V4L2_PIX_FMT_NV16,
-	V4L2_PIX_FMT_NV61, V4L2_PIX_FMT_NV12, V4L2_PIX_FMT_NV21, V4L2_PIX_FMT_YUV420,
-	V4L2_PIX_FMT_YVU420, V4L2_PIX_FMT_YUV422P, V4L2_PIX_FMT_RGB24, V4L2_PIX_FMT_BGR24,
-	V4L2_PIX_FMT_XRGB32, V4L2_PIX_FMT_XBGR32, V4L2_PIX_FMT_RGB565, V4L2_PIX_FMT_GREY,
-};
-
 /* Options that matter before the file is opened. */
 static int
 fs_parse_open_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char **ret_error)
 {
+	char *msg = NULL;
 	const char *v;
 	int r;
 
@@ -324,89 +241,98 @@ fs_parse_open_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char *
 	r = v4l2cuse_opts_get_bool(o, "loop", true, &fs->loop, ret_error);
 	if (r < 0)
 		return r;
-	if ((v = v4l2cuse_opts_get_str(o, "fps", NULL)) && !modes_parse_rate(v, &fs->ropts.fps_iv)) {
-		*ret_error = v4l2cuse_opts_error(o, "option 'fps': '%s' is not a frame rate N or "
-						 "N/D (at most 1000 fps)", v);
-		return -EINVAL;
-	}
+	if ((v = v4l2cuse_opts_get_str(o, "fps", NULL)) &&
+	    v4l2cuse_parse_rate(v, &fs->ropts.fps_iv, &msg) < 0)
+		return v4l2cuse_modes_option_error(o, "fps", msg, ret_error);
 	if (v4l2cuse_opts_has(o, "format") != v4l2cuse_opts_has(o, "size")) {
 		*ret_error = v4l2cuse_opts_error(o, "raw frames need both format= and size=");
 		return -EINVAL;
 	}
-	if ((v = v4l2cuse_opts_get_str(o, "format", NULL))) {
-		fs->ropts.raw_fourcc = modes_fourcc_from(v, fs_raw_formats, G_N_ELEMENTS(fs_raw_formats));
-		if (!fs->ropts.raw_fourcc) {
-			g_autofree char *known = modes_fourcc_list(fs_raw_formats,
-								G_N_ELEMENTS(fs_raw_formats));
-
-			*ret_error = v4l2cuse_opts_error(o, "option 'format': unknown raw format "
-							 "'%s' (known: %s)", v, known);
-			return -EINVAL;
-		}
-	}
+	if ((v = v4l2cuse_opts_get_str(o, "format", NULL)) &&
+	    v4l2cuse_parse_fourcc_of(v, V4L2CUSE_FORMATS_RAW, &fs->ropts.raw_fourcc, &msg) < 0)
+		return v4l2cuse_modes_option_error(o, "format", msg, ret_error);
 	if ((v = v4l2cuse_opts_get_str(o, "size", NULL)) &&
-	    !modes_parse_size(v, &fs->ropts.raw_width, &fs->ropts.raw_height)) {
-		*ret_error = v4l2cuse_opts_error(o, "option 'size': '%s' is not WxH in "
-						 "1x1..8192x8192", v);
-		return -EINVAL;
-	}
-	fs->placeholder_path = g_strdup(v4l2cuse_opts_get_str(o, "placeholder", NULL));
+	    v4l2cuse_parse_size(v, &fs->ropts.raw_width, &fs->ropts.raw_height, &msg) < 0)
+		return v4l2cuse_modes_option_error(o, "size", msg, ret_error);
 	return 0;
 }
 
-/* Offered formats, sizes and rates, once the file's own are known. */
+/*
+ * Offered formats, sizes and rates that do not depend on the file's first
+ * frame: the options', else every format (the file's own first) at the
+ * common sizes and rates. fs_info_known() adds the file's own size and
+ * rate in front once they are known.
+ */
 static int
 fs_parse_offer_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char **ret_error)
 {
-	struct modes *m = &fs->modes;
+	struct v4l2cuse_modes *m = &fs->modes;
 	const char *v;
 	int r;
 
 	if ((v = v4l2cuse_opts_get_str(o, "formats", NULL))) {
-		r = modes_parse_formats(m, o, v, modes_output_formats,
-					G_N_ELEMENTS(modes_output_formats),
-					ret_error);
+		r = v4l2cuse_modes_parse_formats(m, o, v, ret_error);
 		if (r < 0)
 			return r;
 	} else {
 		/* The file's own format first: no conversion by default. */
-		for (size_t i = 0; i < G_N_ELEMENTS(modes_output_formats); i++) {
-			if (modes_output_formats[i] == fs->info.fourcc)
-				modes_add_format(m, fs->info.fourcc);
-		}
-		for (size_t i = 0; i < G_N_ELEMENTS(modes_output_formats); i++)
-			modes_add_format(m, modes_output_formats[i]);
+		if (v4l2cuse_format_info(fs->info.fourcc))
+			v4l2cuse_modes_add_format(m, fs->info.fourcc);
+		v4l2cuse_modes_add_output_formats(m);
 	}
 
-	if ((v = v4l2cuse_opts_get_str(o, "sizes", NULL))) {
-		r = modes_parse_sizes(m, o, v, ret_error);
+	fs->own_sizes = (v = v4l2cuse_opts_get_str(o, "sizes", NULL)) != NULL;
+	if (fs->own_sizes) {
+		r = v4l2cuse_modes_parse_sizes(m, o, v, ret_error);
 		if (r < 0)
 			return r;
 	} else {
-		const struct v4l2_fract *a = &fs->info.aspect;
-
-		if (fs->info.width >= 2 && fs->info.height >= 2)
-			modes_add_size(m, fs->info.width & ~1u, fs->info.height & ~1u);
-		/* Non-square pixels (Y4M A, GStreamer PAR): also the square-pixel size. */
-		if (a->numerator && a->denominator && a->numerator != a->denominator &&
-		    fs->info.height >= 2) {
-			uint64_t w = ((uint64_t)fs->info.width * a->numerator + a->denominator / 2) /
-				     a->denominator;
-
-			if (w >= 2 && w <= V4L2CUSE_MAX_WIDTH)
-				modes_add_size(m, (uint32_t)w & ~1u, fs->info.height & ~1u);
-		}
-		modes_add_size(m, 320, 240);
-		modes_add_size(m, 640, 480);
-		modes_add_size(m, 1280, 720);
-		modes_add_size(m, 1920, 1080);
+		v4l2cuse_modes_add_size(m, 320, 240);
+		v4l2cuse_modes_add_size(m, 640, 480);
+		v4l2cuse_modes_add_size(m, 1280, 720);
+		v4l2cuse_modes_add_size(m, 1920, 1080);
 	}
 
-	modes_add_interval(m, fs->file_iv);
-	modes_add_interval(m, (struct v4l2_fract){ 1, 30 });
-	modes_add_interval(m, (struct v4l2_fract){ 1, 25 });
-	modes_add_interval(m, (struct v4l2_fract){ 1, 15 });
+	if (fs->ropts.fps_iv.denominator)
+		v4l2cuse_modes_add_interval(m, fs->ropts.fps_iv);
+	v4l2cuse_modes_add_interval(m, (struct v4l2_fract){ 1, 30 });
+	v4l2cuse_modes_add_interval(m, (struct v4l2_fract){ 1, 25 });
+	v4l2cuse_modes_add_interval(m, (struct v4l2_fract){ 1, 15 });
 	return 0;
+}
+
+/*
+ * The file's info is known (at create, or with a GStreamer file's first
+ * frame): its rate paces the file, and its own size (the square-pixel one
+ * too for non-square pixels) and rate go in front of the offer, unless
+ * sizes= and fps= replaced them. Nothing offered before goes away.
+ */
+static void
+fs_info_known(struct file_source *fs)
+{
+	const struct v4l2_fract *a = &fs->info.aspect;
+	struct v4l2cuse_modes *m = &fs->modes;
+
+	fs->info = fs->rd->info;
+	g_debug("file: '%s': %s, %ux%u, rate %u/%u", fs->path, fs->info.kind, fs->info.width,
+		fs->info.height, fs->info.interval.denominator, fs->info.interval.numerator);
+	fs->file_iv = fs->ropts.fps_iv.denominator ? fs->ropts.fps_iv :
+		      fs->info.interval.denominator && fs->info.interval.numerator ?
+		      fs->info.interval : (struct v4l2_fract){ 1, 30 };
+	/* A file faster than the project's limit plays at its speed; it is not offered. */
+	if (v4l2cuse_interval_valid(fs->file_iv))
+		v4l2cuse_modes_prepend_interval(m, fs->file_iv);
+	if (fs->own_sizes || fs->info.width < 2 || fs->info.height < 2)
+		return;
+	/* Non-square pixels (Y4M A, GStreamer PAR): also the square-pixel size. */
+	if (a->numerator && a->denominator && a->numerator != a->denominator) {
+		uint64_t w = ((uint64_t)fs->info.width * a->numerator + a->denominator / 2) /
+			     a->denominator;
+
+		if (w >= 2 && w <= V4L2CUSE_MAX_WIDTH)
+			v4l2cuse_modes_prepend_size(m, (uint32_t)w & ~1u, fs->info.height & ~1u);
+	}
+	v4l2cuse_modes_prepend_size(m, fs->info.width & ~1u, fs->info.height & ~1u);
 }
 
 /* --- ops ---------------------------------------------------------------- */
@@ -431,10 +357,8 @@ fs_destroy(struct v4l2cuse_source *src)
 	if (!fs)
 		return;
 	fs_stop(src);
-	file_reader_free(fs->rd);
-	placeholder_free(fs->ph);
-	cv_free(fs->cv);
-	g_free(fs->placeholder_path);
+	v4l2cuse_file_reader_free(fs->rd);
+	v4l2cuse_convert_free(fs->cv);
 	g_free(fs->path);
 	g_free(fs);
 }
@@ -443,27 +367,49 @@ fs_destroy(struct v4l2cuse_source *src)
 static int
 fs_check_first_frame(struct file_source *fs, char **ret_error)
 {
-	struct cv_image img;
+	struct v4l2cuse_image img;
 	const uint8_t *rgb;
 	uint32_t w, h;
 	int r, tries = 0;
 
-	while ((r = fs->rd->ops->next(fs->rd, &img)) == -EBADMSG || r == -EAGAIN) {
-		if (++tries > 500)
-			break;
-		if (r == -EAGAIN)
-			g_usleep(10000);
-	}
+	while ((r = fs->rd->ops->next(fs->rd, &img)) == -EBADMSG && ++tries < 500)
+		;
 	if (r == 0)
-		r = cv_to_rgb24(fs->cv, &img, &rgb, &w, &h);
+		r = v4l2cuse_convert_to_rgb24(fs->cv, &img, &rgb, &w, &h);
 	if (r < 0) {
 		*ret_error = g_strdup_printf("file: '%s': %s", fs->path,
 					     r == -ENODATA ? "no frames" :
-					     r == -EBADMSG || r == -EAGAIN ? "no frame decodes" :
-					     g_strerror(-r));
-		return r == -EAGAIN || r == -ENODATA ? -EINVAL : r;
+					     r == -EBADMSG ? "no frame decodes" : g_strerror(-r));
+		return r == -ENODATA ? -EINVAL : r;
 	}
 	return fs->rd->ops->rewind(fs->rd);
+}
+
+/*
+ * A reader that is still starting (GStreamer before its first frame):
+ * true while its info is unknown. When it arrives, the offer grows; when
+ * the file turns out unplayable, that is logged once and the source has no
+ * signal from then on.
+ */
+static bool
+fs_pending(struct file_source *fs)
+{
+	g_autofree char *error = NULL;
+	int r;
+
+	if (!fs->pending)
+		return false;
+	r = v4l2cuse_file_reader_probe(fs->rd, &error);
+	if (r == -EAGAIN)
+		return true;
+	fs->pending = false;
+	if (r < 0) {
+		g_warning("file: '%s': %s; no signal", fs->path, error);
+		fs->failed = true;
+		return false;
+	}
+	fs_info_known(fs);
+	return false;
 }
 
 static int
@@ -475,45 +421,37 @@ fs_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 	int r;
 
 	fs->base.ops = &v4l2cuse_file_ops;
-	fs->cv = cv_new();
-	cv_set_strict_jpeg(fs->cv, true);
+	fs->cv = v4l2cuse_convert_new();
+	v4l2cuse_convert_set_strict_jpeg(fs->cv, true);
 	r = v4l2cuse_opts_parse("file", args, fs_keys, &o, &error);
 	if (r < 0)
 		goto err;
 	r = fs_parse_open_opts(fs, o, &error);
 	if (r < 0)
 		goto err;
-	r = file_reader_open(fs->path, &fs->ropts, &fs->rd, &error);
+	r = v4l2cuse_file_reader_open(fs->path, &fs->ropts, &fs->rd, &error);
 	if (r < 0) {
 		fs_prefix_error(&error, "file: ");
 		goto err;
 	}
 	fs->info = fs->rd->info;
-	fs->file_iv = fs->ropts.fps_iv.denominator ? fs->ropts.fps_iv :
-		      fs->info.interval.denominator && fs->info.interval.numerator ?
-		      fs->info.interval : (struct v4l2_fract){ 1, 30 };
-	r = fs_check_first_frame(fs, &error);
-	if (r < 0)
-		goto err;
+	fs->pending = fs->info.width == 0;
+	if (!fs->pending) {
+		r = fs_check_first_frame(fs, &error);
+		if (r < 0)
+			goto err;
+	}
 	r = fs_parse_offer_opts(fs, o, &error);
 	if (r < 0)
 		goto err;
-	r = placeholder_new(fs->placeholder_path, &fs->ph, &error);
-	if (r < 0) {
-		fs_prefix_error(&error, "file: ");
-		goto err;
-	}
-	g_debug("file: '%s': %s, %ux%u, %u/%u s per frame", fs->path, fs->info.kind,
-		fs->info.width, fs->info.height, fs->file_iv.numerator, fs->file_iv.denominator);
+	if (!fs->pending)
+		fs_info_known(fs);
 	v4l2cuse_opts_free(o);
 	*ret_src = &fs->base;
 	return 0;
 
 err:
-	if (ret_error)
-		*ret_error = error;
-	else
-		g_free(error);
+	*ret_error = error;
 	v4l2cuse_opts_free(o);
 	fs_destroy(&fs->base);
 	return r;
@@ -522,21 +460,27 @@ err:
 static int
 fs_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc)
 {
-	return modes_enum_format(&fs_from(src)->modes, index, ret_fourcc);
+	return v4l2cuse_modes_enum_format(&fs_from(src)->modes, index, ret_fourcc);
 }
 
 static int
 fs_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index,
 		  uint32_t *ret_width, uint32_t *ret_height)
 {
-	return modes_enum_framesize(&fs_from(src)->modes, fourcc, index, ret_width, ret_height);
+	struct file_source *fs = fs_from(src);
+
+	fs_pending(fs);
+	return v4l2cuse_modes_enum_framesize(&fs->modes, fourcc, index, ret_width, ret_height);
 }
 
 static int
 fs_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
 		      uint32_t height, unsigned int index, struct v4l2_fract *ret)
 {
-	return modes_enum_frameinterval(&fs_from(src)->modes, fourcc, width, height, index, ret);
+	struct file_source *fs = fs_from(src);
+
+	fs_pending(fs);
+	return v4l2cuse_modes_enum_frameinterval(&fs->modes, fourcc, width, height, index, ret);
 }
 
 static void
@@ -564,27 +508,20 @@ fs_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	 const struct v4l2_fract *interval)
 {
 	struct file_source *fs = fs_from(src);
-	struct v4l2_pix_format f = { 0 };
 	int r;
 
 	if (fs->started)
 		return -EBUSY;
-	if (!modes_has(&fs->modes, pix->pixelformat, pix->width, pix->height))
+	if (!v4l2cuse_modes_has(&fs->modes, pix->pixelformat, pix->width, pix->height))
 		return -EINVAL;
-	f.pixelformat = pix->pixelformat;
-	f.width = pix->width;
-	f.height = pix->height;
-	r = v4l2cuse_format_fill(&f);
+	r = v4l2cuse_modes_stream(pix, interval, fs->modes.intervals[0], &fs->pix, &fs->out_iv);
 	if (r < 0)
 		return r;
-	fs->pix = f;
-	fs->out_iv = interval && interval->numerator && interval->denominator ? *interval
-									     : fs->modes.intervals[0];
 	fs->n = 0;
 	fs_restart_pacing(fs);
-	if (fs->rd && !fs->failed)
+	if (fs->rd && !fs->failed && !fs_pending(fs))
 		fs->rd->ops->rewind(fs->rd);
-	fs->cache = g_malloc(f.sizeimage);
+	fs->cache = g_malloc(fs->pix.sizeimage);
 	fs->cache_valid = false;
 	fs->last_try_us = 0;
 	fs->started = true;
@@ -596,33 +533,33 @@ fs_fail(struct file_source *fs, int r, const char *what)
 {
 	unsigned int suppressed = 0;
 
-	if (ratelimit_pass(&fs->rl_fail, &suppressed))
-		g_warning("file: '%s': %s%s%s; showing the placeholder%s", fs->path, what,
+	if (v4l2cuse_ratelimit_pass(&fs->rl_fail, &suppressed))
+		g_warning("file: '%s': %s%s%s; no signal%s", fs->path, what,
 			  r ? ": " : "", r ? g_strerror(-r) : "",
 			  fs->info.can_reopen ? " and retrying every second" : "");
 	fs->failed = true;
 	fs->cache_valid = false;
 	fs->last_try_us = g_get_monotonic_time();
 	if (fs->info.can_reopen)
-		g_clear_pointer(&fs->rd, file_reader_free);
+		g_clear_pointer(&fs->rd, v4l2cuse_file_reader_free);
 }
 
 static void
 fs_try_reopen(struct file_source *fs)
 {
 	g_autofree char *error = NULL;
-	struct file_reader *rd = NULL;
+	struct v4l2cuse_file_reader *rd = NULL;
 	int64_t now = g_get_monotonic_time();
 
 	if (!fs->info.can_reopen || now - fs->last_try_us < FS_RETRY_US)
 		return;
 	fs->last_try_us = now;
-	if (file_reader_open(fs->path, &fs->ropts, &rd, &error) < 0) {
+	if (v4l2cuse_file_reader_open(fs->path, &fs->ropts, &rd, &error) < 0) {
 		g_debug("file: reopening failed: %s", error);
 		return;
 	}
 	g_message("file: '%s': readable again", fs->path);
-	file_reader_free(fs->rd);
+	v4l2cuse_file_reader_free(fs->rd);
 	fs->rd = rd;
 	fs->failed = false;
 	fs_restart_pacing(fs);
@@ -633,7 +570,7 @@ fs_corrupt(struct file_source *fs, uint64_t index, int r)
 {
 	unsigned int suppressed = 0;
 
-	if (!ratelimit_pass(&fs->rl_corrupt, &suppressed))
+	if (!v4l2cuse_ratelimit_pass(&fs->rl_corrupt, &suppressed))
 		return;
 	if (suppressed)
 		g_warning("file: '%s': skipped corrupt frame %" G_GUINT64_FORMAT " (%s; %u more "
@@ -664,7 +601,7 @@ fs_advance(struct file_source *fs)
 	if (fs->info.still)
 		want = 0;
 	while (!fs->at_eof && (fs->frame_no <= want || !fs->cache_valid)) {
-		struct cv_image img;
+		struct v4l2cuse_image img;
 		uint64_t index = fs->frame_no;
 		int r;
 
@@ -683,8 +620,8 @@ fs_advance(struct file_source *fs)
 			fs->pass_good++;
 			if (index < want && fs->cache_valid)
 				break;	/* skipped by the pacing: not converted */
-			r = cv_convert(fs->cv, &img, &fs->pix, fs->cache, fs->pix.sizeimage,
-				       &fs->cache_used);
+			r = v4l2cuse_convert_frame(fs->cv, &img, &fs->pix, fs->cache,
+						   fs->pix.sizeimage, &fs->cache_used);
 			if (r == 0)
 				fs->cache_valid = true;
 			else
@@ -729,12 +666,13 @@ static int
 fs_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 {
 	struct file_source *fs = fs_from(src);
-	int r;
 
 	if (!fs->started)
 		return -EINVAL;
 	if (!frame->data || frame->length < fs->pix.sizeimage)
 		return -EINVAL;
+	if (fs_pending(fs))
+		return -EAGAIN;		/* GStreamer's first frame is not there yet */
 	if (fs->failed)
 		fs_try_reopen(fs);
 	if (!fs->failed)
@@ -745,10 +683,8 @@ fs_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 		frame->bytesused = fs->cache_used;
 		return 0;
 	}
-	if (!fs->failed)
-		return -ENODATA;	/* nothing decoded yet (GStreamer starting) */
-	r = placeholder_fill(fs->ph, &fs->pix, frame->data, frame->length, &frame->bytesused);
-	return r < 0 ? -EIO : 0;
+	/* Nothing decoded yet (GStreamer after a rewind): nothing to show, no gap. */
+	return fs->failed ? -ENOLINK : -EAGAIN;
 }
 
 const struct v4l2cuse_source_ops v4l2cuse_file_ops = {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Pixel format facts: descriptions, plane layout, bytesperline/sizeimage and
- * the colorimetry policy (see include/v4l2cuse/format.h).
+ * Pixel format facts: the one table of every format the project reads or
+ * produces (descriptions, planes, bits per pixel, subsampling), the frame
+ * layout math and the colorimetry policy (see include/v4l2cuse/format.h).
  *
  * The descriptions are the ones v4l2-compliance 1.22.1 compares ENUM_FMT
  * against (utils/common/v4l2-pix-formats.h of that release, generated from
@@ -17,62 +18,87 @@
 #include "util/macros.h"
 #include "v4l2cuse/format.h"
 
+/*
+ * Order: Y'CbCr (packed 4:2:2, 4:2:0, then the read-only 4:2:2 and 4:4:4
+ * planar ones), RGB, grey, compressed. The output formats keep the order
+ * consumers have always been offered.
+ */
 static const struct v4l2cuse_format_info fmt_table[] = {
 	{
-		.fourcc = V4L2_PIX_FMT_YUYV, .description = "YUYV 4:2:2",
+		.fourcc = V4L2_PIX_FMT_YUYV, .description = "YUYV 4:2:2", .output = true,
 		.yuv = true, .n_planes = 1, .bpp = { 16 },
 		.hdiv = 2, .vdiv = 1, .width_align = 2,
 	}, {
-		.fourcc = V4L2_PIX_FMT_UYVY, .description = "UYVY 4:2:2",
+		.fourcc = V4L2_PIX_FMT_UYVY, .description = "UYVY 4:2:2", .output = true,
 		.yuv = true, .n_planes = 1, .bpp = { 16 },
 		.hdiv = 2, .vdiv = 1, .width_align = 2,
 	}, {
-		.fourcc = V4L2_PIX_FMT_YVYU, .description = "YVYU 4:2:2",
+		.fourcc = V4L2_PIX_FMT_YVYU, .description = "YVYU 4:2:2", .output = true,
 		.yuv = true, .n_planes = 1, .bpp = { 16 },
 		.hdiv = 2, .vdiv = 1, .width_align = 2,
 	}, {
-		.fourcc = V4L2_PIX_FMT_NV12, .description = "Y/CbCr 4:2:0",
+		.fourcc = V4L2_PIX_FMT_NV12, .description = "Y/CbCr 4:2:0", .output = true,
 		.yuv = true, .n_planes = 2, .bpp = { 8, 8 },
 		.hdiv = 2, .vdiv = 2, .width_align = 2,
 	}, {
-		.fourcc = V4L2_PIX_FMT_NV21, .description = "Y/CrCb 4:2:0",
+		.fourcc = V4L2_PIX_FMT_NV21, .description = "Y/CrCb 4:2:0", .output = true,
 		.yuv = true, .n_planes = 2, .bpp = { 8, 8 },
 		.hdiv = 2, .vdiv = 2, .width_align = 2,
 	}, {
-		.fourcc = V4L2_PIX_FMT_YUV420, .description = "Planar YUV 4:2:0",
+		.fourcc = V4L2_PIX_FMT_YUV420, .description = "Planar YUV 4:2:0", .output = true,
 		.yuv = true, .n_planes = 3, .bpp = { 8, 4, 4 },
 		.hdiv = 2, .vdiv = 2, .width_align = 2,
 	}, {
-		.fourcc = V4L2_PIX_FMT_YVU420, .description = "Planar YVU 4:2:0",
+		.fourcc = V4L2_PIX_FMT_YVU420, .description = "Planar YVU 4:2:0", .output = true,
 		.yuv = true, .n_planes = 3, .bpp = { 8, 4, 4 },
 		.hdiv = 2, .vdiv = 2, .width_align = 2,
 	}, {
-		.fourcc = V4L2_PIX_FMT_RGB24, .description = "24-bit RGB 8-8-8",
+		.fourcc = V4L2_PIX_FMT_NV16,
+		.yuv = true, .n_planes = 2, .bpp = { 8, 8 },
+		.hdiv = 2, .vdiv = 1, .width_align = 2,
+	}, {
+		.fourcc = V4L2_PIX_FMT_NV61,
+		.yuv = true, .n_planes = 2, .bpp = { 8, 8 },
+		.hdiv = 2, .vdiv = 1, .width_align = 2,
+	}, {
+		.fourcc = V4L2_PIX_FMT_YUV422P,
+		.yuv = true, .n_planes = 3, .bpp = { 8, 4, 4 },
+		.hdiv = 2, .vdiv = 1, .width_align = 2,
+	}, {
+		.fourcc = V4L2CUSE_PIX_FMT_YUV444P,
+		.yuv = true, .n_planes = 3, .bpp = { 8, 8, 8 },
+		.hdiv = 1, .vdiv = 1, .width_align = 1,
+	}, {
+		.fourcc = V4L2_PIX_FMT_RGB24, .description = "24-bit RGB 8-8-8", .output = true,
 		.n_planes = 1, .bpp = { 24 }, .hdiv = 1, .vdiv = 1, .width_align = 1,
 	}, {
-		.fourcc = V4L2_PIX_FMT_BGR24, .description = "24-bit BGR 8-8-8",
+		.fourcc = V4L2_PIX_FMT_BGR24, .description = "24-bit BGR 8-8-8", .output = true,
 		.n_planes = 1, .bpp = { 24 }, .hdiv = 1, .vdiv = 1, .width_align = 1,
 	}, {
-		.fourcc = V4L2_PIX_FMT_XRGB32, .description = "32-bit XRGB 8-8-8-8",
+		.fourcc = V4L2_PIX_FMT_XRGB32, .description = "32-bit XRGB 8-8-8-8", .output = true,
 		.n_planes = 1, .bpp = { 32 }, .hdiv = 1, .vdiv = 1, .width_align = 1,
 	}, {
-		.fourcc = V4L2_PIX_FMT_XBGR32, .description = "32-bit BGRX 8-8-8-8",
+		.fourcc = V4L2_PIX_FMT_XBGR32, .description = "32-bit BGRX 8-8-8-8", .output = true,
 		.n_planes = 1, .bpp = { 32 }, .hdiv = 1, .vdiv = 1, .width_align = 1,
 	}, {
-		.fourcc = V4L2_PIX_FMT_RGB565, .description = "16-bit RGB 5-6-5",
+		.fourcc = V4L2_PIX_FMT_RGB565, .description = "16-bit RGB 5-6-5", .output = true,
 		.n_planes = 1, .bpp = { 16 }, .hdiv = 1, .vdiv = 1, .width_align = 1,
 	}, {
-		.fourcc = V4L2_PIX_FMT_GREY, .description = "8-bit Greyscale",
+		.fourcc = V4L2_PIX_FMT_GREY, .description = "8-bit Greyscale", .output = true,
 		.n_planes = 1, .bpp = { 8 }, .hdiv = 1, .vdiv = 1, .width_align = 1,
 	}, {
-		.fourcc = V4L2_PIX_FMT_MJPEG, .description = "Motion-JPEG",
+		.fourcc = V4L2_PIX_FMT_MJPEG, .description = "Motion-JPEG", .output = true,
+		.compressed = true, .n_planes = 1, .bpp = { 0 },
+		.hdiv = 2, .vdiv = 1, .width_align = 2,
+	}, {
+		.fourcc = V4L2_PIX_FMT_JPEG,
 		.compressed = true, .n_planes = 1, .bpp = { 0 },
 		.hdiv = 2, .vdiv = 1, .width_align = 2,
 	},
 };
 
 const struct v4l2cuse_format_info *
-v4l2cuse_format_info(uint32_t fourcc)
+v4l2cuse_format_lookup(uint32_t fourcc)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(fmt_table); i++) {
 		if (fmt_table[i].fourcc == fourcc)
@@ -82,9 +108,61 @@ v4l2cuse_format_info(uint32_t fourcc)
 }
 
 const struct v4l2cuse_format_info *
-v4l2cuse_format_by_index(unsigned int index)
+v4l2cuse_format_lookup_by_index(unsigned int index)
 {
 	return index < ARRAY_SIZE(fmt_table) ? &fmt_table[index] : NULL;
+}
+
+const struct v4l2cuse_format_info *
+v4l2cuse_format_info(uint32_t fourcc)
+{
+	const struct v4l2cuse_format_info *info = v4l2cuse_format_lookup(fourcc);
+
+	return info && info->output ? info : NULL;
+}
+
+const struct v4l2cuse_format_info *
+v4l2cuse_format_by_index(unsigned int index)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(fmt_table); i++) {
+		if (fmt_table[i].output && index-- == 0)
+			return &fmt_table[i];
+	}
+	return NULL;
+}
+
+bool
+v4l2cuse_format_in_set(const struct v4l2cuse_format_info *info, enum v4l2cuse_format_set set)
+{
+	return info && (set == V4L2CUSE_FORMATS_OUTPUT ? info->output : !info->compressed);
+}
+
+size_t
+v4l2cuse_format_frame_size(const struct v4l2cuse_format_info *info, uint32_t width,
+			   uint32_t height, uint32_t bytesperline, size_t ret_off[3],
+			   size_t ret_stride[3])
+{
+	uint64_t natural, total = 0;
+
+	if (!info || info->compressed || width == 0 || height == 0 ||
+	    width > V4L2CUSE_MAX_WIDTH || height > V4L2CUSE_MAX_HEIGHT ||
+	    width % info->hdiv || (info->n_planes > 1 && height % info->vdiv))
+		return 0;
+	natural = (uint64_t)width * info->bpp[0] / 8;
+	if (bytesperline == 0)
+		bytesperline = (uint32_t)natural;
+	if (bytesperline < natural)
+		return 0;
+	for (unsigned int i = 0; i < info->n_planes; i++) {
+		uint64_t stride = (uint64_t)bytesperline * info->bpp[i] / info->bpp[0];
+
+		if (ret_off)
+			ret_off[i] = (size_t)total;
+		if (ret_stride)
+			ret_stride[i] = (size_t)stride;
+		total += stride * (i ? height / info->vdiv : height);
+	}
+	return total > SIZE_MAX / 2 ? 0 : (size_t)total;
 }
 
 void
@@ -139,14 +217,15 @@ v4l2cuse_format_fill(struct v4l2_pix_format *pix)
 		bpl = 0;
 		size = width * height * 2 + V4L2CUSE_JPEG_HEADROOM;
 	} else {
-		bpl = width * info->bpp[0] / 8;
-		size = bpl * height;
-		for (unsigned int p = 1; p < info->n_planes; p++)
-			size += width * info->bpp[p] / 8 * (height / info->vdiv);
-	}
-	if (size > UINT32_MAX)
-		return -EOVERFLOW;
+		size_t stride[3];
 
+		/* Rounded to the subsampling, so the layout exists. */
+		size = v4l2cuse_format_frame_size(info, (uint32_t)width, (uint32_t)height, 0,
+						  NULL, stride);
+		bpl = size ? stride[0] : 0;
+	}
+	if (size == 0 || size > UINT32_MAX)
+		return -EOVERFLOW;
 	pix->width = (uint32_t)width;
 	pix->height = (uint32_t)height;
 	pix->bytesperline = (uint32_t)bpl;

@@ -6,40 +6,52 @@
  *   uridecodebin uri=file://... ! videoconvert ! video/x-raw,format=I420
  *     ! appsink sync=false max-buffers=2
  *
- * (other streams, e.g. audio, go to a fakesink). The pipeline is prerolled
- * at open (at most GST_OPEN_TIMEOUT; errors, missing plugins and files
- * without video are startup errors) and then runs on GStreamer's threads:
- * the decoder stays at most two frames ahead and next() only takes what is
- * there (try_pull_sample with a zero timeout), so the dispatcher never
- * waits. The file's rate and pixel aspect come from the caps; a rate of 0
- * (an image) makes a still. I420 with GStreamer's padded strides or odd
- * sizes is repacked to tight YU12 (odd sizes lose a column/row).
+ * (other streams, e.g. audio, go to a fakesink).
+ *
+ * Nothing here waits: open() only typefinds the file (synchronous reads of
+ * its first GR_TYPEFIND_BYTES, like the other readers' header reads;
+ * nothing GStreamer recognises, or text, is "unsupported file type"), then
+ * sets the pipeline PLAYING and returns. Demuxing and decoding run on
+ * GStreamer's threads. Until the first decoded frame has reached the
+ * appsink the reader's info has no size (width 0) and probe() says -EAGAIN;
+ * then the info is the frame's caps (size, rate, pixel aspect; a rate of 0,
+ * an image, makes a still). An error on the bus, a file without video or no
+ * first frame within GR_FIRST_FRAME_US is a failure of probe() (and of
+ * next()) with one line. The decoder stays at most two frames ahead and
+ * next() only takes what is there (try_pull_sample with a zero timeout).
+ * I420 with GStreamer's padded strides or odd sizes is repacked to tight
+ * YU12 (odd sizes lose a column/row).
  */
 
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <glib.h>
 #include <gst/gst.h>
 #include <gst/app/gstappsink.h>
+#include <gst/base/gsttypefindhelper.h>
 #include <gst/video/video.h>
 
 #include "util/macros.h"
 #include "v4l2cuse/format.h"
 #include "file-reader.h"
 
-#define GST_OPEN_TIMEOUT	(10 * G_USEC_PER_SEC)
+#define GR_FIRST_FRAME_US	(10 * G_USEC_PER_SEC)
+#define GR_TYPEFIND_BYTES	(256u << 10)
 
 struct gst_reader {
-	struct file_reader base;
+	struct v4l2cuse_file_reader base;
 	GstElement *pipeline;
 	GstElement *convert;
 	GstElement *sink;
 	GstBus *bus;
-	bool have_video;
-	bool no_more_pads;
+	int have_video;			/* atomic: set on a streaming thread */
+	int no_more_pads;		/* atomic: set on a streaming thread */
+	bool ready;			/* base.info is the first frame's */
+	int64_t deadline_us;		/* for the first frame */
 	GstSample *sample;		/* handed out by the last next() */
 	GstVideoFrame vframe;
 	bool mapped;
@@ -49,7 +61,7 @@ struct gst_reader {
 };
 
 static struct gst_reader *
-gr_from(struct file_reader *r)
+gr_from(struct v4l2cuse_file_reader *r)
 {
 	return (struct gst_reader *)r;
 }
@@ -69,7 +81,7 @@ gr_pad_added(GstElement *dec, GstPad *pad, gpointer data)
 	sinkpad = gst_element_get_static_pad(g->convert, "sink");
 	if (g_str_has_prefix(name, "video/") && !gst_pad_is_linked(sinkpad) &&
 	    gst_pad_link(pad, sinkpad) == GST_PAD_LINK_OK) {
-		g->have_video = true;
+		g_atomic_int_set(&g->have_video, 1);
 	} else {
 		GstElement *fake = gst_element_factory_make("fakesink", NULL);
 		GstPad *fpad;
@@ -90,7 +102,7 @@ gr_no_more_pads(GstElement *dec, gpointer data)
 {
 	struct gst_reader *g = data;
 
-	g->no_more_pads = true;
+	g_atomic_int_set(&g->no_more_pads, 1);
 }
 
 /* Drain the bus (it would grow forever); keep the first error. */
@@ -104,7 +116,8 @@ gr_poll_bus(struct gst_reader *g)
 			GError *err = NULL;
 
 			gst_message_parse_error(msg, &err, NULL);
-			g->error = g_strdup(err ? err->message : "unknown GStreamer error");
+			g->error = g_strdup_printf("GStreamer: %s",
+						   err ? err->message : "unknown error");
 			g_clear_error(&err);
 		}
 		gst_message_unref(msg);
@@ -124,18 +137,84 @@ gr_release(struct gst_reader *g)
 	}
 }
 
+/* The info from the first frame's caps, once it has reached the appsink. */
 static int
-gr_next(struct file_reader *r, struct cv_image *ret)
+gr_probe(struct v4l2cuse_file_reader *r, char **ret_error)
 {
 	struct gst_reader *g = gr_from(r);
+	GstSample *sample;
+	GstVideoInfo info;
+	bool ok;
+
+	if (g->ready)
+		return 0;
+	gr_poll_bus(g);
+	if (g->error) {
+		*ret_error = g_strdup(g->error);
+		return -EIO;
+	}
+	/* The preroll sample is also the first one next() pulls: nothing is lost. */
+	sample = gst_app_sink_try_pull_preroll(GST_APP_SINK(g->sink), 0);
+	if (!sample) {
+		if (g_atomic_int_get(&g->no_more_pads) && !g_atomic_int_get(&g->have_video)) {
+			*ret_error = g_strdup("no video stream");
+			return -EINVAL;
+		}
+		if (gst_app_sink_is_eos(GST_APP_SINK(g->sink))) {
+			*ret_error = g_strdup("GStreamer: no video frame");
+			return -EINVAL;
+		}
+		if (g_get_monotonic_time() > g->deadline_us) {
+			*ret_error = g_strdup_printf("GStreamer: no frame within %u s",
+						     (unsigned int)(GR_FIRST_FRAME_US /
+								    G_USEC_PER_SEC));
+			return -ETIMEDOUT;
+		}
+		return -EAGAIN;
+	}
+	ok = gst_video_info_from_caps(&info, gst_sample_get_caps(sample));
+	gst_sample_unref(sample);
+	if (!ok) {
+		*ret_error = g_strdup("GStreamer: no video frame");
+		return -EINVAL;
+	}
+	r->info.width = (uint32_t)GST_VIDEO_INFO_WIDTH(&info) & ~1u;
+	r->info.height = (uint32_t)GST_VIDEO_INFO_HEIGHT(&info) & ~1u;
+	r->info.aspect = (struct v4l2_fract){ (uint32_t)GST_VIDEO_INFO_PAR_N(&info),
+					      (uint32_t)GST_VIDEO_INFO_PAR_D(&info) };
+	r->info.still = GST_VIDEO_INFO_FPS_N(&info) <= 0;
+	if (GST_VIDEO_INFO_FPS_N(&info) > 0 && GST_VIDEO_INFO_FPS_D(&info) > 0)
+		r->info.interval = (struct v4l2_fract){ (uint32_t)GST_VIDEO_INFO_FPS_D(&info),
+							(uint32_t)GST_VIDEO_INFO_FPS_N(&info) };
+	if (r->info.width == 0 || r->info.height == 0 ||
+	    r->info.width > V4L2CUSE_MAX_WIDTH || r->info.height > V4L2CUSE_MAX_HEIGHT) {
+		*ret_error = g_strdup_printf("GStreamer: frames of %dx%d are outside 2x2..%ux%u",
+					     GST_VIDEO_INFO_WIDTH(&info),
+					     GST_VIDEO_INFO_HEIGHT(&info), V4L2CUSE_MAX_WIDTH,
+					     V4L2CUSE_MAX_HEIGHT);
+		return -EINVAL;
+	}
+	g->ready = true;
+	return 0;
+}
+
+static int
+gr_next(struct v4l2cuse_file_reader *r, struct v4l2cuse_image *ret)
+{
+	struct gst_reader *g = gr_from(r);
+	g_autofree char *error = NULL;
 	GstVideoInfo info;
 	GstBuffer *buf;
 	GstCaps *caps;
 	uint32_t w, h;
 	const uint8_t *p[3];
 	int s[3];
+	int rr;
 
 	gr_release(g);
+	rr = gr_probe(r, &error);
+	if (rr < 0)
+		return rr == -EAGAIN ? rr : -EIO;
 	gr_poll_bus(g);
 	if (g->error)
 		return -EIO;
@@ -159,7 +238,7 @@ gr_next(struct file_reader *r, struct cv_image *ret)
 	}
 	if (s[0] == (int)w && s[1] == (int)w / 2 && s[2] == (int)w / 2 &&
 	    p[1] == p[0] + (size_t)w * h && p[2] == p[1] + (size_t)w / 2 * (h / 2)) {
-		*ret = (struct cv_image){
+		*ret = (struct v4l2cuse_image){
 			.fourcc = V4L2_PIX_FMT_YUV420, .width = w, .height = h,
 			.data = p[0], .size = (size_t)w * h * 3 / 2,
 		};
@@ -177,7 +256,7 @@ gr_next(struct file_reader *r, struct cv_image *ret)
 		for (uint32_t y = 0; y < ph; y++)
 			memcpy(d + (size_t)pw * y, p[i] + (size_t)s[i] * y, pw);
 	}
-	*ret = (struct cv_image){
+	*ret = (struct v4l2cuse_image){
 		.fourcc = V4L2_PIX_FMT_YUV420, .width = w, .height = h,
 		.data = g->tight, .size = (size_t)w * h * 3 / 2,
 	};
@@ -185,11 +264,13 @@ gr_next(struct file_reader *r, struct cv_image *ret)
 }
 
 static int
-gr_rewind(struct file_reader *r)
+gr_rewind(struct v4l2cuse_file_reader *r)
 {
 	struct gst_reader *g = gr_from(r);
 
 	gr_release(g);
+	if (!g->ready)
+		return 0;	/* nothing taken yet: the first frame is still coming */
 	if (!gst_element_seek_simple(g->pipeline, GST_FORMAT_TIME,
 				     GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_KEY_UNIT, 0))
 		return -EIO;
@@ -197,7 +278,7 @@ gr_rewind(struct file_reader *r)
 }
 
 static void
-gr_destroy(struct file_reader *r)
+gr_destroy(struct v4l2cuse_file_reader *r)
 {
 	struct gst_reader *g = gr_from(r);
 
@@ -213,12 +294,55 @@ gr_destroy(struct file_reader *r)
 	g_free(g);
 }
 
-static const struct file_reader_ops gst_ops = {
+static const struct v4l2cuse_file_reader_ops gst_ops = {
 	.name = "gstreamer",
 	.next = gr_next,
 	.rewind = gr_rewind,
 	.destroy = gr_destroy,
+	.probe = gr_probe,
 };
+
+/*
+ * What GStreamer makes of the start of @f (its typefinders, as
+ * uridecodebin runs them): -EINVAL and a one-line reason when it finds
+ * nothing it could decode.
+ */
+static int
+gr_typefind(FILE *f, const char *path, char **ret_error)
+{
+	g_autofree uint8_t *data = g_malloc(GR_TYPEFIND_BYTES);
+	const char *dot = strrchr(path, '.');
+	GstTypeFindProbability prob;
+	const char *name;
+	GstCaps *caps;
+	size_t n;
+
+	rewind(f);
+	n = fread(data, 1, GR_TYPEFIND_BYTES, f);
+	if (ferror(f)) {
+		*ret_error = g_strdup(g_strerror(EIO));
+		return -EIO;
+	}
+	caps = gst_type_find_helper_for_data_with_extension(NULL, data, n,
+							    dot && !strchr(dot, '/') ? dot + 1
+										  : NULL,
+							    &prob);
+	if (!caps) {
+		*ret_error = g_strdup("unsupported file type (not Y4M, MJPEG, JPEG or PNG, "
+				      "and GStreamer does not recognise it; raw frames need "
+				      "format= and size=)");
+		return -EINVAL;
+	}
+	name = gst_structure_get_name(gst_caps_get_structure(caps, 0));
+	if (g_str_has_prefix(name, "text/")) {
+		*ret_error = g_strdup_printf("unsupported file type (GStreamer: %s)", name);
+		gst_caps_unref(caps);
+		return -EINVAL;
+	}
+	g_debug("gstreamer: '%s' is %s", path, name);
+	gst_caps_unref(caps);
+	return 0;
+}
 
 static int
 gr_build(struct gst_reader *g, const char *uri, char **ret_error)
@@ -260,57 +384,26 @@ gr_build(struct gst_reader *g, const char *uri, char **ret_error)
 	return 0;
 }
 
-/* PAUSED and prerolled, or a reason. */
-static int
-gr_preroll(struct gst_reader *g, char **ret_error)
-{
-	int64_t deadline = g_get_monotonic_time() + GST_OPEN_TIMEOUT;
-
-	if (gst_element_set_state(g->pipeline, GST_STATE_PAUSED) == GST_STATE_CHANGE_FAILURE) {
-		gr_poll_bus(g);
-		*ret_error = g_strdup_printf("unsupported file type (GStreamer: %s)",
-					     g->error ? g->error : "cannot open the file");
-		return -EINVAL;
-	}
-	for (;;) {
-		GstStateChangeReturn s = gst_element_get_state(g->pipeline, NULL, NULL,
-							       50 * GST_MSECOND);
-
-		gr_poll_bus(g);
-		if (g->error || s == GST_STATE_CHANGE_FAILURE) {
-			*ret_error = g_strdup_printf("unsupported file type (GStreamer: %s)",
-						     g->error ? g->error : "cannot decode the file");
-			return -EINVAL;
-		}
-		if (s == GST_STATE_CHANGE_SUCCESS || s == GST_STATE_CHANGE_NO_PREROLL)
-			return 0;
-		if (g->no_more_pads && !g->have_video) {
-			*ret_error = g_strdup("no video stream");
-			return -EINVAL;
-		}
-		if (g_get_monotonic_time() > deadline) {
-			*ret_error = g_strdup("GStreamer: no frame within 10 s");
-			return -ETIMEDOUT;
-		}
-	}
-}
-
 int
-gst_reader_open(const char *path, struct file_reader **ret, char **ret_error)
+v4l2cuse_gst_reader_open(FILE *f, const char *path, struct v4l2cuse_file_reader **ret,
+			 char **ret_error)
 {
 	struct gst_reader *g = g_new0(struct gst_reader, 1);
 	GError *err = NULL;
 	char *uri = NULL;
-	GstSample *sample;
-	GstVideoInfo info;
 	int r;
 
 	g->base.ops = &gst_ops;
+	g->base.info = (struct v4l2cuse_file_reader_info){ .fourcc = V4L2_PIX_FMT_YUV420 };
+	g_strlcpy(g->base.info.kind, "GStreamer", sizeof(g->base.info.kind));
 	if (!gst_init_check(NULL, NULL, &err)) {
 		*ret_error = g_strdup_printf("GStreamer: %s", err->message);
 		r = -EIO;
 		goto err;
 	}
+	r = gr_typefind(f, path, ret_error);
+	if (r < 0)
+		goto err;
 	uri = gst_filename_to_uri(path, &err);
 	if (!uri) {
 		*ret_error = g_strdup_printf("GStreamer: %s", err->message);
@@ -320,42 +413,21 @@ gst_reader_open(const char *path, struct file_reader **ret, char **ret_error)
 	r = gr_build(g, uri, ret_error);
 	if (r < 0)
 		goto err;
-	r = gr_preroll(g, ret_error);
-	if (r < 0)
-		goto err;
-	sample = gst_app_sink_try_pull_preroll(GST_APP_SINK(g->sink), 0);
-	if (!sample || !gst_video_info_from_caps(&info, gst_sample_get_caps(sample))) {
-		if (sample)
-			gst_sample_unref(sample);
-		*ret_error = g_strdup("GStreamer: no video frame");
+	g->deadline_us = g_get_monotonic_time() + GR_FIRST_FRAME_US;
+	if (gst_element_set_state(g->pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
+		gr_poll_bus(g);
+		*ret_error = g_strdup_printf("unsupported file type (%s)",
+					     g->error ? g->error : "GStreamer cannot open it");
 		r = -EINVAL;
 		goto err;
 	}
-	gst_sample_unref(sample);
-	g->base.info = (struct file_reader_info){
-		.width = (uint32_t)GST_VIDEO_INFO_WIDTH(&info) & ~1u,
-		.height = (uint32_t)GST_VIDEO_INFO_HEIGHT(&info) & ~1u,
-		.interval = { (uint32_t)GST_VIDEO_INFO_FPS_D(&info),
-			      (uint32_t)GST_VIDEO_INFO_FPS_N(&info) },
-		.aspect = { (uint32_t)GST_VIDEO_INFO_PAR_N(&info),
-			    (uint32_t)GST_VIDEO_INFO_PAR_D(&info) },
-		.fourcc = V4L2_PIX_FMT_YUV420,
-		.still = GST_VIDEO_INFO_FPS_N(&info) <= 0,
-	};
-	if (GST_VIDEO_INFO_FPS_N(&info) <= 0 || GST_VIDEO_INFO_FPS_D(&info) <= 0 ||
-	    GST_VIDEO_INFO_FPS_N(&info) > 1000 * GST_VIDEO_INFO_FPS_D(&info))
-		g->base.info.interval = (struct v4l2_fract){ 0, 0 };
-	g_strlcpy(g->base.info.kind, "GStreamer", sizeof(g->base.info.kind));
-	if (gst_element_set_state(g->pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
-		*ret_error = g_strdup("GStreamer: cannot start the pipeline");
-		r = -EIO;
-		goto err;
-	}
+	fclose(f);
 	g_free(uri);
 	*ret = &g->base;
 	return 0;
 
 err:
+	fclose(f);
 	g_clear_error(&err);
 	g_free(uri);
 	gr_destroy(&g->base);

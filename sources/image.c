@@ -3,7 +3,7 @@
  * Still images: PNG (libpng's simplified API: any bit depth, palette, grey,
  * alpha composited on black) and JPEG (libjpeg-turbo via convert.c),
  * decoded once at open to RGB24 and then delivered as a steady stream.
- * Files up to FILE_READER_MAX_IMAGE bytes and 8192x8192 pixels.
+ * Files up to V4L2CUSE_FILE_READER_MAX_IMAGE bytes and 8192x8192 pixels.
  */
 
 #include "config.h"
@@ -20,23 +20,23 @@
 #include "file-reader.h"
 
 struct image_reader {
-	struct file_reader base;
+	struct v4l2cuse_file_reader base;
 	uint8_t *rgb;
 	uint32_t width, height;
 };
 
 static struct image_reader *
-image_from(struct file_reader *r)
+image_from(struct v4l2cuse_file_reader *r)
 {
 	return (struct image_reader *)r;
 }
 
 static int
-image_next(struct file_reader *r, struct cv_image *ret)
+image_next(struct v4l2cuse_file_reader *r, struct v4l2cuse_image *ret)
 {
 	struct image_reader *im = image_from(r);
 
-	*ret = (struct cv_image){
+	*ret = (struct v4l2cuse_image){
 		.fourcc = V4L2_PIX_FMT_RGB24, .width = im->width, .height = im->height,
 		.data = im->rgb, .size = (size_t)im->width * im->height * 3,
 	};
@@ -44,13 +44,13 @@ image_next(struct file_reader *r, struct cv_image *ret)
 }
 
 static int
-image_rewind(struct file_reader *r)
+image_rewind(struct v4l2cuse_file_reader *r)
 {
 	return 0;
 }
 
 static void
-image_destroy(struct file_reader *r)
+image_destroy(struct v4l2cuse_file_reader *r)
 {
 	struct image_reader *im = image_from(r);
 
@@ -58,14 +58,14 @@ image_destroy(struct file_reader *r)
 	g_free(im);
 }
 
-static const struct file_reader_ops image_ops = {
+static const struct v4l2cuse_file_reader_ops image_ops = {
 	.name = "image",
 	.next = image_next,
 	.rewind = image_rewind,
 	.destroy = image_destroy,
 };
 
-/* The whole file, at most FILE_READER_MAX_IMAGE bytes. */
+/* The whole file, at most V4L2CUSE_FILE_READER_MAX_IMAGE bytes. */
 static int
 image_slurp(FILE *f, uint8_t **ret, size_t *ret_len, char **ret_error)
 {
@@ -75,13 +75,13 @@ image_slurp(FILE *f, uint8_t **ret, size_t *ret_len, char **ret_error)
 	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
 		len += n;
 		if (len == cap) {
-			if (cap >= FILE_READER_MAX_IMAGE) {
+			if (cap >= V4L2CUSE_FILE_READER_MAX_IMAGE) {
 				g_free(buf);
 				*ret_error = g_strdup_printf("image larger than %u MiB",
-							     FILE_READER_MAX_IMAGE >> 20);
+							     V4L2CUSE_FILE_READER_MAX_IMAGE >> 20);
 				return -EFBIG;
 			}
-			cap = MIN(cap * 2, (size_t)FILE_READER_MAX_IMAGE + 1);
+			cap = MIN(cap * 2, (size_t)V4L2CUSE_FILE_READER_MAX_IMAGE + 1);
 			buf = g_realloc(buf, cap);
 		}
 	}
@@ -128,25 +128,25 @@ image_load_png(struct image_reader *im, const uint8_t *data, size_t len, char **
 static int
 image_load_jpeg(struct image_reader *im, const uint8_t *data, size_t len, char **ret_error)
 {
-	struct cv *cv = cv_new();
-	struct cv_image in = {
+	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
+	struct v4l2cuse_image in = {
 		.fourcc = V4L2_PIX_FMT_JPEG, .width = 1, .height = 1, .data = data, .size = len,
 	};
 	const uint8_t *rgb;
 	int r;
 
-	cv_set_strict_jpeg(cv, true);
-	r = cv_to_rgb24(cv, &in, &rgb, &im->width, &im->height);
+	v4l2cuse_convert_set_strict_jpeg(cv, true);
+	r = v4l2cuse_convert_to_rgb24(cv, &in, &rgb, &im->width, &im->height);
 	if (r == 0)
 		im->rgb = g_memdup2(rgb, (size_t)im->width * im->height * 3);
 	else
 		*ret_error = g_strdup("corrupt JPEG");
-	cv_free(cv);
+	v4l2cuse_convert_free(cv);
 	return r;
 }
 
 int
-image_reader_open(FILE *f, struct file_reader **ret, char **ret_error)
+v4l2cuse_image_reader_open(FILE *f, struct v4l2cuse_file_reader **ret, char **ret_error)
 {
 	static const uint8_t png_sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
 	struct image_reader *im = g_new0(struct image_reader, 1);
@@ -171,7 +171,7 @@ image_reader_open(FILE *f, struct file_reader **ret, char **ret_error)
 	}
 	if (r < 0)
 		goto err;
-	im->base.info = (struct file_reader_info){
+	im->base.info = (struct v4l2cuse_file_reader_info){
 		.width = im->width, .height = im->height,
 		.fourcc = V4L2_PIX_FMT_RGB24,
 		.still = true,

@@ -8,7 +8,7 @@
  *
  * Hostile input: garbage between frames is skipped, a frame that is cut
  * (a new SOI before its EOI, a bad marker, the end of the file) or larger
- * than FILE_READER_MAX_JPEG is reported once as -EBADMSG and skipped, and
+ * than V4L2CUSE_FILE_READER_MAX_JPEG is reported once as -EBADMSG and skipped, and
  * a frame without SOF or SOS, or with a size of 0 or above 8192, is
  * corrupt. The file is read in growing chunks; nothing is mapped.
  * A frame cut inside its header segments may take the next frame with it
@@ -30,11 +30,11 @@
 
 /* Need more data, or stop at the end of the file. */
 static int
-mjs_short(bool eof, size_t start, size_t len, struct mjs_frame *ret)
+mjs_short(bool eof, size_t start, size_t len, struct v4l2cuse_mjpeg_stream_frame *ret)
 {
 	if (!eof) {
 		ret->start = start;
-		return MJS_MORE;
+		return V4L2CUSE_MJPEG_STREAM_MORE;
 	}
 	ret->start = start;
 	ret->end = len;		/* a frame cut by the end of the file */
@@ -42,13 +42,14 @@ mjs_short(bool eof, size_t start, size_t len, struct mjs_frame *ret)
 }
 
 int
-mjs_scan(const uint8_t *p, size_t len, bool eof, size_t max_frame, struct mjs_frame *ret)
+v4l2cuse_mjpeg_stream_scan(const uint8_t *p, size_t len, bool eof, size_t max_frame,
+			   struct v4l2cuse_mjpeg_stream_frame *ret)
 {
 	size_t i = 0, pos;
 	uint32_t w = 0, h = 0;
 	bool have_sos = false;
 
-	*ret = (struct mjs_frame){ 0 };
+	*ret = (struct v4l2cuse_mjpeg_stream_frame){ 0 };
 	/* The next SOI. */
 	while (i + 1 < len && !(p[i] == 0xff && p[i + 1] == 0xd8)) {
 		const uint8_t *ff = memchr(p + i + 1, 0xff, len - i - 1);
@@ -58,7 +59,7 @@ mjs_scan(const uint8_t *p, size_t len, bool eof, size_t max_frame, struct mjs_fr
 	if (i + 1 >= len) {
 		/* Nothing (keep a trailing 0xff: it may start an SOI). */
 		ret->start = ret->end = len && p[len - 1] == 0xff && i < len ? len - 1 : len;
-		return eof ? -ENODATA : MJS_MORE;
+		return eof ? -ENODATA : V4L2CUSE_MJPEG_STREAM_MORE;
 	}
 	ret->start = i;
 	pos = i + 2;
@@ -91,7 +92,7 @@ mjs_scan(const uint8_t *p, size_t len, bool eof, size_t max_frame, struct mjs_fr
 				return -EBADMSG;
 			ret->width = w;
 			ret->height = h;
-			return MJS_FOUND;
+			return V4L2CUSE_MJPEG_STREAM_FOUND;
 		}
 		if ((m >= 0xd0 && m <= 0xd7) || m == 0x01) {
 			pos += 2;
@@ -151,7 +152,7 @@ mjs_scan(const uint8_t *p, size_t len, bool eof, size_t max_frame, struct mjs_fr
 #define MJS_CHUNK	(256u << 10)
 
 struct mjs_reader {
-	struct file_reader base;
+	struct v4l2cuse_file_reader base;
 	FILE *f;
 	uint8_t *buf;
 	size_t cap, len, pos;	/* pos: first byte not consumed */
@@ -159,7 +160,7 @@ struct mjs_reader {
 };
 
 static struct mjs_reader *
-mjs_from(struct file_reader *r)
+mjs_from(struct v4l2cuse_file_reader *r)
 {
 	return (struct mjs_reader *)r;
 }
@@ -192,20 +193,22 @@ mjs_fill(struct mjs_reader *m)
 }
 
 static int
-mjs_next(struct file_reader *r, struct cv_image *ret)
+mjs_next(struct v4l2cuse_file_reader *r, struct v4l2cuse_image *ret)
 {
 	struct mjs_reader *m = mjs_from(r);
 
 	for (;;) {
-		struct mjs_frame fr;
+		struct v4l2cuse_mjpeg_stream_frame fr;
 		const uint8_t *p = m->buf ? m->buf + m->pos : NULL;	/* nothing read yet */
-		int s = mjs_scan(p, m->len - m->pos, m->eof, FILE_READER_MAX_JPEG, &fr);
+		int s = v4l2cuse_mjpeg_stream_scan(p, m->len - m->pos, m->eof,
+						   V4L2CUSE_FILE_READER_MAX_JPEG, &fr);
 
 		switch (s) {
-		case MJS_FOUND:
-			*ret = (struct cv_image){
-				.fourcc = V4L2_PIX_FMT_MJPEG, .width = fr.width, .height = fr.height,
-				.data = m->buf + m->pos + fr.start, .size = fr.end - fr.start,
+		case V4L2CUSE_MJPEG_STREAM_FOUND:
+			*ret = (struct v4l2cuse_image){
+				.fourcc = V4L2_PIX_FMT_MJPEG, .width = fr.width,
+				.height = fr.height, .data = m->buf + m->pos + fr.start,
+				.size = fr.end - fr.start,
 			};
 			m->pos += fr.end;
 			return 0;
@@ -215,9 +218,9 @@ mjs_next(struct file_reader *r, struct cv_image *ret)
 		case -ENODATA:
 			m->pos = m->len;
 			return -ENODATA;
-		default:	/* MJS_MORE */
+		default:	/* V4L2CUSE_MJPEG_STREAM_MORE */
 			m->pos += fr.start;
-			if (m->len - m->pos > FILE_READER_MAX_JPEG + 16) {
+			if (m->len - m->pos > V4L2CUSE_FILE_READER_MAX_JPEG + 16) {
 				m->pos = m->len;	/* unreachable (scan caps frames), but bounded */
 				return -EBADMSG;
 			}
@@ -229,7 +232,7 @@ mjs_next(struct file_reader *r, struct cv_image *ret)
 }
 
 static int
-mjs_rewind(struct file_reader *r)
+mjs_rewind(struct v4l2cuse_file_reader *r)
 {
 	struct mjs_reader *m = mjs_from(r);
 
@@ -240,7 +243,7 @@ mjs_rewind(struct file_reader *r)
 }
 
 static void
-mjs_destroy(struct file_reader *r)
+mjs_destroy(struct v4l2cuse_file_reader *r)
 {
 	struct mjs_reader *m = mjs_from(r);
 
@@ -250,7 +253,7 @@ mjs_destroy(struct file_reader *r)
 	g_free(m);
 }
 
-static const struct file_reader_ops mjs_ops = {
+static const struct v4l2cuse_file_reader_ops mjs_ops = {
 	.name = "mjpeg",
 	.next = mjs_next,
 	.rewind = mjs_rewind,
@@ -258,11 +261,11 @@ static const struct file_reader_ops mjs_ops = {
 };
 
 int
-mjs_reader_open(FILE *f, const struct v4l2_fract *fps_iv, struct file_reader **ret,
-		char **ret_error)
+v4l2cuse_mjpeg_stream_reader_open(FILE *f, const struct v4l2_fract *fps_iv,
+				  struct v4l2cuse_file_reader **ret, char **ret_error)
 {
 	struct mjs_reader *m = g_new0(struct mjs_reader, 1);
-	struct cv_image img;
+	struct v4l2cuse_image img;
 	unsigned int bad = 0;
 	int r;
 
@@ -276,7 +279,7 @@ mjs_reader_open(FILE *f, const struct v4l2_fract *fps_iv, struct file_reader **r
 		mjs_destroy(&m->base);
 		return r == -EIO ? r : -EINVAL;
 	}
-	m->base.info = (struct file_reader_info){
+	m->base.info = (struct v4l2cuse_file_reader_info){
 		.width = img.width, .height = img.height,
 		.interval = fps_iv && fps_iv->denominator ? *fps_iv : (struct v4l2_fract){ 1, 30 },
 		.fourcc = V4L2_PIX_FMT_MJPEG,

@@ -10,20 +10,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MJS_FOUND	1
-#define MJS_MORE	0
+#define V4L2CUSE_MJPEG_STREAM_FOUND	1
+#define V4L2CUSE_MJPEG_STREAM_MORE	0
 
-struct mjs_frame {
+struct v4l2cuse_mjpeg_stream_frame {
 	size_t start, end;		/* [start, end): SOI .. EOI */
 	uint32_t width, height;		/* from the SOF segment */
 };
 
 /*
  * Find the next complete JPEG in @p[0..len) (at most @max_frame bytes).
- *   MJS_FOUND: ret->start..end is the frame, with its size.
- *   MJS_MORE:  more data is needed; bytes before ret->start can go.
+ *   V4L2CUSE_MJPEG_STREAM_FOUND: ret->start..end is the frame, with its size.
+ *   V4L2CUSE_MJPEG_STREAM_MORE:  more data is needed; bytes before ret->start can go.
  *   -EBADMSG:  a broken frame (or garbage) ends at ret->end: drop it.
  *   -ENODATA:  @eof and no frame left.
  * With @eof, a frame cut by the end is -EBADMSG (ret->end = len).
  */
-int mjs_scan(const uint8_t *p, size_t len, bool eof, size_t max_frame, struct mjs_frame *ret);
+int v4l2cuse_mjpeg_stream_scan(const uint8_t *p, size_t len, bool eof, size_t max_frame,
+			       struct v4l2cuse_mjpeg_stream_frame *ret);

@@ -15,17 +15,8 @@
 #include <jpeglib.h>
 
 #include "util/macros.h"
+#include "jpeg.h"
 #include "mjpeg.h"
-
-struct mjpeg_err {
-	struct jpeg_error_mgr pub;
-	jmp_buf jb;
-};
-
-struct mjpeg_dest {
-	struct jpeg_destination_mgr pub;
-	struct mjpeg_enc *e;
-};
 
 /* One encode's output split at the restart markers. */
 struct mjpeg_coded {
@@ -36,18 +27,18 @@ struct mjpeg_coded {
 	uint32_t n_segs;
 };
 
-struct mjpeg_enc {
+struct v4l2cuse_mjpeg_enc {
 	uint32_t width, height;
 	uint32_t mcu_rows;
 	int quality;
 	struct jpeg_compress_struct cinfo;
-	struct mjpeg_err err;
-	struct mjpeg_dest dest;
-	struct mjpeg_coded *target;	/* where the dest manager writes */
+	struct v4l2cuse_jpeg_err err;
+	struct v4l2cuse_jpeg_dest dest;
 	struct mjpeg_coded full;	/* the cache: last full encode */
-	struct mjpeg_coded band[2 * MJPEG_MAX_RANGES];
+	struct mjpeg_coded band[2 * V4L2CUSE_MJPEG_MAX_RANGES];
 	bool cache_valid;
-	struct mjpeg_rows sticky[MJPEG_MAX_RANGES];	/* dirty in the cached frame */
+	/* Dirty in the cached frame. */
+	struct v4l2cuse_mjpeg_rows sticky[V4L2CUSE_MJPEG_MAX_RANGES];
 	unsigned int n_sticky;
 	bool *row_dirty;		/* per MCU row, scratch */
 	const struct mjpeg_coded **row_src;	/* per MCU row: full or a band */
@@ -56,74 +47,18 @@ struct mjpeg_enc {
 	uint8_t *pad[3];		/* 8 padded rows per component */
 };
 
-static void
-mjpeg_error_exit(j_common_ptr c)
+struct v4l2cuse_mjpeg_enc *
+v4l2cuse_mjpeg_enc_new(uint32_t width, uint32_t height, int quality)
 {
-	struct mjpeg_err *err = (struct mjpeg_err *)c->err;
-
-	longjmp(err->jb, 1);
-}
-
-static void
-mjpeg_output_message(j_common_ptr c)
-{
-	char msg[JMSG_LENGTH_MAX];
-
-	c->err->format_message(c, msg);
-	g_debug("libjpeg: %s", msg);
-}
-
-static void
-mjpeg_init_destination(j_compress_ptr c)
-{
-	struct mjpeg_dest *d = (struct mjpeg_dest *)c->dest;
-	struct mjpeg_coded *t = d->e->target;
-
-	d->pub.next_output_byte = t->buf;
-	d->pub.free_in_buffer = t->size;
-}
-
-static boolean
-mjpeg_empty_output_buffer(j_compress_ptr c)
-{
-	struct mjpeg_dest *d = (struct mjpeg_dest *)c->dest;
-	struct mjpeg_coded *t = d->e->target;
-	size_t old = t->size;
-
-	t->size *= 2;
-	t->buf = g_realloc(t->buf, t->size);
-	d->pub.next_output_byte = t->buf + old;
-	d->pub.free_in_buffer = t->size - old;
-	return TRUE;
-}
-
-static void
-mjpeg_term_destination(j_compress_ptr c)
-{
-	struct mjpeg_dest *d = (struct mjpeg_dest *)c->dest;
-	struct mjpeg_coded *t = d->e->target;
-
-	t->len = t->size - d->pub.free_in_buffer;
-}
-
-struct mjpeg_enc *
-mjpeg_enc_new(uint32_t width, uint32_t height, int quality)
-{
-	struct mjpeg_enc *e = g_new0(struct mjpeg_enc, 1);
+	struct v4l2cuse_mjpeg_enc *e = g_new0(struct v4l2cuse_mjpeg_enc, 1);
 
 	e->width = width;
 	e->height = height;
 	e->mcu_rows = (height + 7) / 8;
 	e->quality = CLAMP_VAL(quality, 1, 100);
-	e->cinfo.err = jpeg_std_error(&e->err.pub);
-	e->err.pub.error_exit = mjpeg_error_exit;
-	e->err.pub.output_message = mjpeg_output_message;
+	e->cinfo.err = v4l2cuse_jpeg_err_init(&e->err);
 	jpeg_create_compress(&e->cinfo);
-	e->dest.pub.init_destination = mjpeg_init_destination;
-	e->dest.pub.empty_output_buffer = mjpeg_empty_output_buffer;
-	e->dest.pub.term_destination = mjpeg_term_destination;
-	e->dest.e = e;
-	e->cinfo.dest = &e->dest.pub;
+	v4l2cuse_jpeg_dest_attach(&e->dest, &e->cinfo);
 
 	e->pad_w[0] = (width + 15) / 16 * 16;
 	e->pad_w[1] = e->pad_w[2] = e->pad_w[0] / 2;
@@ -146,7 +81,7 @@ mjpeg_enc_new(uint32_t width, uint32_t height, int quality)
 }
 
 void
-mjpeg_enc_free(struct mjpeg_enc *e)
+v4l2cuse_mjpeg_enc_free(struct v4l2cuse_mjpeg_enc *e)
 {
 	if (!e)
 		return;
@@ -168,15 +103,9 @@ mjpeg_enc_free(struct mjpeg_enc *e)
 }
 
 void
-mjpeg_enc_invalidate(struct mjpeg_enc *e)
+v4l2cuse_mjpeg_enc_invalidate(struct v4l2cuse_mjpeg_enc *e)
 {
 	e->cache_valid = false;
-}
-
-int
-mjpeg_enc_quality(const struct mjpeg_enc *e)
-{
-	return e->quality;
 }
 
 /* Split a finished encode into header and restart intervals. */
@@ -237,7 +166,7 @@ mjpeg_parse(struct mjpeg_coded *t, uint32_t expect_segs)
  * (@first a multiple of 8; @rows too unless the range ends the frame).
  */
 static int
-mjpeg_encode_rows(struct mjpeg_enc *e, const uint8_t *yuv, uint32_t first, uint32_t rows,
+mjpeg_encode_rows(struct v4l2cuse_mjpeg_enc *e, const uint8_t *yuv, uint32_t first, uint32_t rows,
 		  struct mjpeg_coded *t)
 {
 	struct jpeg_compress_struct *c = &e->cinfo;
@@ -250,9 +179,12 @@ mjpeg_encode_rows(struct mjpeg_enc *e, const uint8_t *yuv, uint32_t first, uint3
 	plane[1] = yuv + (size_t)e->width * e->height;
 	plane[2] = plane[1] + (size_t)(e->width / 2) * e->height;
 
-	e->target = t;
+	/* @t's buffer grows as needed; it is @t's again after the encode, also on errors. */
+	v4l2cuse_jpeg_dest_set(&e->dest, t->buf, t->size, true);
 	if (setjmp(e->err.jb)) {
 		jpeg_abort_compress(c);
+		t->buf = e->dest.buf;
+		t->size = e->dest.size;
 		return -EIO;
 	}
 	c->image_width = e->width;
@@ -296,11 +228,14 @@ mjpeg_encode_rows(struct mjpeg_enc *e, const uint8_t *yuv, uint32_t first, uint3
 		jpeg_write_raw_data(c, arrays, 8);
 	}
 	jpeg_finish_compress(c);
+	t->buf = e->dest.buf;
+	t->size = e->dest.size;
+	t->len = e->dest.len;
 	return mjpeg_parse(t, (rows + 7) / 8);
 }
 
 static int
-mjpeg_assemble(const struct mjpeg_enc *e, uint8_t *out, size_t out_len, size_t *ret_len)
+mjpeg_assemble(const struct v4l2cuse_mjpeg_enc *e, uint8_t *out, size_t out_len, size_t *ret_len)
 {
 	size_t len = e->full.hdr_len;
 
@@ -325,7 +260,7 @@ mjpeg_assemble(const struct mjpeg_enc *e, uint8_t *out, size_t out_len, size_t *
 }
 
 static void
-mjpeg_mark(struct mjpeg_enc *e, const struct mjpeg_rows *r, unsigned int n)
+mjpeg_mark(struct v4l2cuse_mjpeg_enc *e, const struct v4l2cuse_mjpeg_rows *r, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++) {
 		uint32_t a = r[i].y0 / 8;
@@ -338,13 +273,13 @@ mjpeg_mark(struct mjpeg_enc *e, const struct mjpeg_rows *r, unsigned int n)
 
 /* Full encode into the cache; the rows map to it. */
 static int
-mjpeg_full(struct mjpeg_enc *e, const uint8_t *yuv, const struct mjpeg_rows *dirty,
-	   unsigned int n_dirty)
+mjpeg_full(struct v4l2cuse_mjpeg_enc *e, const uint8_t *yuv,
+	   const struct v4l2cuse_mjpeg_rows *dirty, unsigned int n_dirty)
 {
 	int r = mjpeg_encode_rows(e, yuv, 0, e->height, &e->full);
 
 	e->cache_valid = r == 0;
-	e->n_sticky = MIN(n_dirty, MJPEG_MAX_RANGES);
+	e->n_sticky = MIN(n_dirty, V4L2CUSE_MJPEG_MAX_RANGES);
 	memcpy(e->sticky, dirty, e->n_sticky * sizeof(*dirty));
 	for (uint32_t i = 0; i < e->mcu_rows; i++) {
 		e->row_src[i] = &e->full;
@@ -355,8 +290,8 @@ mjpeg_full(struct mjpeg_enc *e, const uint8_t *yuv, const struct mjpeg_rows *dir
 
 /* Re-encode the dirty runs of MCU rows; 1: too many runs, do a full encode. */
 static int
-mjpeg_partial(struct mjpeg_enc *e, const uint8_t *yuv, const struct mjpeg_rows *dirty,
-	      unsigned int n_dirty)
+mjpeg_partial(struct v4l2cuse_mjpeg_enc *e, const uint8_t *yuv,
+	      const struct v4l2cuse_mjpeg_rows *dirty, unsigned int n_dirty)
 {
 	unsigned int runs = 0;
 
@@ -396,11 +331,11 @@ mjpeg_partial(struct mjpeg_enc *e, const uint8_t *yuv, const struct mjpeg_rows *
 }
 
 int
-mjpeg_enc_encode_ranges(struct mjpeg_enc *e, const uint8_t *yuv,
-			const struct mjpeg_rows *dirty, unsigned int n_dirty,
-			uint8_t *out, size_t out_len, size_t *ret_len)
+v4l2cuse_mjpeg_enc_encode_ranges(struct v4l2cuse_mjpeg_enc *e, const uint8_t *yuv,
+				 const struct v4l2cuse_mjpeg_rows *dirty, unsigned int n_dirty,
+				 uint8_t *out, size_t out_len, size_t *ret_len)
 {
-	n_dirty = dirty ? MIN(n_dirty, MJPEG_MAX_RANGES) : 0;
+	n_dirty = dirty ? MIN(n_dirty, V4L2CUSE_MJPEG_MAX_RANGES) : 0;
 	for (;;) {
 		int r = 1;
 
@@ -412,19 +347,10 @@ mjpeg_enc_encode_ranges(struct mjpeg_enc *e, const uint8_t *yuv,
 			r = mjpeg_assemble(e, out, out_len, ret_len);
 		if (r != -ENOSPC)
 			return r;
-		if (e->quality <= 5)
+		if (!v4l2cuse_jpeg_lower_quality(e->quality))
 			return -ENOSPC;
-		e->quality = MAX(5, e->quality - 20);
+		e->quality = v4l2cuse_jpeg_lower_quality(e->quality);
 		e->cache_valid = false;
 		g_debug("MJPEG frame too large, quality lowered to %d", e->quality);
 	}
-}
-
-int
-mjpeg_enc_encode(struct mjpeg_enc *e, const uint8_t *yuv, uint32_t dirty_rows,
-		 uint8_t *out, size_t out_len, size_t *ret_len)
-{
-	struct mjpeg_rows r = { 0, dirty_rows };
-
-	return mjpeg_enc_encode_ranges(e, yuv, &r, dirty_rows ? 1 : 0, out, out_len, ret_len);
 }

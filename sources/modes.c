@@ -10,15 +10,8 @@
 #include "v4l2cuse/source.h"
 #include "modes.h"
 
-const uint32_t modes_output_formats[MODES_N_OUTPUT_FORMATS] = {
-	V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_UYVY, V4L2_PIX_FMT_YVYU, V4L2_PIX_FMT_NV12,
-	V4L2_PIX_FMT_NV21, V4L2_PIX_FMT_YUV420, V4L2_PIX_FMT_YVU420, V4L2_PIX_FMT_RGB24,
-	V4L2_PIX_FMT_BGR24, V4L2_PIX_FMT_XRGB32, V4L2_PIX_FMT_XBGR32, V4L2_PIX_FMT_RGB565,
-	V4L2_PIX_FMT_GREY, V4L2_PIX_FMT_MJPEG,
-};
-
 bool
-modes_has_format(const struct modes *m, uint32_t fourcc)
+v4l2cuse_modes_has_format(const struct v4l2cuse_modes *m, uint32_t fourcc)
 {
 	for (unsigned int i = 0; i < m->n_formats; i++) {
 		if (m->formats[i] == fourcc)
@@ -27,62 +20,135 @@ modes_has_format(const struct modes *m, uint32_t fourcc)
 	return false;
 }
 
-static bool
-modes_has_size(const struct modes *m, uint32_t width, uint32_t height)
+/* The index of a size or interval in its list, the list's length if absent. */
+static unsigned int
+modes_find_size(const struct v4l2cuse_modes *m, uint32_t width, uint32_t height)
 {
-	for (unsigned int i = 0; i < m->n_sizes; i++) {
-		if (m->sizes[i].width == width && m->sizes[i].height == height)
-			return true;
-	}
-	return false;
+	unsigned int i = 0;
+
+	while (i < m->n_sizes && (m->sizes[i].width != width || m->sizes[i].height != height))
+		i++;
+	return i;
+}
+
+static unsigned int
+modes_find_interval(const struct v4l2cuse_modes *m, struct v4l2_fract iv)
+{
+	unsigned int i = 0;
+
+	while (i < m->n_intervals &&
+	       (uint64_t)m->intervals[i].numerator * iv.denominator !=
+	       (uint64_t)iv.numerator * m->intervals[i].denominator)
+		i++;
+	return i;
 }
 
 static bool
-modes_has_interval(const struct modes *m, struct v4l2_fract iv)
+modes_has_size(const struct v4l2cuse_modes *m, uint32_t width, uint32_t height)
 {
-	for (unsigned int i = 0; i < m->n_intervals; i++) {
-		if ((uint64_t)m->intervals[i].numerator * iv.denominator ==
-		    (uint64_t)iv.numerator * m->intervals[i].denominator)
-			return true;
-	}
-	return false;
+	return modes_find_size(m, width, height) < m->n_sizes;
+}
+
+static bool
+modes_has_interval(const struct v4l2cuse_modes *m, struct v4l2_fract iv)
+{
+	return modes_find_interval(m, iv) < m->n_intervals;
 }
 
 bool
-modes_has(const struct modes *m, uint32_t fourcc, uint32_t width, uint32_t height)
+v4l2cuse_modes_has(const struct v4l2cuse_modes *m, uint32_t fourcc, uint32_t width, uint32_t height)
 {
-	return modes_has_format(m, fourcc) && modes_has_size(m, width, height);
+	return v4l2cuse_modes_has_format(m, fourcc) && modes_has_size(m, width, height);
 }
 
 bool
-modes_add_format(struct modes *m, uint32_t fourcc)
+v4l2cuse_modes_add_format(struct v4l2cuse_modes *m, uint32_t fourcc)
 {
-	if (modes_has_format(m, fourcc) || m->n_formats == MODES_MAX_FORMATS)
+	if (v4l2cuse_modes_has_format(m, fourcc) || m->n_formats == V4L2CUSE_MAX_LIST)
 		return false;
 	m->formats[m->n_formats++] = fourcc;
 	return true;
 }
 
-bool
-modes_add_size(struct modes *m, uint32_t width, uint32_t height)
+void
+v4l2cuse_modes_add_output_formats(struct v4l2cuse_modes *m)
 {
-	if (modes_has_size(m, width, height) || m->n_sizes == MODES_MAX_SIZES)
+	const struct v4l2cuse_format_info *fi;
+
+	for (unsigned int i = 0; (fi = v4l2cuse_format_by_index(i)); i++)
+		v4l2cuse_modes_add_format(m, fi->fourcc);
+}
+
+bool
+v4l2cuse_modes_add_size(struct v4l2cuse_modes *m, uint32_t width, uint32_t height)
+{
+	if (modes_has_size(m, width, height) || m->n_sizes == V4L2CUSE_MAX_LIST)
 		return false;
-	m->sizes[m->n_sizes++] = (struct modes_size){ width, height };
+	m->sizes[m->n_sizes++] = (struct v4l2cuse_size){ width, height };
 	return true;
 }
 
 bool
-modes_add_interval(struct modes *m, struct v4l2_fract interval)
+v4l2cuse_modes_add_interval(struct v4l2cuse_modes *m, struct v4l2_fract interval)
 {
-	if (modes_has_interval(m, interval) || m->n_intervals == MODES_MAX_RATES)
+	if (modes_has_interval(m, interval) || m->n_intervals == V4L2CUSE_MAX_LIST)
 		return false;
 	m->intervals[m->n_intervals++] = interval;
 	return true;
 }
 
+/* Move entry @i (== *n: a new one, @item) of @list to the front. */
+static bool
+modes_prepend(void *list, size_t item_size, unsigned int *n, unsigned int max, unsigned int i,
+	      const void *item)
+{
+	uint8_t *l = list;
+
+	if (i == *n) {
+		if (*n == max)
+			return false;
+		(*n)++;
+	}
+	memmove(l + item_size, l, item_size * i);
+	memcpy(l, item, item_size);
+	return true;
+}
+
+bool
+v4l2cuse_modes_prepend_size(struct v4l2cuse_modes *m, uint32_t width, uint32_t height)
+{
+	const struct v4l2cuse_size sz = { width, height };
+
+	return modes_prepend(m->sizes, sizeof(sz), &m->n_sizes, V4L2CUSE_MAX_LIST,
+			     modes_find_size(m, width, height), &sz);
+}
+
+bool
+v4l2cuse_modes_prepend_interval(struct v4l2cuse_modes *m, struct v4l2_fract iv)
+{
+	return modes_prepend(m->intervals, sizeof(iv), &m->n_intervals, V4L2CUSE_MAX_LIST,
+			     modes_find_interval(m, iv), &iv);
+}
+
 int
-modes_enum_format(const struct modes *m, unsigned int index, uint32_t *ret_fourcc)
+v4l2cuse_modes_stream(const struct v4l2_pix_format *pix, const struct v4l2_fract *interval,
+		      struct v4l2_fract def, struct v4l2_pix_format *ret_pix,
+		      struct v4l2_fract *ret_interval)
+{
+	struct v4l2_pix_format f = {
+		.pixelformat = pix->pixelformat, .width = pix->width, .height = pix->height,
+	};
+	int r = v4l2cuse_format_fill(&f);
+
+	if (r < 0)
+		return r;
+	*ret_pix = f;
+	*ret_interval = interval && interval->numerator && interval->denominator ? *interval : def;
+	return 0;
+}
+
+int
+v4l2cuse_modes_enum_format(const struct v4l2cuse_modes *m, unsigned int index, uint32_t *ret_fourcc)
 {
 	if (index >= m->n_formats)
 		return -EINVAL;
@@ -91,10 +157,10 @@ modes_enum_format(const struct modes *m, unsigned int index, uint32_t *ret_fourc
 }
 
 int
-modes_enum_framesize(const struct modes *m, uint32_t fourcc, unsigned int index,
-		     uint32_t *ret_width, uint32_t *ret_height)
+v4l2cuse_modes_enum_framesize(const struct v4l2cuse_modes *m, uint32_t fourcc, unsigned int index,
+			      uint32_t *ret_width, uint32_t *ret_height)
 {
-	if (!modes_has_format(m, fourcc) || index >= m->n_sizes)
+	if (!v4l2cuse_modes_has_format(m, fourcc) || index >= m->n_sizes)
 		return -EINVAL;
 	*ret_width = m->sizes[index].width;
 	*ret_height = m->sizes[index].height;
@@ -102,197 +168,92 @@ modes_enum_framesize(const struct modes *m, uint32_t fourcc, unsigned int index,
 }
 
 int
-modes_enum_frameinterval(const struct modes *m, uint32_t fourcc, uint32_t width,
-			 uint32_t height, unsigned int index, struct v4l2_fract *ret)
+v4l2cuse_modes_enum_frameinterval(const struct v4l2cuse_modes *m, uint32_t fourcc, uint32_t width,
+				  uint32_t height, unsigned int index, struct v4l2_fract *ret)
 {
-	if (!modes_has(m, fourcc, width, height) || index >= m->n_intervals)
+	if (!v4l2cuse_modes_has(m, fourcc, width, height) || index >= m->n_intervals)
 		return -EINVAL;
 	*ret = m->intervals[index];
 	return 0;
 }
 
-/* --- option syntax ------------------------------------------------------ */
+/* --- options ----------------------------------------------------------- */
 
-char **
-modes_split_list(const char *value)
+int
+v4l2cuse_modes_option_error(const struct v4l2cuse_opts *o, const char *key, char *msg,
+			    char **ret_error)
 {
-	g_autofree char *copy = g_strdup(value);
-
-	g_strdelimit(copy, ";", '+');
-	return g_strsplit(copy, "+", -1);
-}
-
-bool
-modes_parse_size(const char *s, uint32_t *ret_width, uint32_t *ret_height)
-{
-	unsigned int w, h;
-	char tail;
-
-	if (sscanf(s, "%ux%u%c", &w, &h, &tail) != 2 || w < 1 || h < 1 ||
-	    w > V4L2CUSE_MAX_WIDTH || h > V4L2CUSE_MAX_HEIGHT)
-		return false;
-	*ret_width = w;
-	*ret_height = h;
-	return true;
-}
-
-bool
-modes_parse_rate(const char *s, struct v4l2_fract *ret_interval)
-{
-	unsigned int num, den = 1;
-	char tail;
-	int n = sscanf(s, "%u/%u%c", &num, &den, &tail);
-
-	if (n == 1 && strchr(s, '/'))
-		return false;
-	if ((n != 1 && n != 2) || num == 0 || den == 0 || num > 1000000 || den > 1000000 ||
-	    num > 1000ull * den)
-		return false;
-	*ret_interval = (struct v4l2_fract){ den, num };
-	return true;
-}
-
-uint32_t
-modes_fourcc_from(const char *s, const uint32_t *known, size_t n_known)
-{
-	if (strlen(s) != 4)
-		return 0;
-	for (size_t i = 0; i < n_known; i++) {
-		if (g_ascii_strncasecmp(s, (const char *)&known[i], 4) == 0)
-			return known[i];
-	}
-	return 0;
-}
-
-char *
-modes_fourcc_list(const uint32_t *known, size_t n_known)
-{
-	GString *s = g_string_new(NULL);
-
-	for (size_t i = 0; i < n_known; i++)
-		g_string_append_printf(s, "%s%.4s", i ? " " : "", (const char *)&known[i]);
-	return g_string_free(s, FALSE);
-}
-
-/*
- * The list parsers: each item goes through @parse_item, which appends it
- * or says why not in one line. An empty list is an error too.
- */
-typedef int (*modes_item_fn)(struct modes *m, const struct v4l2cuse_opts *o, const char *item,
-			     const void *data, char **ret_error);
-
-static int
-modes_parse_list(struct modes *m, const struct v4l2cuse_opts *o, const char *key,
-		 const char *value, unsigned int *count, modes_item_fn parse_item,
-		 const void *data, char **ret_error)
-{
-	g_auto(GStrv) items = modes_split_list(value);
-	int r;
-
-	*count = 0;
-	for (guint i = 0; items[i]; i++) {
-		if (!*items[i])
-			continue;
-		r = parse_item(m, o, items[i], data, ret_error);
-		if (r < 0)
-			return r;
-	}
-	if (!*count) {
-		*ret_error = v4l2cuse_opts_error(o, "option '%s': nothing given", key);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* Appended, or why not: "given twice" or "more than N". */
-static int
-modes_added(bool added, bool present, const struct v4l2cuse_opts *o, const char *key,
-	    const char *item, unsigned int max, char **ret_error)
-{
-	if (added)
-		return 0;
-	if (present)
-		*ret_error = v4l2cuse_opts_error(o, "option '%s': '%s' given twice", key, item);
-	else
-		*ret_error = v4l2cuse_opts_error(o, "option '%s': more than %u items", key, max);
+	*ret_error = v4l2cuse_opts_error(o, "option '%s': %s", key, msg);
+	g_free(msg);
 	return -EINVAL;
 }
 
-struct modes_known {
-	const uint32_t *list;
-	size_t n;
-};
-
-static int
-modes_format_item(struct modes *m, const struct v4l2cuse_opts *o, const char *item,
-		  const void *data, char **ret_error)
+int
+v4l2cuse_modes_parse_formats(struct v4l2cuse_modes *m, const struct v4l2cuse_opts *o,
+			     const char *value, char **ret_error)
 {
-	const struct modes_known *known = data;
-	uint32_t f = modes_fourcc_from(item, known->list, known->n);
+	char *msg = NULL;
 
-	if (!f) {
-		g_autofree char *names = modes_fourcc_list(known->list, known->n);
-
-		*ret_error = v4l2cuse_opts_error(o, "option 'formats': unknown format '%s' "
-						 "(known: %s)", item, names);
-		return -EINVAL;
-	}
-	return modes_added(modes_add_format(m, f), modes_has_format(m, f), o, "formats", item,
-			   MODES_MAX_FORMATS, ret_error);
-}
-
-static int
-modes_size_item(struct modes *m, const struct v4l2cuse_opts *o, const char *item,
-		const void *data, char **ret_error)
-{
-	uint32_t w, h;
-
-	if (!modes_parse_size(item, &w, &h) || w < 2 || h < 2 || (w & 1) || (h & 1)) {
-		*ret_error = v4l2cuse_opts_error(o, "option 'sizes': '%s' is not WxH with even W "
-						 "and H in 2..%u", item, V4L2CUSE_MAX_WIDTH);
-		return -EINVAL;
-	}
-	return modes_added(modes_add_size(m, w, h), modes_has_size(m, w, h), o, "sizes", item,
-			   MODES_MAX_SIZES, ret_error);
-}
-
-static int
-modes_rate_item(struct modes *m, const struct v4l2cuse_opts *o, const char *item,
-		const void *data, char **ret_error)
-{
-	struct v4l2_fract iv;
-
-	if (!modes_parse_rate(item, &iv)) {
-		*ret_error = v4l2cuse_opts_error(o, "option 'fps': '%s' is not a frame rate N or "
-						 "N/D (at most 1000 fps)", item);
-		return -EINVAL;
-	}
-	return modes_added(modes_add_interval(m, iv), modes_has_interval(m, iv), o, "fps", item,
-			   MODES_MAX_RATES, ret_error);
+	if (v4l2cuse_parse_fourccs(value, m->formats, &m->n_formats, &msg) < 0)
+		return v4l2cuse_modes_option_error(o, "formats", msg, ret_error);
+	return 0;
 }
 
 int
-modes_parse_formats(struct modes *m, const struct v4l2cuse_opts *o, const char *value,
-		    const uint32_t *known, size_t n_known, char **ret_error)
+v4l2cuse_modes_parse_sizes(struct v4l2cuse_modes *m, const struct v4l2cuse_opts *o,
+			   const char *value, char **ret_error)
 {
-	const struct modes_known k = { known, n_known };
+	struct v4l2cuse_size sizes[V4L2CUSE_MAX_LIST];
+	char *msg = NULL;
+	unsigned int n;
 
-	return modes_parse_list(m, o, "formats", value, &m->n_formats, modes_format_item, &k,
-				ret_error);
+	if (v4l2cuse_parse_sizes(value, sizes, &n, &msg) < 0)
+		return v4l2cuse_modes_option_error(o, "sizes", msg, ret_error);
+	for (unsigned int i = 0; i < n; i++) {
+		if ((sizes[i].width | sizes[i].height) & 1) {
+			msg = g_strdup_printf("'%ux%u' is not an even size (4:2:x formats "
+					      "need one)", sizes[i].width, sizes[i].height);
+			return v4l2cuse_modes_option_error(o, "sizes", msg, ret_error);
+		}
+	}
+	memcpy(m->sizes, sizes, sizeof(sizes[0]) * n);
+	m->n_sizes = n;
+	return 0;
 }
 
 int
-modes_parse_sizes(struct modes *m, const struct v4l2cuse_opts *o, const char *value,
-		  char **ret_error)
+v4l2cuse_modes_parse_rates(struct v4l2cuse_modes *m, const struct v4l2cuse_opts *o,
+			   const char *value, char **ret_error)
 {
-	return modes_parse_list(m, o, "sizes", value, &m->n_sizes, modes_size_item, NULL,
-				ret_error);
+	char *msg = NULL;
+
+	if (v4l2cuse_parse_rates(value, m->intervals, &m->n_intervals, &msg) < 0)
+		return v4l2cuse_modes_option_error(o, "fps", msg, ret_error);
+	return 0;
 }
 
 int
-modes_parse_rates(struct modes *m, const struct v4l2cuse_opts *o, const char *value,
-		  char **ret_error)
+v4l2cuse_modes_from_options(struct v4l2cuse_modes *m, const struct v4l2cuse_opts *o,
+			    char **ret_error)
 {
-	return modes_parse_list(m, o, "fps", value, &m->n_intervals, modes_rate_item, NULL,
-				ret_error);
+	const char *v;
+
+	v4l2cuse_modes_add_output_formats(m);
+	v4l2cuse_modes_add_size(m, 320, 240);
+	v4l2cuse_modes_add_size(m, 640, 480);
+	v4l2cuse_modes_add_size(m, 1280, 720);
+	v4l2cuse_modes_add_size(m, 1920, 1080);
+	v4l2cuse_modes_add_interval(m, (struct v4l2_fract){ 1, 30 });
+	v4l2cuse_modes_add_interval(m, (struct v4l2_fract){ 1, 25 });
+	v4l2cuse_modes_add_interval(m, (struct v4l2_fract){ 1, 15 });
+	if ((v = v4l2cuse_opts_get_str(o, "sizes", NULL)) &&
+	    v4l2cuse_modes_parse_sizes(m, o, v, ret_error) < 0)
+		return -EINVAL;
+	if ((v = v4l2cuse_opts_get_str(o, "fps", NULL)) &&
+	    v4l2cuse_modes_parse_rates(m, o, v, ret_error) < 0)
+		return -EINVAL;
+	if ((v = v4l2cuse_opts_get_str(o, "formats", NULL)) &&
+	    v4l2cuse_modes_parse_formats(m, o, v, ret_error) < 0)
+		return -EINVAL;
+	return 0;
 }

@@ -6,8 +6,8 @@
  * size at every listed frame interval (the test pattern and the file
  * source; a camera's modes are not a product and live in uvc.c). Lists
  * keep their order (the first entry is the default) and never hold a
- * duplicate. Also the option syntax both sources share: lists joined by
- * '+' (or ';'), sizes "WxH", rates "N" or "N/D" frames per second.
+ * duplicate. Also the formats=, sizes= and fps= options both sources take,
+ * in the syntax of v4l2cuse/parse.h.
  */
 
 #include <stdbool.h>
@@ -15,69 +15,77 @@
 #include <stdint.h>
 #include <linux/videodev2.h>
 
+#include "v4l2cuse/format.h"
+#include "v4l2cuse/parse.h"
+
 struct v4l2cuse_opts;
 
-#define MODES_MAX_FORMATS	16
-#define MODES_MAX_SIZES		16
-#define MODES_MAX_RATES		16
-
-/*
- * Every format a source can deliver through sources/convert.c, in the
- * order offered by default: the pattern's list, and the converted formats
- * of the file and uvc sources.
- */
-#define MODES_N_OUTPUT_FORMATS	14
-extern const uint32_t modes_output_formats[MODES_N_OUTPUT_FORMATS];
-
-struct modes_size {
-	uint32_t width, height;
-};
-
-struct modes {
-	uint32_t formats[MODES_MAX_FORMATS];
+struct v4l2cuse_modes {
+	uint32_t formats[V4L2CUSE_MAX_LIST];
 	unsigned int n_formats;
-	struct modes_size sizes[MODES_MAX_SIZES];
+	struct v4l2cuse_size sizes[V4L2CUSE_MAX_LIST];
 	unsigned int n_sizes;
-	struct v4l2_fract intervals[MODES_MAX_RATES];	/* seconds per frame */
+	struct v4l2_fract intervals[V4L2CUSE_MAX_LIST];	/* seconds per frame */
 	unsigned int n_intervals;
 };
 
 /* Append unless present or full; true when appended. */
-bool modes_add_format(struct modes *m, uint32_t fourcc);
-bool modes_add_size(struct modes *m, uint32_t width, uint32_t height);
-bool modes_add_interval(struct modes *m, struct v4l2_fract interval);
+bool v4l2cuse_modes_add_format(struct v4l2cuse_modes *m, uint32_t fourcc);
+/* Every output format of format.c, in its order (what sources offer by default). */
+void v4l2cuse_modes_add_output_formats(struct v4l2cuse_modes *m);
+bool v4l2cuse_modes_add_size(struct v4l2cuse_modes *m, uint32_t width, uint32_t height);
+bool v4l2cuse_modes_add_interval(struct v4l2cuse_modes *m, struct v4l2_fract interval);
+/*
+ * Move to the front, inserting it if absent (false when the list is full):
+ * the list only grows, so whatever was offered stays offered.
+ */
+bool v4l2cuse_modes_prepend_size(struct v4l2cuse_modes *m, uint32_t width, uint32_t height);
+bool v4l2cuse_modes_prepend_interval(struct v4l2cuse_modes *m, struct v4l2_fract interval);
 
-bool modes_has_format(const struct modes *m, uint32_t fourcc);
-bool modes_has(const struct modes *m, uint32_t fourcc, uint32_t width, uint32_t height);
-
-/* The source ops' enumerations: 0 or -EINVAL past the end / for a mode not offered. */
-int modes_enum_format(const struct modes *m, unsigned int index, uint32_t *ret_fourcc);
-int modes_enum_framesize(const struct modes *m, uint32_t fourcc, unsigned int index,
-			 uint32_t *ret_width, uint32_t *ret_height);
-int modes_enum_frameinterval(const struct modes *m, uint32_t fourcc, uint32_t width,
-			     uint32_t height, unsigned int index, struct v4l2_fract *ret);
-
-/* "WxH" with 1 <= W, H <= the format limits; nothing else, no tail. */
-bool modes_parse_size(const char *s, uint32_t *ret_width, uint32_t *ret_height);
-/* "N" or "N/D" frames per second (at most 1000) -> seconds per frame. */
-bool modes_parse_rate(const char *s, struct v4l2_fract *ret_interval);
-/* The fourcc of @s (case-insensitive) among @known, 0 if none. */
-uint32_t modes_fourcc_from(const char *s, const uint32_t *known, size_t n_known);
-/* "YUYV UYVY ...": @known for error messages (g_free). */
-char *modes_fourcc_list(const uint32_t *known, size_t n_known);
+bool v4l2cuse_modes_has_format(const struct v4l2cuse_modes *m, uint32_t fourcc);
+bool v4l2cuse_modes_has(const struct v4l2cuse_modes *m, uint32_t fourcc, uint32_t width,
+			uint32_t height);
 
 /*
- * Option values replacing a list: formats= (among @known), sizes= (even W
- * and H), fps=. An empty item is skipped; an unknown, malformed or repeated
- * item, too many items or none at all fail with -EINVAL and one line
- * naming the option (v4l2cuse_opts_error()).
+ * For start(): the format to stream, @pix's fourcc and size with the rest
+ * as format.c fills it, and the frame interval, @interval or @def when that
+ * is NULL or 0/0. -EINVAL (or format.c's -EOVERFLOW) for a bad format.
  */
-int modes_parse_formats(struct modes *m, const struct v4l2cuse_opts *o, const char *value,
-			const uint32_t *known, size_t n_known, char **ret_error);
-int modes_parse_sizes(struct modes *m, const struct v4l2cuse_opts *o, const char *value,
-		      char **ret_error);
-int modes_parse_rates(struct modes *m, const struct v4l2cuse_opts *o, const char *value,
-		      char **ret_error);
+int v4l2cuse_modes_stream(const struct v4l2_pix_format *pix, const struct v4l2_fract *interval,
+			  struct v4l2_fract def, struct v4l2_pix_format *ret_pix,
+			  struct v4l2_fract *ret_interval);
 
-/* Split an option list at '+' and ';' (g_strfreev). */
-char **modes_split_list(const char *value);
+/* The source ops' enumerations: 0 or -EINVAL past the end / for a mode not offered. */
+int v4l2cuse_modes_enum_format(const struct v4l2cuse_modes *m, unsigned int index,
+			       uint32_t *ret_fourcc);
+int v4l2cuse_modes_enum_framesize(const struct v4l2cuse_modes *m, uint32_t fourcc,
+				  unsigned int index, uint32_t *ret_width, uint32_t *ret_height);
+int v4l2cuse_modes_enum_frameinterval(const struct v4l2cuse_modes *m, uint32_t fourcc,
+				      uint32_t width, uint32_t height, unsigned int index,
+				      struct v4l2_fract *ret);
+
+/*
+ * The offer of a synthetic source (the test pattern, a loopback's capture
+ * end): every output format, 320x240 640x480 1280x720 1920x1080, 30 25 15
+ * fps, each list replaced by the formats=, sizes= and fps= options when
+ * given. 0, or -EINVAL with one line as the parsers below.
+ */
+int v4l2cuse_modes_from_options(struct v4l2cuse_modes *m, const struct v4l2cuse_opts *o,
+				char **ret_error);
+
+/*
+ * Option values replacing a list: formats= (output formats), sizes= (even W
+ * and H: every format must take them), fps=. Errors are one line naming
+ * the option (v4l2cuse_opts_error()), e.g. "pattern: option 'sizes':
+ * '640x480' is listed twice"; @m is unchanged then.
+ */
+int v4l2cuse_modes_parse_formats(struct v4l2cuse_modes *m, const struct v4l2cuse_opts *o,
+				 const char *value, char **ret_error);
+int v4l2cuse_modes_parse_sizes(struct v4l2cuse_modes *m, const struct v4l2cuse_opts *o,
+			       const char *value, char **ret_error);
+int v4l2cuse_modes_parse_rates(struct v4l2cuse_modes *m, const struct v4l2cuse_opts *o,
+			       const char *value, char **ret_error);
+
+/* "option 'KEY': MESSAGE" for a parse.h error @msg (freed), as *ret_error. */
+int v4l2cuse_modes_option_error(const struct v4l2cuse_opts *o, const char *key, char *msg,
+				char **ret_error);

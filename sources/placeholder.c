@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The placeholder frame (placeholder.h): rendered in RGB24 at the target
- * size (the card) or taken from an image, then converted by convert.c.
+ * The "NO SIGNAL" card (placeholder.h).
  */
 
 #include "config.h"
@@ -14,14 +13,11 @@
 #include "util/macros.h"
 #include "v4l2cuse/format.h"
 #include "convert.h"
-#include "file-reader.h"
 #include "placeholder.h"
 #include "tpg.h"
 
-struct placeholder {
-	struct cv *cv;
-	uint8_t *image;			/* RGB24 of a configured image, or NULL */
-	uint32_t image_w, image_h;
+struct v4l2cuse_placeholder {
+	struct v4l2cuse_convert *cv;
 	struct v4l2_pix_format pix;	/* format of the cached frame */
 	uint8_t *frame;
 	uint32_t frame_used;
@@ -38,12 +34,12 @@ ph_render_card(uint32_t w, uint32_t h)
 	uint8_t *rgb = g_malloc((size_t)w * h * 3);
 	uint32_t s, x0, y0;
 
-	memset(rgb, PLACEHOLDER_BG_RGB, (size_t)w * h * 3);
+	memset(rgb, V4L2CUSE_PLACEHOLDER_BG_RGB, (size_t)w * h * 3);
 	s = MAX(1u, MIN(w * 6 / 10 / cols, h / 5 / rows));
 	x0 = w > cols * s ? (w - cols * s) / 2 : 0;
 	y0 = h > rows * s ? (h - rows * s) / 2 : 0;
 	for (size_t i = 0; ph_text[i]; i++) {
-		const uint8_t *glyph = tpg_font_5x7[ph_text[i] - 32];
+		const uint8_t *glyph = v4l2cuse_tpg_font_5x7[ph_text[i] - 32];
 
 		for (uint32_t gy = 0; gy < rows * s; gy++) {
 			uint32_t y = y0 + gy;
@@ -56,105 +52,54 @@ ph_render_card(uint32_t w, uint32_t h)
 				if (x >= w)
 					break;
 				if (glyph[gy / s] & (0x10 >> (gx / s)))
-					memset(rgb + ((size_t)y * w + x) * 3, PLACEHOLDER_FG_RGB, 3);
+					memset(rgb + ((size_t)y * w + x) * 3,
+					       V4L2CUSE_PLACEHOLDER_FG_RGB, 3);
 			}
 		}
 	}
 	return rgb;
 }
 
-static int
-ph_load_image(struct placeholder *ph, const char *path, char **ret_error)
+struct v4l2cuse_placeholder *
+v4l2cuse_placeholder_new(void)
 {
-	struct file_reader_opts opts = { 0 };
-	struct file_reader *rd = NULL;
-	g_autofree char *error = NULL;
-	struct cv_image img;
-	const uint8_t *rgb;
-	int r, tries = 0;
+	struct v4l2cuse_placeholder *ph = g_new0(struct v4l2cuse_placeholder, 1);
 
-	r = file_reader_open(path, &opts, &rd, &error);
-	if (r < 0) {
-		*ret_error = g_strdup_printf("placeholder %s", error);
-		return r;
-	}
-	/* GStreamer may need a moment for its first frame. */
-	while ((r = rd->ops->next(rd, &img)) == -EAGAIN || r == -EBADMSG) {
-		if (++tries > 500)
-			break;
-		g_usleep(10000);
-	}
-	if (r == 0)
-		r = cv_to_rgb24(ph->cv, &img, &rgb, &ph->image_w, &ph->image_h);
-	if (r == 0)
-		ph->image = g_memdup2(rgb, (size_t)ph->image_w * ph->image_h * 3);
-	else
-		*ret_error = g_strdup_printf("placeholder '%s': no usable first frame (%s)", path,
-					     g_strerror(-r));
-	file_reader_free(rd);
-	return r < 0 ? r : 0;
-}
-
-int
-placeholder_new(const char *image, struct placeholder **ret, char **ret_error)
-{
-	struct placeholder *ph = g_new0(struct placeholder, 1);
-	int r;
-
-	ph->cv = cv_new();
-	if (image && *image) {
-		r = ph_load_image(ph, image, ret_error);
-		if (r < 0) {
-			placeholder_free(ph);
-			return r;
-		}
-	}
-	*ret = ph;
-	return 0;
+	ph->cv = v4l2cuse_convert_new();
+	return ph;
 }
 
 void
-placeholder_free(struct placeholder *ph)
+v4l2cuse_placeholder_free(struct v4l2cuse_placeholder *ph)
 {
 	if (!ph)
 		return;
-	cv_free(ph->cv);
-	g_free(ph->image);
+	v4l2cuse_convert_free(ph->cv);
 	g_free(ph->frame);
 	g_free(ph);
 }
 
 int
-placeholder_fill(struct placeholder *ph, const struct v4l2_pix_format *pix, void *dst,
-		 size_t len, uint32_t *ret_bytesused)
+v4l2cuse_placeholder_fill(struct v4l2cuse_placeholder *ph, const struct v4l2_pix_format *pix,
+			  void *dst, size_t len, uint32_t *ret_bytesused)
 {
 	if (len < pix->sizeimage)
 		return -EINVAL;
 	if (!ph->frame_valid || ph->pix.pixelformat != pix->pixelformat ||
 	    ph->pix.width != pix->width || ph->pix.height != pix->height ||
 	    ph->pix.sizeimage != pix->sizeimage) {
-		g_autofree uint8_t *card = NULL;
-		struct cv_image in;
+		g_autofree uint8_t *card = ph_render_card(pix->width, pix->height);
+		struct v4l2cuse_image in = {
+			.fourcc = V4L2_PIX_FMT_RGB24, .width = pix->width, .height = pix->height,
+			.data = card, .size = (size_t)pix->width * pix->height * 3,
+		};
 		int r;
 
-		if (ph->image) {
-			in = (struct cv_image){
-				.fourcc = V4L2_PIX_FMT_RGB24, .width = ph->image_w,
-				.height = ph->image_h, .data = ph->image,
-				.size = (size_t)ph->image_w * ph->image_h * 3,
-			};
-		} else {
-			card = ph_render_card(pix->width, pix->height);
-			in = (struct cv_image){
-				.fourcc = V4L2_PIX_FMT_RGB24, .width = pix->width,
-				.height = pix->height, .data = card,
-				.size = (size_t)pix->width * pix->height * 3,
-			};
-		}
 		ph->frame_valid = false;
 		g_free(ph->frame);
 		ph->frame = g_malloc(pix->sizeimage);
-		r = cv_convert(ph->cv, &in, pix, ph->frame, pix->sizeimage, &ph->frame_used);
+		r = v4l2cuse_convert_frame(ph->cv, &in, pix, ph->frame, pix->sizeimage,
+					   &ph->frame_used);
 		if (r < 0)
 			return r;
 		ph->pix = *pix;

@@ -11,20 +11,20 @@
 
 #include <glib.h>
 
-struct ratelimit {
+struct v4l2cuse_ratelimit {
 	int64_t last_us;		/* g_get_monotonic_time() of the last pass */
 	unsigned int suppressed;	/* since then */
 };
 
-#define RATELIMIT_INTERVAL_US	G_USEC_PER_SEC
+#define V4L2CUSE_RATELIMIT_INTERVAL_US	G_USEC_PER_SEC
 
 /* True if a message may go out now; *ret_suppressed: how many did not. */
 static inline bool
-ratelimit_pass(struct ratelimit *rl, unsigned int *ret_suppressed)
+v4l2cuse_ratelimit_pass(struct v4l2cuse_ratelimit *rl, unsigned int *ret_suppressed)
 {
 	int64_t now = g_get_monotonic_time();
 
-	if (rl->last_us && now - rl->last_us < RATELIMIT_INTERVAL_US) {
+	if (rl->last_us && now - rl->last_us < V4L2CUSE_RATELIMIT_INTERVAL_US) {
 		rl->suppressed++;
 		return false;
 	}

@@ -19,7 +19,8 @@
  * Options:
  *   sizes=WxH+WxH...  discrete sizes, even, up to 16 (default
  *                     320x240+640x480+1280x720+1920x1080; ';' works too)
- *   fps=N[/D]+...     frame rates, up to 16 (default 30+25+15)
+ *   fps=N[/D]+...     frame rates, up to 16, at most 240 fps each (default
+ *                     30+25+15)
  *   formats=F+F...    fourccs to offer, in order (default YUYV UYVY YVYU
  *                     NV12 NV21 YU12 YV12 RGB3 BGR3 BX24 XR24 RGBP GREY MJPG)
  *   hscroll=N vscroll=N  motion in pixels per frame (default 0: static;
@@ -78,7 +79,7 @@
 #include "modes.h"
 #include "tpg.h"
 
-#define TP_LABEL_MAX	TPG_TEXT_COLS
+#define TP_LABEL_MAX	V4L2CUSE_TPG_TEXT_COLS
 
 enum {
 	TP_CTRL_BRIGHTNESS,
@@ -130,8 +131,9 @@ static const struct v4l2cuse_control tp_controls[TP_N_CTRLS] = {
 	},
 	[TP_CTRL_PATTERN] = {
 		.id = V4L2CUSE_CID_TEST_PATTERN, .type = V4L2_CTRL_TYPE_MENU,
-		.name = "Test Pattern", .minimum = 0, .maximum = TPG_PAT_COUNT - 1,
-		.step = 1, .default_value = TPG_PAT_75_COLORBAR, .menu = tpg_pattern_menu,
+		.name = "Test Pattern", .minimum = 0, .maximum = V4L2CUSE_TPG_PAT_COUNT - 1,
+		.step = 1, .default_value = V4L2CUSE_TPG_PAT_75_COLORBAR,
+		.menu = v4l2cuse_tpg_pattern_menu,
 	},
 };
 
@@ -145,11 +147,11 @@ static const char *const tp_keys[] = {
 struct tp_source {
 	struct v4l2cuse_source base;
 
-	struct modes modes;
+	struct v4l2cuse_modes modes;
 
 	struct v4l2cuse_control ctrls[TP_N_CTRLS];
 	int64_t values[TP_N_CTRLS];
-	struct tpg_params params;
+	struct v4l2cuse_tpg_params params;
 	unsigned int overlay;		/* TP_OVL_* */
 	char *label;
 	int quality;
@@ -164,9 +166,9 @@ struct tp_source {
 	bool started;
 	struct v4l2_pix_format pix;
 	struct v4l2_fract interval;
-	struct tpg *tpg;
+	struct v4l2cuse_tpg *tpg;
 	uint8_t *scratch;		/* MJPEG: the 4:2:2 planar rendering */
-	struct mjpeg_enc *jpeg;
+	struct v4l2cuse_mjpeg_enc *jpeg;
 	uint64_t produced;		/* produce() calls since start */
 	uint64_t first_ts;
 	bool have_first_ts;
@@ -197,6 +199,7 @@ tp_parse_overlay(struct tp_source *tp, const struct v4l2cuse_opts *o, char **ret
 	static const char *const names[] = { "counter", "time", "format", "label" };
 	const char *v = v4l2cuse_opts_get_str(o, "overlay", NULL);
 	g_auto(GStrv) items = NULL;
+	char *msg = NULL;
 	bool on;
 
 	tp->overlay = TP_OVL_ALL;
@@ -207,7 +210,8 @@ tp_parse_overlay(struct tp_source *tp, const struct v4l2cuse_opts *o, char **ret
 		return 0;
 	}
 	tp->overlay = 0;
-	items = modes_split_list(v);
+	if (v4l2cuse_split_list(v, V4L2CUSE_MAX_LIST, &items, &msg) < 0)
+		return v4l2cuse_modes_option_error(o, "overlay", msg, ret_error);
 	for (guint i = 0; items[i]; i++) {
 		size_t j;
 
@@ -239,12 +243,13 @@ tp_parse(struct tp_source *tp, const char *args, char **ret_error)
 	if (r < 0)
 		return r;
 
-	tp->params = (struct tpg_params)TPG_PARAMS_DEFAULT;
+	tp->params = (struct v4l2cuse_tpg_params)V4L2CUSE_TPG_PARAMS_DEFAULT;
 	arg = v4l2cuse_opts_arg(o);
 	if (arg) {
-		r = tpg_pattern_from_name(arg);
+		r = v4l2cuse_tpg_pattern_from_name(arg);
 		if (r < 0) {
-			g_autofree char *known = g_strjoinv(" ", (char **)tpg_pattern_names);
+			g_autofree char *known =
+				g_strjoinv(" ", (char **)v4l2cuse_tpg_pattern_names);
 
 			*ret_error = v4l2cuse_opts_error(o, "unknown pattern '%s' (known: %s)",
 							 arg, known);
@@ -254,27 +259,8 @@ tp_parse(struct tp_source *tp, const char *args, char **ret_error)
 		tp->params.pattern = r;
 	}
 
-	for (size_t i = 0; i < G_N_ELEMENTS(modes_output_formats); i++)
-		modes_add_format(&tp->modes, modes_output_formats[i]);
-	modes_add_size(&tp->modes, 320, 240);
-	modes_add_size(&tp->modes, 640, 480);
-	modes_add_size(&tp->modes, 1280, 720);
-	modes_add_size(&tp->modes, 1920, 1080);
-	modes_add_interval(&tp->modes, (struct v4l2_fract){ 1, 30 });
-	modes_add_interval(&tp->modes, (struct v4l2_fract){ 1, 25 });
-	modes_add_interval(&tp->modes, (struct v4l2_fract){ 1, 15 });
-
-	if ((v = v4l2cuse_opts_get_str(o, "sizes", NULL)) &&
-	    (r = modes_parse_sizes(&tp->modes, o, v, ret_error)) < 0)
-		goto out;
-	if ((v = v4l2cuse_opts_get_str(o, "fps", NULL)) &&
-	    (r = modes_parse_rates(&tp->modes, o, v, ret_error)) < 0)
-		goto out;
-	if ((v = v4l2cuse_opts_get_str(o, "formats", NULL)) &&
-	    (r = modes_parse_formats(&tp->modes, o, v, modes_output_formats,
-				     G_N_ELEMENTS(modes_output_formats), ret_error)) < 0)
-		goto out;
-	if ((r = tp_parse_overlay(tp, o, ret_error)) < 0)
+	if ((r = v4l2cuse_modes_from_options(&tp->modes, o, ret_error)) < 0 ||
+	    (r = tp_parse_overlay(tp, o, ret_error)) < 0)
 		goto out;
 
 	if ((r = v4l2cuse_opts_get_int(o, "hscroll", 0, -V4L2CUSE_MAX_WIDTH,
@@ -349,11 +335,11 @@ tp_update_params(struct tp_source *tp)
 	tp->params.hue = (int)tp->values[TP_CTRL_HUE];
 	tp->params.hflip = tp->values[TP_CTRL_HFLIP] != 0;
 	tp->params.vflip = tp->values[TP_CTRL_VFLIP] != 0;
-	tp->params.pattern = (enum tpg_pattern)tp->values[TP_CTRL_PATTERN];
+	tp->params.pattern = (enum v4l2cuse_tpg_pattern)tp->values[TP_CTRL_PATTERN];
 	if (tp->tpg)
-		tpg_set_params(tp->tpg, &tp->params);
+		v4l2cuse_tpg_set_params(tp->tpg, &tp->params);
 	if (tp->jpeg)
-		mjpeg_enc_invalidate(tp->jpeg);
+		v4l2cuse_mjpeg_enc_invalidate(tp->jpeg);
 }
 
 /* --- ops ---------------------------------------------------------------- */
@@ -376,14 +362,11 @@ static int
 tp_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 {
 	struct tp_source *tp = g_new0(struct tp_source, 1);
-	g_autofree char *error = NULL;
 	int r;
 
 	tp->base.ops = &v4l2cuse_testpattern_ops;
-	r = tp_parse(tp, args, &error);
+	r = tp_parse(tp, args, ret_error);
 	if (r < 0) {
-		if (ret_error)
-			*ret_error = g_steal_pointer(&error);
 		tp_destroy(&tp->base);
 		return r;
 	}
@@ -395,21 +378,23 @@ tp_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 static int
 tp_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc)
 {
-	return modes_enum_format(&tp_from(src)->modes, index, ret_fourcc);
+	return v4l2cuse_modes_enum_format(&tp_from(src)->modes, index, ret_fourcc);
 }
 
 static int
 tp_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index,
 		  uint32_t *ret_width, uint32_t *ret_height)
 {
-	return modes_enum_framesize(&tp_from(src)->modes, fourcc, index, ret_width, ret_height);
+	return v4l2cuse_modes_enum_framesize(&tp_from(src)->modes, fourcc, index, ret_width,
+					     ret_height);
 }
 
 static int
 tp_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
 		      uint32_t height, unsigned int index, struct v4l2_fract *ret)
 {
-	return modes_enum_frameinterval(&tp_from(src)->modes, fourcc, width, height, index, ret);
+	return v4l2cuse_modes_enum_frameinterval(&tp_from(src)->modes, fourcc, width, height, index,
+						 ret);
 }
 
 static void
@@ -417,8 +402,8 @@ tp_stop(struct v4l2cuse_source *src)
 {
 	struct tp_source *tp = tp_from(src);
 
-	g_clear_pointer(&tp->tpg, tpg_free);
-	g_clear_pointer(&tp->jpeg, mjpeg_enc_free);
+	g_clear_pointer(&tp->tpg, v4l2cuse_tpg_free);
+	g_clear_pointer(&tp->jpeg, v4l2cuse_mjpeg_enc_free);
 	g_clear_pointer(&tp->scratch, g_free);
 	tp->started = false;
 }
@@ -428,7 +413,8 @@ tp_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	 const struct v4l2_fract *interval)
 {
 	struct tp_source *tp = tp_from(src);
-	struct v4l2_pix_format f = { 0 };
+	struct v4l2_pix_format f;
+	struct v4l2_fract iv;
 	int r;
 
 	if (tp->vanished)
@@ -439,35 +425,31 @@ tp_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 		tp->fail_start--;
 		return -EIO;
 	}
-	if (!modes_has(&tp->modes, pix->pixelformat, pix->width, pix->height))
+	if (!v4l2cuse_modes_has(&tp->modes, pix->pixelformat, pix->width, pix->height))
 		return -EINVAL;
-	f.pixelformat = pix->pixelformat;
-	f.width = pix->width;
-	f.height = pix->height;
-	r = v4l2cuse_format_fill(&f);
+	r = v4l2cuse_modes_stream(pix, interval, tp->modes.intervals[0], &f, &iv);
 	if (r < 0)
 		return r;
 
-	tp->tpg = tpg_new();
+	tp->tpg = v4l2cuse_tpg_new();
 	if (f.pixelformat == V4L2_PIX_FMT_MJPEG) {
-		r = tpg_set_format(tp->tpg, V4L2_PIX_FMT_YUV422P, f.width, f.height,
-				   V4L2_YCBCR_ENC_601, V4L2_QUANTIZATION_FULL_RANGE);
+		r = v4l2cuse_tpg_set_format(tp->tpg, V4L2_PIX_FMT_YUV422P, f.width, f.height,
+					    V4L2_YCBCR_ENC_601, V4L2_QUANTIZATION_FULL_RANGE);
 		if (r == 0) {
-			tp->scratch = g_malloc(tpg_frame_size(tp->tpg));
-			tp->jpeg = mjpeg_enc_new(f.width, f.height, tp->quality);
+			tp->scratch = g_malloc(v4l2cuse_tpg_frame_size(tp->tpg));
+			tp->jpeg = v4l2cuse_mjpeg_enc_new(f.width, f.height, tp->quality);
 		}
 	} else {
-		r = tpg_set_format(tp->tpg, f.pixelformat, f.width, f.height, f.ycbcr_enc,
-				   f.quantization);
+		r = v4l2cuse_tpg_set_format(tp->tpg, f.pixelformat, f.width, f.height, f.ycbcr_enc,
+					    f.quantization);
 	}
 	if (r < 0) {
 		tp_stop(src);
 		return r;
 	}
-	tpg_set_params(tp->tpg, &tp->params);
+	v4l2cuse_tpg_set_params(tp->tpg, &tp->params);
 	tp->pix = f;
-	tp->interval = interval && interval->numerator && interval->denominator ?
-		       *interval : tp->modes.intervals[0];
+	tp->interval = iv;
 	tp->produced = 0;
 	tp->have_first_ts = false;
 	tp->started = true;
@@ -476,7 +458,7 @@ tp_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 
 static unsigned int
 tp_overlay_text(struct tp_source *tp, const struct v4l2cuse_frame *frame,
-		char buf[4][TPG_TEXT_COLS + 8], const char *lines[4])
+		char buf[4][V4L2CUSE_TPG_TEXT_COLS + 8], const char *lines[4])
 {
 	unsigned int n = 0;
 
@@ -543,7 +525,7 @@ static int
 tp_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 {
 	struct tp_source *tp = tp_from(src);
-	char buf[4][TPG_TEXT_COLS + 8];
+	char buf[4][V4L2CUSE_TPG_TEXT_COLS + 8];
 	const char *lines[4];
 	unsigned int n_lines;
 	uint64_t n;
@@ -566,31 +548,32 @@ tp_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 
 	n_lines = tp_overlay_text(tp, frame, buf, lines);
 	if (tp->jpeg) {
-		struct mjpeg_rows dirty[2];
+		struct v4l2cuse_mjpeg_rows dirty[2];
 		unsigned int n_dirty = 0;
 		struct v4l2_rect rect;
 		size_t len;
 		int r;
 
-		tpg_fill(tp->tpg, tp->scratch, frame->sequence, lines, n_lines);
+		v4l2cuse_tpg_fill(tp->tpg, tp->scratch, frame->sequence, lines, n_lines);
 		/* what may differ from the static picture: overlay, box */
-		tpg_overlay_rect(tp->tpg, n_lines, &rect);
+		v4l2cuse_tpg_overlay_rect(tp->tpg, n_lines, &rect);
 		if (rect.height)
-			dirty[n_dirty++] = (struct mjpeg_rows){ 0, rect.height };
-		if (tpg_box_rect(tp->tpg, frame->sequence, &rect))
-			dirty[n_dirty++] = (struct mjpeg_rows){ (uint32_t)rect.top,
-								(uint32_t)rect.top + rect.height };
-		if (tpg_is_scrolling(tp->tpg)) {
-			dirty[0] = (struct mjpeg_rows){ 0, UINT32_MAX };
+			dirty[n_dirty++] = (struct v4l2cuse_mjpeg_rows){ 0, rect.height };
+		if (v4l2cuse_tpg_box_rect(tp->tpg, frame->sequence, &rect))
+			dirty[n_dirty++] =
+				(struct v4l2cuse_mjpeg_rows){ (uint32_t)rect.top,
+							      (uint32_t)rect.top + rect.height };
+		if (v4l2cuse_tpg_is_scrolling(tp->tpg)) {
+			dirty[0] = (struct v4l2cuse_mjpeg_rows){ 0, UINT32_MAX };
 			n_dirty = 1;
 		}
-		r = mjpeg_enc_encode_ranges(tp->jpeg, tp->scratch, dirty, n_dirty, frame->data,
-					    tp->pix.sizeimage, &len);
+		r = v4l2cuse_mjpeg_enc_encode_ranges(tp->jpeg, tp->scratch, dirty, n_dirty,
+						     frame->data, tp->pix.sizeimage, &len);
 		if (r < 0)
 			return r == -ENOSPC ? -EIO : r;
 		frame->bytesused = (uint32_t)len;
 	} else {
-		tpg_fill(tp->tpg, frame->data, frame->sequence, lines, n_lines);
+		v4l2cuse_tpg_fill(tp->tpg, frame->data, frame->sequence, lines, n_lines);
 		frame->bytesused = tp->pix.sizeimage;
 	}
 	frame->error = tp->error_flag_every && n % tp->error_flag_every == 0;
@@ -666,6 +649,6 @@ v4l2cuse_testpattern_overlay_rect(struct v4l2cuse_source *src, uint32_t width,
 {
 	if (!src || src->ops != &v4l2cuse_testpattern_ops)
 		return -EINVAL;
-	tpg_overlay_rect_for(width, height, tp_overlay_lines(tp_from(src)), ret);
+	v4l2cuse_tpg_overlay_rect_for(width, height, tp_overlay_lines(tp_from(src)), ret);
 	return 0;
 }

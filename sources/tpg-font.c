@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A 5x7 bitmap font for the test pattern's text overlay, ASCII 32..126,
- * drawn for this project. Row r of glyph c is tpg_font_5x7[c - 32][r];
+ * drawn for this project. Row r of glyph c is v4l2cuse_tpg_font_5x7[c - 32][r];
  * bit 4 is the leftmost column. The overlay draws each glyph doubled
  * (10x14) in a 12x16 cell.
  */
@@ -10,7 +10,7 @@
 
 #include "tpg.h"
 
-const uint8_t tpg_font_5x7[95][7] = {
+const uint8_t v4l2cuse_tpg_font_5x7[95][7] = {
 	{ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00 },	/* ' ' */
 	{ 0x04, 0x04, 0x04, 0x04, 0x04, 0x00, 0x04 },	/* '!' */
 	{ 0x0a, 0x0a, 0x00, 0x00, 0x00, 0x00, 0x00 },	/* '"' */

@@ -1,115 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * tpg: test-pattern generator (see tpg.h). Pattern semantics follow the
- * kernel's vivid/v4l2-tpg so that people who know vivid know these; the code
- * is our own.
- *
- * Geometry of the patterns at width W, height H (x, y from the top-left of
- * the unflipped picture):
- *   colour bars (75%, 100%, CSC): bar i = x * 8 / W, i.e. columns
- *       [i * W / 8, (i + 1) * W / 8); order white, yellow, cyan, green,
- *       magenta, red, blue, black. 75% = R'G'B' 191/255; CSC bars use 191
- *       and 50 (never out of gamut), black 50.
- *   horizontal bars: band y * 8 / H, in the 100% bar colours.
- *   colour squares: colour (band + bar) % 8 of the 100% bars.
- *   checkers N x N: white where ((x / N) ^ (y / N)) is odd for 1x1 and 2x2
- *       (black otherwise); 16x16 starts with white at (0, 0). The "Red/Green"
- *       checkers use red where the grey ones are white, green elsewhere.
- *   alternating lines: odd rows (hor) / odd columns (vert) white, rest black.
- *   crosses (black lines on white): 1 px: row H/2 and column W/2; 2 px: rows
- *       with (y + 1) / 2 == H / 4, columns with (x + 1) / 2 == W / 4; 10 px:
- *       (y + 10) / 20 == H / 40, (x + 10) / 20 == W / 40.
- *   grey ramp: level x * 256 / W (0..255 full scale R'G'B').
- *   noise: random grey per pixel, new every frame (the one pattern that is
- *       never static).
- *   SMPTE RP 219 (after RP 219-1, with *2 = 75% white, *3 = 0% black), in
- *       units of W/56 (d = 7 units sidebars, c = 6 units) and rows of H/12:
- *       rows [0, 7): 40% grey | 75% white yellow cyan green magenta red
- *       blue | 40% grey; row 7: 100% cyan | 75% white | 100% blue; row 8:
- *       100% yellow | black | ramp 0..100% | 100% red; rows 9..11: 15% grey
- *       | black 9u | 100% white 12u | black 5u | -2% 2u | black 2u | +2% 2u |
- *       black 2u | +4% 2u | black 6u | 15% grey. The PLUGE steps keep their
- *       sub-black/over-black values in limited-range Y'CbCr (Y' 12/20/25);
- *       in full-range formats -2% clips to black.
+ * tpg: test-pattern generator (see tpg.h): the generator itself (format,
+ * palette, line cache, frame assembly, the box and the border). The
+ * patterns' geometry is in tpg-pattern.c, the text overlay in tpg-text.c
+ * (tpg-private.h).
  */
-
 #include "config.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <glib.h>
 
 #include "util/macros.h"
-#include "tpg.h"
-
-const char *const tpg_pattern_menu[TPG_PAT_COUNT + 1] = {
-	"75% Colorbar",
-	"100% Colorbar",
-	"CSC Colorbar",
-	"Horizontal 100% Colorbar",
-	"100% Color Squares",
-	"100% Black",
-	"100% White",
-	"100% Red",
-	"100% Green",
-	"100% Blue",
-	"16x16 Checkers",
-	"2x2 Checkers",
-	"1x1 Checkers",
-	"2x2 Red/Green Checkers",
-	"1x1 Red/Green Checkers",
-	"Alternating Hor Lines",
-	"Alternating Vert Lines",
-	"One Pixel Wide Cross",
-	"Two Pixels Wide Cross",
-	"Ten Pixels Wide Cross",
-	"Gray Ramp",
-	"Noise",
-	"SMPTE RP 219 Colorbar",
-	NULL,
-};
-
-const char *const tpg_pattern_names[TPG_PAT_COUNT] = {
-	"bars75", "bars100", "csc", "hbars", "squares",
-	"black", "white", "red", "green", "blue",
-	"checkers16", "checkers2", "checkers1", "rgcheckers2", "rgcheckers1",
-	"hlines", "vlines", "cross1", "cross2", "cross10",
-	"ramp", "noise", "smpte",
-};
-
-int
-tpg_pattern_from_name(const char *name)
-{
-	char *end = NULL;
-	long n;
-
-	if (!name || !*name)
-		return -EINVAL;
-	for (int i = 0; i < TPG_PAT_COUNT; i++) {
-		if (g_ascii_strcasecmp(name, tpg_pattern_names[i]) == 0)
-			return i;
-	}
-	n = strtol(name, &end, 10);
-	if (*end == '\0' && n >= 0 && n < TPG_PAT_COUNT)
-		return (int)n;
-	return -EINVAL;
-}
-
-/* Palette entries. */
-enum {
-	C_CSC_WHITE, C_CSC_YELLOW, C_CSC_CYAN, C_CSC_GREEN,
-	C_CSC_MAGENTA, C_CSC_RED, C_CSC_BLUE, C_CSC_BLACK,
-	C_75_WHITE, C_75_YELLOW, C_75_CYAN, C_75_GREEN,
-	C_75_MAGENTA, C_75_RED, C_75_BLUE,
-	C_WHITE, C_YELLOW, C_CYAN, C_GREEN, C_MAGENTA, C_RED, C_BLUE, C_BLACK,
-	C_GREY40, C_GREY15, C_PLUGE_M2, C_PLUGE_P2, C_PLUGE_P4,
-	C_CONTRAST, C_TEXT_BG, C_TEXT_FG,
-	C_RAMP,				/* 256 grey levels */
-	C_COUNT = C_RAMP + 256,
-};
+#include "v4l2cuse/format.h"
+#include "pack.h"
+#include "tpg-private.h"
 
 /* R'G'B' of the fixed colours, 0..1 (PLUGE steps slightly outside). */
 static const double tpg_rgb[C_RAMP][3] = {
@@ -145,89 +52,26 @@ static const double tpg_rgb[C_RAMP][3] = {
 #undef V8
 };
 
-static const uint16_t tpg_bars[3][8] = {
-	{ C_75_WHITE, C_75_YELLOW, C_75_CYAN, C_75_GREEN,
-	  C_75_MAGENTA, C_75_RED, C_75_BLUE, C_BLACK },
-	{ C_WHITE, C_YELLOW, C_CYAN, C_GREEN, C_MAGENTA, C_RED, C_BLUE, C_BLACK },
-	{ C_CSC_WHITE, C_CSC_YELLOW, C_CSC_CYAN, C_CSC_GREEN,
-	  C_CSC_MAGENTA, C_CSC_RED, C_CSC_BLUE, C_CSC_BLACK },
-};
-
-enum tpg_kind {
-	K_YUYV, K_UYVY, K_YVYU, K_NV12, K_NV21, K_YU12, K_YV12, K_422P,
-	K_RGB24, K_BGR24, K_XRGB32, K_XBGR32, K_RGB565, K_GREY,
-};
-
-struct tpg_kind_info {
-	uint32_t fourcc;
-	enum tpg_kind kind;
-	uint8_t bpp0;		/* bytes per pixel of plane 0 */
-	uint8_t n_planes;
-	uint8_t vsub;		/* chroma rows per luma row (1 or 2) */
-	bool yuv;
-	bool align2;		/* x positions and widths must be even */
-};
-
-static const struct tpg_kind_info tpg_kinds[] = {
-	{ V4L2_PIX_FMT_YUYV, K_YUYV, 2, 1, 1, true, true },
-	{ V4L2_PIX_FMT_UYVY, K_UYVY, 2, 1, 1, true, true },
-	{ V4L2_PIX_FMT_YVYU, K_YVYU, 2, 1, 1, true, true },
-	{ V4L2_PIX_FMT_NV12, K_NV12, 1, 2, 2, true, true },
-	{ V4L2_PIX_FMT_NV21, K_NV21, 1, 2, 2, true, true },
-	{ V4L2_PIX_FMT_YUV420, K_YU12, 1, 3, 2, true, true },
-	{ V4L2_PIX_FMT_YVU420, K_YV12, 1, 3, 2, true, true },
-	{ V4L2_PIX_FMT_YUV422P, K_422P, 1, 3, 1, true, true },
-	{ V4L2_PIX_FMT_RGB24, K_RGB24, 3, 1, 1, false, false },
-	{ V4L2_PIX_FMT_BGR24, K_BGR24, 3, 1, 1, false, false },
-	{ V4L2_PIX_FMT_XRGB32, K_XRGB32, 4, 1, 1, false, false },
-	{ V4L2_PIX_FMT_XBGR32, K_XBGR32, 4, 1, 1, false, false },
-	{ V4L2_PIX_FMT_RGB565, K_RGB565, 2, 1, 1, false, false },
-	{ V4L2_PIX_FMT_GREY, K_GREY, 1, 1, 1, false, false },
-};
-
-#define TPG_MAX_PAT 8
-
-struct tpg {
-	const struct tpg_kind_info *k;
-	uint32_t width, height;
-	uint32_t ycbcr_enc, quantization;
-	size_t plane_off[3];
-	size_t plane_bpl[3];
-	size_t chroma_line;	/* bytes of a cached chroma line (2 * width pixels) */
-	size_t frame_size;
-
-	struct tpg_params p;
-	bool dirty;		/* palette and line cache must be rebuilt */
-
-	struct tpg_pixel pal[C_COUNT];
-	unsigned int n_pat;
-	uint8_t *row_pat;	/* pattern line of each (unflipped) row */
-	uint16_t *idx;		/* 2 * width colour indices (scratch) */
-	uint8_t *line[TPG_MAX_PAT][3];	/* cached lines, 2 * width pixels */
-	uint8_t *pair[TPG_MAX_PAT][TPG_MAX_PAT][2];	/* 4:2:0 chroma of two lines */
-	bool pair_valid[TPG_MAX_PAT][TPG_MAX_PAT];
-	uint8_t *tmp[2][3];	/* blit rows */
-	uint16_t *canvas;	/* overlay colour indices */
-	size_t canvas_size;
-	uint16_t *solid;	/* one row for solid rectangles */
-	uint64_t rng;
-};
-
 bool
-tpg_supports(uint32_t fourcc)
+v4l2cuse_tpg_supports(uint32_t fourcc)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(tpg_kinds); i++) {
-		if (tpg_kinds[i].fourcc == fourcc)
-			return true;
-	}
-	return false;
+	const struct v4l2cuse_format_info *fi = v4l2cuse_format_lookup(fourcc);
+
+	return fi && !fi->compressed && (fi->output || fourcc == V4L2_PIX_FMT_YUV422P);
 }
 
-struct tpg *
-tpg_new(void)
+/* Luma rows per chroma row (2 for 4:2:0). */
+static unsigned int
+tpg_vsub(const struct v4l2cuse_format_info *fi)
 {
-	struct tpg *t = g_new0(struct tpg, 1);
-	const struct tpg_params def = TPG_PARAMS_DEFAULT;
+	return fi->n_planes > 1 ? fi->vdiv : 1;
+}
+
+struct v4l2cuse_tpg *
+v4l2cuse_tpg_new(void)
+{
+	struct v4l2cuse_tpg *t = g_new0(struct v4l2cuse_tpg, 1);
+	const struct v4l2cuse_tpg_params def = V4L2CUSE_TPG_PARAMS_DEFAULT;
 
 	t->p = def;
 	t->dirty = true;
@@ -235,7 +79,7 @@ tpg_new(void)
 }
 
 static void
-tpg_free_buffers(struct tpg *t)
+tpg_free_buffers(struct v4l2cuse_tpg *t)
 {
 	for (unsigned int i = 0; i < TPG_MAX_PAT; i++) {
 		for (unsigned int p = 0; p < 3; p++)
@@ -252,12 +96,16 @@ tpg_free_buffers(struct tpg *t)
 	}
 	g_clear_pointer(&t->row_pat, g_free);
 	g_clear_pointer(&t->idx, g_free);
+	g_clear_pointer(&t->py, g_free);
+	g_clear_pointer(&t->pcb, g_free);
+	g_clear_pointer(&t->pcr, g_free);
+	g_clear_pointer(&t->prgb, g_free);
 	g_clear_pointer(&t->canvas, g_free);
 	g_clear_pointer(&t->solid, g_free);
 }
 
 void
-tpg_free(struct tpg *t)
+v4l2cuse_tpg_free(struct v4l2cuse_tpg *t)
 {
 	if (!t)
 		return;
@@ -266,139 +114,86 @@ tpg_free(struct tpg *t)
 }
 
 int
-tpg_set_format(struct tpg *t, uint32_t fourcc, uint32_t width, uint32_t height,
-	       uint32_t ycbcr_enc, uint32_t quantization)
+v4l2cuse_tpg_set_format(struct v4l2cuse_tpg *t, uint32_t fourcc, uint32_t width, uint32_t height,
+			uint32_t ycbcr_enc, uint32_t quantization)
 {
-	const struct tpg_kind_info *k = NULL;
-	size_t bpl0, csize = 0;
+	const struct v4l2cuse_format_info *fi = v4l2cuse_format_lookup(fourcc);
+	size_t bpl0, csize;
 
-	for (size_t i = 0; i < ARRAY_SIZE(tpg_kinds); i++) {
-		if (tpg_kinds[i].fourcc == fourcc)
-			k = &tpg_kinds[i];
-	}
-	if (!k || width == 0 || height == 0 || width > 8192 || height > 8192)
-		return -EINVAL;
-	if (k->align2 && (width & 1))
-		return -EINVAL;
-	if (k->vsub == 2 && (height & 1))
+	if (!v4l2cuse_tpg_supports(fourcc) ||
+	    !v4l2cuse_format_frame_size(fi, width, height, 0, NULL, NULL))
 		return -EINVAL;
 
 	tpg_free_buffers(t);
-	t->k = k;
+	t->fi = fi;
 	t->width = width;
 	t->height = height;
 	t->ycbcr_enc = ycbcr_enc == V4L2_YCBCR_ENC_709 ? V4L2_YCBCR_ENC_709 : V4L2_YCBCR_ENC_601;
 	t->quantization = quantization == V4L2_QUANTIZATION_FULL_RANGE ?
 			  V4L2_QUANTIZATION_FULL_RANGE : V4L2_QUANTIZATION_LIM_RANGE;
 
-	bpl0 = (size_t)width * k->bpp0;
 	memset(t->plane_off, 0, sizeof(t->plane_off));
 	memset(t->plane_bpl, 0, sizeof(t->plane_bpl));
-	t->plane_bpl[0] = bpl0;
-	t->frame_size = bpl0 * height;
-	if (k->n_planes == 2) {
-		t->plane_bpl[1] = width;
-		t->plane_off[1] = t->frame_size;
-		t->frame_size += (size_t)width * (height / 2);
-		t->chroma_line = 2 * (size_t)width;
-	} else if (k->n_planes == 3) {
-		size_t rows = height / k->vsub;
-
-		t->plane_bpl[1] = t->plane_bpl[2] = width / 2;
-		t->plane_off[1] = t->frame_size;
-		t->plane_off[2] = t->frame_size + (size_t)(width / 2) * rows;
-		t->frame_size += 2 * (size_t)(width / 2) * rows;
-		t->chroma_line = width;
-	} else {
-		t->chroma_line = 0;
-	}
+	t->frame_size = v4l2cuse_format_frame_size(fi, width, height, 0, t->plane_off,
+						   t->plane_bpl);
+	bpl0 = t->plane_bpl[0];
+	/* A cached chroma line covers 2 * width pixels, like the luma lines. */
+	t->chroma_line = 2 * t->plane_bpl[1];
 	csize = t->chroma_line;
 
 	t->row_pat = g_malloc0(height);
 	t->idx = g_new0(uint16_t, 2 * (size_t)width);
+	t->py = g_malloc0(2 * (size_t)width);
+	t->pcb = g_malloc0(width);
+	t->pcr = g_malloc0(width);
+	t->prgb = g_malloc0(6 * (size_t)width);
 	t->solid = g_new0(uint16_t, width);
 	for (unsigned int i = 0; i < TPG_MAX_PAT; i++) {
 		t->line[i][0] = g_malloc0(2 * bpl0);
-		for (unsigned int p = 1; p < k->n_planes; p++)
+		for (unsigned int p = 1; p < fi->n_planes; p++)
 			t->line[i][p] = g_malloc0(csize);
 	}
 	for (unsigned int r = 0; r < 2; r++) {
 		t->tmp[r][0] = g_malloc0(bpl0);
-		for (unsigned int p = 1; p < k->n_planes; p++)
+		for (unsigned int p = 1; p < fi->n_planes; p++)
 			t->tmp[r][p] = g_malloc0(width);
 	}
-	t->canvas_size = (size_t)TPG_TEXT_CELL_H * TPG_TEXT_MAX_LINES + 2 * TPG_TEXT_PAD;
-	t->canvas_size *= (size_t)TPG_TEXT_CELL_W * TPG_TEXT_COLS + 2 * TPG_TEXT_PAD;
+	t->canvas_size = (size_t)V4L2CUSE_TPG_TEXT_CELL_H * V4L2CUSE_TPG_TEXT_MAX_LINES +
+			 2 * V4L2CUSE_TPG_TEXT_PAD;
+	t->canvas_size *= (size_t)V4L2CUSE_TPG_TEXT_CELL_W * V4L2CUSE_TPG_TEXT_COLS +
+			  2 * V4L2CUSE_TPG_TEXT_PAD;
 	t->canvas = g_new0(uint16_t, t->canvas_size);
 	t->dirty = true;
 	return 0;
 }
 
 size_t
-tpg_frame_size(const struct tpg *t)
+v4l2cuse_tpg_frame_size(const struct v4l2cuse_tpg *t)
 {
-	return t->k ? t->frame_size : 0;
+	return t->fi ? t->frame_size : 0;
 }
 
 void
-tpg_set_params(struct tpg *t, const struct tpg_params *p)
+v4l2cuse_tpg_set_params(struct v4l2cuse_tpg *t, const struct v4l2cuse_tpg_params *p)
 {
-	const struct tpg_params *o = &t->p;
+	const struct v4l2cuse_tpg_params *o = &t->p;
 
 	if (p->pattern != o->pattern || p->brightness != o->brightness ||
 	    p->contrast != o->contrast || p->saturation != o->saturation ||
 	    p->hue != o->hue || p->hflip != o->hflip || p->vflip != o->vflip)
 		t->dirty = true;
 	t->p = *p;
-	t->p.pattern = CLAMP_VAL((int)p->pattern, 0, TPG_PAT_COUNT - 1);
+	t->p.pattern = CLAMP_VAL((int)p->pattern, 0, V4L2CUSE_TPG_PAT_COUNT - 1);
 	t->p.brightness = CLAMP_VAL(p->brightness, 0, 255);
 	t->p.contrast = CLAMP_VAL(p->contrast, 0, 255);
 	t->p.saturation = CLAMP_VAL(p->saturation, 0, 255);
 	t->p.hue = CLAMP_VAL(p->hue, -128, 127);
 }
 
-const struct tpg_params *
-tpg_get_params(const struct tpg *t)
-{
-	return &t->p;
-}
-
 bool
-tpg_is_animated(const struct tpg *t)
+v4l2cuse_tpg_is_scrolling(const struct v4l2cuse_tpg *t)
 {
-	return tpg_is_scrolling(t) || t->p.box;
-}
-
-bool
-tpg_is_scrolling(const struct tpg *t)
-{
-	return t->p.hscroll || t->p.vscroll || t->p.pattern == TPG_PAT_NOISE;
-}
-
-void
-tpg_overlay_rect_for(uint32_t width, uint32_t height, unsigned int n_lines,
-		     struct v4l2_rect *ret)
-{
-	uint32_t w = 2 * TPG_TEXT_PAD + TPG_TEXT_CELL_W * TPG_TEXT_COLS;
-	uint32_t h;
-
-	n_lines = MIN(n_lines, TPG_TEXT_MAX_LINES);
-	h = 2 * TPG_TEXT_PAD + TPG_TEXT_CELL_H * n_lines;
-	memset(ret, 0, sizeof(*ret));
-	if (n_lines == 0)
-		return;
-	ret->width = MIN(w, width) & ~1u;
-	ret->height = MIN(h, height) & ~1u;
-}
-
-void
-tpg_overlay_rect(const struct tpg *t, unsigned int n_lines, struct v4l2_rect *ret)
-{
-	if (!t->k) {
-		memset(ret, 0, sizeof(*ret));
-		return;
-	}
-	tpg_overlay_rect_for(t->width, t->height, n_lines, ret);
+	return t->p.hscroll || t->p.vscroll || t->p.pattern == V4L2CUSE_TPG_PAT_NOISE;
 }
 
 /* --- colours ------------------------------------------------------------ */
@@ -411,13 +206,13 @@ tpg_round(double v, double lo, double hi)
 }
 
 static void
-tpg_compute_color(const struct tpg *t, const double rgb[3], bool controls,
-		  bool excursion, struct tpg_pixel *out)
+tpg_compute_color(const struct v4l2cuse_tpg *t, const double rgb[3], bool controls, bool excursion,
+		  struct v4l2cuse_tpg_pixel *out)
 {
-	const struct tpg_params *p = &t->p;
+	const struct v4l2cuse_tpg_params *p = &t->p;
 	bool identity = !controls || (p->brightness == 128 && p->contrast == 128 &&
 				      p->saturation == 128 && p->hue == 0);
-	bool yuv = t->k->yuv;
+	bool yuv = t->fi->yuv;
 	bool full = !yuv || t->quantization == V4L2_QUANTIZATION_FULL_RANGE;
 	bool bt709 = yuv && t->ycbcr_enc == V4L2_YCBCR_ENC_709;
 	double kr = bt709 ? 0.2126 : 0.299, kb = bt709 ? 0.0722 : 0.114;
@@ -429,7 +224,7 @@ tpg_compute_color(const struct tpg *t, const double rgb[3], bool controls,
 	double y, cb, cr;
 
 	memset(out, 0, sizeof(*out));
-	if (t->k->kind == K_GREY) {
+	if (t->fi->fourcc == V4L2_PIX_FMT_GREY) {
 		y = 255.0 * luma;
 		if (!identity)
 			y = y * p->contrast / 128.0 + (p->brightness - 128);
@@ -480,9 +275,9 @@ tpg_compute_color(const struct tpg *t, const double rgb[3], bool controls,
 }
 
 static void
-tpg_build_palette(struct tpg *t)
+tpg_build_palette(struct v4l2cuse_tpg *t)
 {
-	enum tpg_pattern pat = t->p.pattern;
+	enum v4l2cuse_tpg_pattern pat = t->p.pattern;
 	static const double black[3] = { 0, 0, 0 }, white[3] = { 1, 1, 1 };
 
 	for (unsigned int c = 0; c < C_CONTRAST; c++) {
@@ -490,167 +285,16 @@ tpg_build_palette(struct tpg *t)
 
 		tpg_compute_color(t, tpg_rgb[c], true, pluge, &t->pal[c]);
 	}
-	t->pal[C_CONTRAST] = t->pal[pat == TPG_PAT_GREEN ? C_RED : C_GREEN];
+	t->pal[C_CONTRAST] = t->pal[pat == V4L2CUSE_TPG_PAT_GREEN ? C_RED : C_GREEN];
 	/* The overlay is an annotation: no picture controls, no flips. */
-	tpg_compute_color(t, pat == TPG_PAT_BLACK ? white : black, false, false,
+	tpg_compute_color(t, pat == V4L2CUSE_TPG_PAT_BLACK ? white : black, false, false,
 			  &t->pal[C_TEXT_BG]);
-	tpg_compute_color(t, pat == TPG_PAT_BLACK ? black : white, false, false,
+	tpg_compute_color(t, pat == V4L2CUSE_TPG_PAT_BLACK ? black : white, false, false,
 			  &t->pal[C_TEXT_FG]);
 	for (unsigned int i = 0; i < 256; i++) {
 		double v[3] = { i / 255.0, i / 255.0, i / 255.0 };
 
 		tpg_compute_color(t, v, true, false, &t->pal[C_RAMP + i]);
-	}
-}
-
-/* --- pattern geometry --------------------------------------------------- */
-
-static unsigned int
-tpg_pat_lines(enum tpg_pattern pat)
-{
-	switch (pat) {
-	case TPG_PAT_CHECKERS_16X16:
-	case TPG_PAT_CHECKERS_2X2:
-	case TPG_PAT_CHECKERS_1X1:
-	case TPG_PAT_COLOR_CHECKERS_2X2:
-	case TPG_PAT_COLOR_CHECKERS_1X1:
-	case TPG_PAT_ALTERNATING_HLINES:
-	case TPG_PAT_CROSS_1_PIXEL:
-	case TPG_PAT_CROSS_2_PIXELS:
-	case TPG_PAT_CROSS_10_PIXELS:
-		return 2;
-	case TPG_PAT_100_HCOLORBAR:
-	case TPG_PAT_100_COLORSQUARES:
-		return 8;
-	case TPG_PAT_SMPTE_RP219:
-		return 4;
-	default:
-		return 1;
-	}
-}
-
-static unsigned int
-tpg_row_pat(const struct tpg *t, uint32_t y)
-{
-	uint32_t h = t->height;
-
-	switch (t->p.pattern) {
-	case TPG_PAT_CHECKERS_16X16:
-		return (y >> 4) & 1;
-	case TPG_PAT_CHECKERS_2X2:
-	case TPG_PAT_COLOR_CHECKERS_2X2:
-		return (y >> 1) & 1;
-	case TPG_PAT_CHECKERS_1X1:
-	case TPG_PAT_COLOR_CHECKERS_1X1:
-	case TPG_PAT_ALTERNATING_HLINES:
-		return y & 1;
-	case TPG_PAT_100_HCOLORBAR:
-	case TPG_PAT_100_COLORSQUARES:
-		return (uint32_t)((uint64_t)y * 8 / h);
-	case TPG_PAT_CROSS_1_PIXEL:
-		return y == h / 2;
-	case TPG_PAT_CROSS_2_PIXELS:
-		return (y + 1) / 2 == h / 4;
-	case TPG_PAT_CROSS_10_PIXELS:
-		return (y + 10) / 20 == h / 40;
-	case TPG_PAT_SMPTE_RP219: {
-		uint32_t band = (uint32_t)((uint64_t)y * 12 / h);
-
-		return band < 7 ? 0 : band == 7 ? 1 : band == 8 ? 2 : 3;
-	}
-	default:
-		return 0;
-	}
-}
-
-static uint16_t
-tpg_smpte_color(const struct tpg *t, unsigned int line, uint32_t x)
-{
-	uint64_t w = t->width;
-	uint32_t u = (uint32_t)((uint64_t)x * 56 / w);	/* 0..55 */
-	static const struct { uint8_t end; uint16_t color; } row4[] = {
-		{ 7, C_GREY15 }, { 16, C_BLACK }, { 28, C_WHITE }, { 33, C_BLACK },
-		{ 35, C_PLUGE_M2 }, { 37, C_BLACK }, { 39, C_PLUGE_P2 }, { 41, C_BLACK },
-		{ 43, C_PLUGE_P4 }, { 49, C_BLACK }, { 56, C_GREY15 },
-	};
-
-	switch (line) {
-	case 0:
-		if (u < 7 || u >= 49)
-			return C_GREY40;
-		return tpg_bars[0][(u - 7) / 6];
-	case 1:
-		return u < 7 ? C_CYAN : u >= 49 ? C_BLUE : C_75_WHITE;
-	case 2:
-		if (u < 7)
-			return C_YELLOW;
-		if (u < 13)
-			return C_BLACK;
-		if (u >= 49)
-			return C_RED;
-		return C_RAMP + (uint16_t)MIN(255, ((uint64_t)x * 56 - 13 * w) * 256 / (36 * w));
-	default:
-		for (size_t i = 0; i < ARRAY_SIZE(row4); i++) {
-			if (u < row4[i].end)
-				return row4[i].color;
-		}
-		return C_GREY15;
-	}
-}
-
-static uint16_t
-tpg_color_at(const struct tpg *t, unsigned int line, uint32_t x)
-{
-	uint32_t w = t->width;
-	unsigned int bar = (unsigned int)((uint64_t)x * 8 / w);
-
-	switch (t->p.pattern) {
-	case TPG_PAT_75_COLORBAR:
-		return tpg_bars[0][bar];
-	case TPG_PAT_100_COLORBAR:
-		return tpg_bars[1][bar];
-	case TPG_PAT_CSC_COLORBAR:
-		return tpg_bars[2][bar];
-	case TPG_PAT_100_HCOLORBAR:
-		return tpg_bars[1][line];
-	case TPG_PAT_100_COLORSQUARES:
-		return tpg_bars[1][(line + bar) % 8];
-	case TPG_PAT_BLACK:
-		return C_BLACK;
-	case TPG_PAT_WHITE:
-		return C_WHITE;
-	case TPG_PAT_RED:
-		return C_RED;
-	case TPG_PAT_GREEN:
-		return C_GREEN;
-	case TPG_PAT_BLUE:
-		return C_BLUE;
-	case TPG_PAT_CHECKERS_16X16:
-		return (((x >> 4) & 1) ^ line) ? C_BLACK : C_WHITE;
-	case TPG_PAT_CHECKERS_2X2:
-		return (((x >> 1) & 1) ^ line) ? C_WHITE : C_BLACK;
-	case TPG_PAT_CHECKERS_1X1:
-		return ((x & 1) ^ line) ? C_WHITE : C_BLACK;
-	case TPG_PAT_COLOR_CHECKERS_2X2:
-		return (((x >> 1) & 1) ^ line) ? C_RED : C_GREEN;
-	case TPG_PAT_COLOR_CHECKERS_1X1:
-		return ((x & 1) ^ line) ? C_RED : C_GREEN;
-	case TPG_PAT_ALTERNATING_HLINES:
-		return line ? C_WHITE : C_BLACK;
-	case TPG_PAT_ALTERNATING_VLINES:
-		return (x & 1) ? C_WHITE : C_BLACK;
-	case TPG_PAT_CROSS_1_PIXEL:
-		return line || x == w / 2 ? C_BLACK : C_WHITE;
-	case TPG_PAT_CROSS_2_PIXELS:
-		return line || (x + 1) / 2 == w / 4 ? C_BLACK : C_WHITE;
-	case TPG_PAT_CROSS_10_PIXELS:
-		return line || (x + 10) / 20 == w / 40 ? C_BLACK : C_WHITE;
-	case TPG_PAT_GRAY_RAMP:
-		return C_RAMP + (uint16_t)((uint64_t)x * 256 / w);
-	case TPG_PAT_SMPTE_RP219:
-		return tpg_smpte_color(t, line, x);
-	default:
-		return C_BLACK;
 	}
 }
 
@@ -666,104 +310,31 @@ tpg_avg(uint8_t a, uint8_t b)
  * Convert @n colour indices (n even for the subsampled formats) into
  * plane 0 bytes at @o0 and, for planar formats, one line of chroma at @o1
  * (NV: interleaved, n bytes) or @o1/@o2 (3 planes: n / 2 bytes each, in
- * memory order, i.e. Cr first for YV12).
+ * memory order, i.e. Cr first for YV12): the palette gives a planar line
+ * (chroma of pixel pairs averaged) that the shared packers (pack.h) write.
  */
 static void
-tpg_pack(const struct tpg *t, const uint16_t *idx, size_t n, uint8_t *o0,
-	 uint8_t *o1, uint8_t *o2)
+tpg_pack(struct v4l2cuse_tpg *t, const uint16_t *idx, size_t n, uint8_t *o0, uint8_t *o1,
+	 uint8_t *o2)
 {
-	const struct tpg_pixel *pal = t->pal;
+	const struct v4l2cuse_tpg_pixel *pal = t->pal;
 
-	switch (t->k->kind) {
-	case K_YUYV:
-	case K_UYVY:
-	case K_YVYU:
-		for (size_t x = 0; x < n; x += 2, o0 += 4) {
-			const struct tpg_pixel *a = &pal[idx[x]], *b = &pal[idx[x + 1]];
-			uint8_t u = tpg_avg(a->cb, b->cb), v = tpg_avg(a->cr, b->cr);
-
-			if (t->k->kind == K_YUYV) {
-				o0[0] = a->y; o0[1] = u; o0[2] = b->y; o0[3] = v;
-			} else if (t->k->kind == K_UYVY) {
-				o0[0] = u; o0[1] = a->y; o0[2] = v; o0[3] = b->y;
-			} else {
-				o0[0] = a->y; o0[1] = v; o0[2] = b->y; o0[3] = u;
-			}
+	if (!t->fi->yuv && t->fi->fourcc != V4L2_PIX_FMT_GREY) {
+		for (size_t x = 0; x < n; x++) {
+			t->prgb[3 * x] = pal[idx[x]].r;
+			t->prgb[3 * x + 1] = pal[idx[x]].g;
+			t->prgb[3 * x + 2] = pal[idx[x]].b;
 		}
-		break;
-	case K_NV12:
-	case K_NV21: {
-		bool swap = t->k->kind == K_NV21;
-
-		for (size_t x = 0; x < n; x += 2) {
-			const struct tpg_pixel *a = &pal[idx[x]], *b = &pal[idx[x + 1]];
-			uint8_t u = tpg_avg(a->cb, b->cb), v = tpg_avg(a->cr, b->cr);
-
-			o0[x] = a->y;
-			o0[x + 1] = b->y;
-			o1[x] = swap ? v : u;
-			o1[x + 1] = swap ? u : v;
-		}
-		break;
+		v4l2cuse_pack_rgb_line(t->fi->fourcc, t->prgb, n, o0);
+		return;
 	}
-	case K_YU12:
-	case K_YV12:
-	case K_422P: {
-		uint8_t *ou = t->k->kind == K_YV12 ? o2 : o1;
-		uint8_t *ov = t->k->kind == K_YV12 ? o1 : o2;
-
-		for (size_t x = 0; x < n; x += 2) {
-			const struct tpg_pixel *a = &pal[idx[x]], *b = &pal[idx[x + 1]];
-
-			o0[x] = a->y;
-			o0[x + 1] = b->y;
-			ou[x / 2] = tpg_avg(a->cb, b->cb);
-			ov[x / 2] = tpg_avg(a->cr, b->cr);
-		}
-		break;
+	for (size_t x = 0; x < n; x++)
+		t->py[x] = pal[idx[x]].y;
+	for (size_t x = 0; t->fi->yuv && x + 1 < n; x += 2) {
+		t->pcb[x / 2] = tpg_avg(pal[idx[x]].cb, pal[idx[x + 1]].cb);
+		t->pcr[x / 2] = tpg_avg(pal[idx[x]].cr, pal[idx[x + 1]].cr);
 	}
-	case K_RGB24:
-		for (size_t x = 0; x < n; x++, o0 += 3) {
-			const struct tpg_pixel *a = &pal[idx[x]];
-
-			o0[0] = a->r; o0[1] = a->g; o0[2] = a->b;
-		}
-		break;
-	case K_BGR24:
-		for (size_t x = 0; x < n; x++, o0 += 3) {
-			const struct tpg_pixel *a = &pal[idx[x]];
-
-			o0[0] = a->b; o0[1] = a->g; o0[2] = a->r;
-		}
-		break;
-	case K_XRGB32:
-		for (size_t x = 0; x < n; x++, o0 += 4) {
-			const struct tpg_pixel *a = &pal[idx[x]];
-
-			o0[0] = 0xff; o0[1] = a->r; o0[2] = a->g; o0[3] = a->b;
-		}
-		break;
-	case K_XBGR32:
-		for (size_t x = 0; x < n; x++, o0 += 4) {
-			const struct tpg_pixel *a = &pal[idx[x]];
-
-			o0[0] = a->b; o0[1] = a->g; o0[2] = a->r; o0[3] = 0xff;
-		}
-		break;
-	case K_RGB565:
-		for (size_t x = 0; x < n; x++, o0 += 2) {
-			const struct tpg_pixel *a = &pal[idx[x]];
-			uint16_t v = (uint16_t)((a->r >> 3) << 11 | (a->g >> 2) << 5 | (a->b >> 3));
-
-			o0[0] = (uint8_t)(v & 0xff);
-			o0[1] = (uint8_t)(v >> 8);
-		}
-		break;
-	case K_GREY:
-		for (size_t x = 0; x < n; x++)
-			o0[x] = pal[idx[x]].y;
-		break;
-	}
+	v4l2cuse_pack_yuv_line(t->fi->fourcc, t->py, t->pcb, t->pcr, n, o0, o1, o2);
 }
 
 static uint64_t
@@ -778,24 +349,25 @@ tpg_rand(uint64_t *state)
 }
 
 static void
-tpg_build_lines(struct tpg *t)
+tpg_build_lines(struct v4l2cuse_tpg *t)
 {
 	uint32_t w = t->width;
 
 	tpg_build_palette(t);
-	t->n_pat = tpg_pat_lines(t->p.pattern);
+	t->n_pat = v4l2cuse_tpg_pat_lines(t->p.pattern);
 	for (uint32_t y = 0; y < t->height; y++)
-		t->row_pat[y] = (uint8_t)tpg_row_pat(t, y);
+		t->row_pat[y] = (uint8_t)v4l2cuse_tpg_row_pat(t, y);
 
 	for (unsigned int pl = 0; pl < t->n_pat; pl++) {
-		if (t->p.pattern == TPG_PAT_NOISE) {
+		if (t->p.pattern == V4L2CUSE_TPG_PAT_NOISE) {
 			uint64_t seed = 0x7e57;
 
 			for (size_t x = 0; x < 2 * (size_t)w; x++)
 				t->idx[x] = C_RAMP + (tpg_rand(&seed) & 0xff);
 		} else {
 			for (uint32_t x = 0; x < w; x++) {
-				uint16_t c = tpg_color_at(t, pl, t->p.hflip ? w - 1 - x : x);
+				uint16_t c =
+					v4l2cuse_tpg_color_at(t, pl, t->p.hflip ? w - 1 - x : x);
 
 				t->idx[x] = c;
 				t->idx[w + x] = c;
@@ -810,10 +382,10 @@ tpg_build_lines(struct tpg *t)
 
 /* The averaged 4:2:0 chroma of pattern lines @a and @b (lazily cached). */
 static uint8_t *const *
-tpg_pair(struct tpg *t, unsigned int a, unsigned int b)
+tpg_pair(struct v4l2cuse_tpg *t, unsigned int a, unsigned int b)
 {
 	if (!t->pair_valid[a][b]) {
-		for (unsigned int p = 1; p < t->k->n_planes; p++) {
+		for (unsigned int p = 1; p < t->fi->n_planes; p++) {
 			uint8_t *d, *s1 = t->line[a][p], *s2 = t->line[b][p];
 
 			if (!t->pair[a][b][p - 1])
@@ -838,7 +410,7 @@ tpg_umod(int64_t a, uint32_t m)
 }
 
 static inline uint32_t
-tpg_src_row(const struct tpg *t, uint32_t y, uint32_t voff)
+tpg_src_row(const struct v4l2cuse_tpg *t, uint32_t y, uint32_t voff)
 {
 	uint32_t r = t->p.vflip ? t->height - 1 - y : y;
 
@@ -851,17 +423,18 @@ tpg_src_row(const struct tpg *t, uint32_t y, uint32_t voff)
  * same row every time) at (@x0, @y0). Subsampled formats need even x0, rw
  * and, for 4:2:0, even y0 and rh.
  */
-static void
-tpg_blit(struct tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
-	 uint32_t rh, const uint16_t *idx, size_t stride)
+void
+v4l2cuse_tpg_blit(struct v4l2cuse_tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
+		  uint32_t rh, const uint16_t *idx, size_t stride)
 {
-	const struct tpg_kind_info *k = t->k;
-	size_t bpp = k->bpp0;
+	const struct v4l2cuse_format_info *fi = t->fi;
+	size_t bpp = fi->bpp[0] / 8;
+	unsigned int vsub = tpg_vsub(fi);
 
 	if (rw == 0 || rh == 0)
 		return;
-	for (uint32_t r = 0; r < rh; r += k->vsub) {
-		unsigned int rows = MIN(k->vsub, rh - r);
+	for (uint32_t r = 0; r < rh; r += vsub) {
+		unsigned int rows = MIN(vsub, rh - r);
 
 		for (unsigned int i = 0; i < rows; i++) {
 			uint32_t y = y0 + r + i;
@@ -870,12 +443,12 @@ tpg_blit(struct tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
 				 t->tmp[i][1], t->tmp[i][2]);
 			memcpy(dst + y * t->plane_bpl[0] + x0 * bpp, t->tmp[i][0], rw * bpp);
 		}
-		if (k->n_planes == 1)
+		if (fi->n_planes == 1)
 			continue;
-		for (unsigned int p = 1; p < k->n_planes; p++) {
-			size_t n = k->n_planes == 2 ? rw : rw / 2;
-			size_t xo = k->n_planes == 2 ? x0 : x0 / 2;
-			uint8_t *d = dst + t->plane_off[p] + ((y0 + r) / k->vsub) * t->plane_bpl[p] + xo;
+		for (unsigned int p = 1; p < fi->n_planes; p++) {
+			size_t n = fi->n_planes == 2 ? rw : rw / 2;
+			size_t xo = fi->n_planes == 2 ? x0 : x0 / 2;
+			uint8_t *d = dst + t->plane_off[p] + ((y0 + r) / vsub) * t->plane_bpl[p] + xo;
 
 			if (rows == 2) {
 				for (size_t i = 0; i < n; i++)
@@ -887,13 +460,13 @@ tpg_blit(struct tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
 	}
 }
 
-static void
-tpg_fill_rect(struct tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
-	      uint32_t rh, uint16_t color)
+void
+v4l2cuse_tpg_fill_rect(struct v4l2cuse_tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
+		       uint32_t rh, uint16_t color)
 {
 	for (uint32_t i = 0; i < rw; i++)
 		t->solid[i] = color;
-	tpg_blit(t, dst, x0, y0, rw, rh, t->solid, 0);
+	v4l2cuse_tpg_blit(t, dst, x0, y0, rw, rh, t->solid, 0);
 }
 
 static uint32_t
@@ -908,12 +481,12 @@ tpg_bounce(uint64_t s, uint32_t range)
 }
 
 bool
-tpg_box_rect(const struct tpg *t, uint32_t frame, struct v4l2_rect *ret)
+v4l2cuse_tpg_box_rect(const struct v4l2cuse_tpg *t, uint32_t frame, struct v4l2_rect *ret)
 {
 	uint32_t w = t->width, h = t->height;
 	uint32_t bs;
 
-	if (!t->k || !t->p.box)
+	if (!t->fi || !t->p.box)
 		return false;
 	bs = MIN(MAX(2u, (MIN(w, h) / 8) & ~1u), MIN(w, h) & ~1u);
 	if (!bs)
@@ -925,68 +498,27 @@ tpg_box_rect(const struct tpg *t, uint32_t frame, struct v4l2_rect *ret)
 	return true;
 }
 
-static void
-tpg_draw_text(struct tpg *t, uint8_t *dst, const char *const *text, unsigned int n_lines)
-{
-	struct v4l2_rect r;
-	size_t cw;
-
-	tpg_overlay_rect(t, n_lines, &r);
-	if (!r.width || !r.height)
-		return;
-	cw = r.width;
-	for (size_t i = 0; i < (size_t)r.width * r.height; i++)
-		t->canvas[i] = C_TEXT_BG;
-	for (unsigned int l = 0; l < MIN(n_lines, TPG_TEXT_MAX_LINES); l++) {
-		const char *s = text[l] ? text[l] : "";
-
-		for (unsigned int col = 0; col < TPG_TEXT_COLS && s[col]; col++) {
-			unsigned char c = (unsigned char)s[col];
-			const uint8_t *g = tpg_font_5x7[(c >= 32 && c < 127 ? c : '?') - 32];
-			uint32_t cx = TPG_TEXT_PAD + col * TPG_TEXT_CELL_W + 1;
-			uint32_t cy = TPG_TEXT_PAD + l * TPG_TEXT_CELL_H + 1;
-
-			for (uint32_t gy = 0; gy < 7; gy++) {
-				for (uint32_t gx = 0; gx < 5; gx++) {
-					if (!(g[gy] & (0x10 >> gx)))
-						continue;
-					for (uint32_t dy = 0; dy < 2; dy++) {
-						for (uint32_t dx = 0; dx < 2; dx++) {
-							uint32_t px = cx + 2 * gx + dx;
-							uint32_t py = cy + 2 * gy + dy;
-
-							if (px < r.width && py < r.height)
-								t->canvas[py * cw + px] = C_TEXT_FG;
-						}
-					}
-				}
-			}
-		}
-	}
-	tpg_blit(t, dst, 0, 0, r.width, r.height, t->canvas, cw);
-}
-
 void
-tpg_fill(struct tpg *t, uint8_t *dst, uint32_t frame, const char *const *text,
-	 unsigned int n_lines)
+v4l2cuse_tpg_fill(struct v4l2cuse_tpg *t, uint8_t *dst, uint32_t frame, const char *const *text,
+		  unsigned int n_lines)
 {
-	const struct tpg_kind_info *k = t->k;
+	const struct v4l2cuse_format_info *fi = t->fi;
 	uint32_t w = t->width, h = t->height;
 	uint32_t hoff, voff;
 	size_t bpp, row_bytes;
 	bool noise;
 
-	if (!k)
+	if (!fi)
 		return;
 	if (t->dirty)
 		tpg_build_lines(t);
 
-	bpp = k->bpp0;
+	bpp = fi->bpp[0] / 8;
 	row_bytes = (size_t)w * bpp;
-	noise = t->p.pattern == TPG_PAT_NOISE;
+	noise = t->p.pattern == V4L2CUSE_TPG_PAT_NOISE;
 	hoff = tpg_umod((int64_t)frame * t->p.hscroll, w);
 	voff = tpg_umod((int64_t)frame * t->p.vscroll, h);
-	if (k->align2)
+	if (fi->hdiv > 1)
 		hoff &= ~1u;
 	t->rng = 0x5eed0000ULL + frame;
 
@@ -996,44 +528,44 @@ tpg_fill(struct tpg *t, uint8_t *dst, uint32_t frame, const char *const *text,
 
 		if (noise) {
 			off = (uint32_t)(tpg_rand(&t->rng) % w);
-			if (k->align2)
+			if (fi->hdiv > 1)
 				off &= ~1u;
 		}
 		memcpy(dst + y * t->plane_bpl[0], t->line[pl][0] + off * bpp, row_bytes);
 	}
 
-	if (k->n_planes > 1) {
-		size_t xo = k->n_planes == 2 ? hoff : hoff / 2;
+	if (fi->n_planes > 1) {
+		size_t xo = fi->n_planes == 2 ? hoff : hoff / 2;
 
-		for (uint32_t cy = 0; cy < h / k->vsub; cy++) {
+		for (uint32_t cy = 0; cy < h / tpg_vsub(fi); cy++) {
 			uint8_t *const *src;
 			unsigned int a, b;
 
-			a = t->row_pat[tpg_src_row(t, cy * k->vsub, voff)];
-			b = k->vsub == 2 ? t->row_pat[tpg_src_row(t, cy * 2 + 1, voff)] : a;
+			a = t->row_pat[tpg_src_row(t, cy * tpg_vsub(fi), voff)];
+			b = tpg_vsub(fi) == 2 ? t->row_pat[tpg_src_row(t, cy * 2 + 1, voff)] : a;
 			if (a == b)
 				src = &t->line[a][1];
 			else
 				src = tpg_pair(t, a, b);
-			for (unsigned int p = 1; p < k->n_planes; p++)
+			for (unsigned int p = 1; p < fi->n_planes; p++)
 				memcpy(dst + t->plane_off[p] + cy * t->plane_bpl[p],
 				       src[p - 1] + xo, t->plane_bpl[p]);
 		}
 	}
 
 	if (t->p.border && w >= 4 && h >= 4) {
-		tpg_fill_rect(t, dst, 0, 0, w, 2, C_CONTRAST);
-		tpg_fill_rect(t, dst, 0, h - 2, w, 2, C_CONTRAST);
-		tpg_fill_rect(t, dst, 0, 2, 2, h - 4, C_CONTRAST);
-		tpg_fill_rect(t, dst, w - 2, 2, 2, h - 4, C_CONTRAST);
+		v4l2cuse_tpg_fill_rect(t, dst, 0, 0, w, 2, C_CONTRAST);
+		v4l2cuse_tpg_fill_rect(t, dst, 0, h - 2, w, 2, C_CONTRAST);
+		v4l2cuse_tpg_fill_rect(t, dst, 0, 2, 2, h - 4, C_CONTRAST);
+		v4l2cuse_tpg_fill_rect(t, dst, w - 2, 2, 2, h - 4, C_CONTRAST);
 	}
 	if (t->p.box) {
 		struct v4l2_rect b;
 
-		if (tpg_box_rect(t, frame, &b))
-			tpg_fill_rect(t, dst, (uint32_t)b.left, (uint32_t)b.top, b.width,
-				      b.height, C_CONTRAST);
+		if (v4l2cuse_tpg_box_rect(t, frame, &b))
+			v4l2cuse_tpg_fill_rect(t, dst, (uint32_t)b.left, (uint32_t)b.top, b.width,
+					       b.height, C_CONTRAST);
 	}
 	if (n_lines && text)
-		tpg_draw_text(t, dst, text, n_lines);
+		v4l2cuse_tpg_draw_text(t, dst, text, n_lines);
 }

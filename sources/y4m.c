@@ -3,9 +3,10 @@
  * YUV4MPEG2 reader.
  *
  * Header: "YUV4MPEG2" then space-separated tags up to '\n' (at most
- * FILE_READER_MAX_LINE bytes): W<width> H<height> (required, 1..8192),
- * F<num>:<den> (frame rate, default 25:1 like FFmpeg), A<num>:<den> (pixel
- * aspect, 0:0 unknown), I<p|t|b|m|?> (interlacing; fields are delivered
+ * V4L2CUSE_FILE_READER_MAX_LINE bytes): W<width> H<height> (required, 1..8192),
+ * F<num>:<den> (frame rate, default 25:1 like FFmpeg; any rate paces the
+ * file, the file source offers it up to V4L2CUSE_MAX_FPS), A<num>:<den>
+ * (pixel aspect, 0:0 unknown), I<p|t|b|m|?> (interlacing; fields are delivered
  * woven, as progressive frames), C<colour space> (default 420jpeg),
  * X<anything> and unknown tags (ignored). Each frame: "FRAME", optional
  * tags, '\n', then the planes.
@@ -51,7 +52,7 @@ struct y4m_header {
 };
 
 struct y4m_reader {
-	struct file_reader base;
+	struct v4l2cuse_file_reader base;
 	FILE *f;
 	off_t data_off;			/* the first FRAME */
 	struct y4m_header h;
@@ -65,11 +66,11 @@ struct y4m_reader {
 	uint8_t *out;			/* delivered frame when !direct */
 	size_t out_size;
 	bool resync;			/* last FRAME marker was bad: scan for one */
-	char line[FILE_READER_MAX_LINE];
+	char line[V4L2CUSE_FILE_READER_MAX_LINE];
 };
 
 static struct y4m_reader *
-y4m_from(struct file_reader *r)
+y4m_from(struct v4l2cuse_file_reader *r)
 {
 	return (struct y4m_reader *)r;
 }
@@ -134,7 +135,7 @@ y4m_parse_header(const char *line, struct y4m_header *h, char **ret_error)
 			break;
 		case 'F':
 			ok = y4m_parse_ratio(t + 1, &h->fps_num, &h->fps_den) && h->fps_num &&
-			     h->fps_den && (uint64_t)h->fps_num <= 1000ull * h->fps_den;
+			     h->fps_den;
 			break;
 		case 'A':
 			ok = y4m_parse_ratio(t + 1, &h->par_num, &h->par_den);
@@ -231,7 +232,7 @@ y4m_crop_plane(uint8_t *dst, size_t dw, size_t dh, const uint8_t *src, size_t sw
 }
 
 static int
-y4m_next(struct file_reader *r, struct cv_image *ret)
+y4m_next(struct v4l2cuse_file_reader *r, struct v4l2cuse_image *ret)
 {
 	struct y4m_reader *y = y4m_from(r);
 	size_t len, n;
@@ -281,7 +282,7 @@ y4m_next(struct file_reader *r, struct cv_image *ret)
 		}
 		/* mono: the chroma planes were set to 128 once at open */
 	}
-	*ret = (struct cv_image){
+	*ret = (struct v4l2cuse_image){
 		.fourcc = y->out_fourcc, .width = y->out_w, .height = y->out_h,
 		.data = y->direct ? y->raw : y->out,
 		.size = y->direct ? y->frame_size : y->out_size,
@@ -290,7 +291,7 @@ y4m_next(struct file_reader *r, struct cv_image *ret)
 }
 
 static int
-y4m_rewind(struct file_reader *r)
+y4m_rewind(struct v4l2cuse_file_reader *r)
 {
 	struct y4m_reader *y = y4m_from(r);
 
@@ -300,7 +301,7 @@ y4m_rewind(struct file_reader *r)
 }
 
 static void
-y4m_destroy(struct file_reader *r)
+y4m_destroy(struct v4l2cuse_file_reader *r)
 {
 	struct y4m_reader *y = y4m_from(r);
 
@@ -311,7 +312,7 @@ y4m_destroy(struct file_reader *r)
 	g_free(y);
 }
 
-static const struct file_reader_ops y4m_ops = {
+static const struct v4l2cuse_file_reader_ops y4m_ops = {
 	.name = "y4m",
 	.next = y4m_next,
 	.rewind = y4m_rewind,
@@ -348,7 +349,7 @@ y4m_setup(struct y4m_reader *y, char **ret_error)
 			y->plane_w[p] = w;
 			y->plane_h[p] = hh;
 		}
-		y->out_fourcc = CV_FMT_YUV444P;
+		y->out_fourcc = V4L2CUSE_PIX_FMT_YUV444P;
 		break;
 	case Y4M_MONO:
 		y->n_planes = 1;
@@ -368,7 +369,7 @@ y4m_setup(struct y4m_reader *y, char **ret_error)
 					     h->height);
 		return -EINVAL;
 	}
-	y->out_size = cv_input_size(y->out_fourcc, y->out_w, y->out_h, 0);
+	y->out_size = v4l2cuse_convert_input_size(y->out_fourcc, y->out_w, y->out_h, 0);
 	y->direct = h->cs != Y4M_MONO && h->cs != Y4M_444ALPHA && y->out_w == w && y->out_h == hh;
 	y->raw = g_malloc(y->frame_size);
 	if (!y->direct) {
@@ -381,7 +382,7 @@ y4m_setup(struct y4m_reader *y, char **ret_error)
 }
 
 int
-y4m_reader_open(FILE *f, struct file_reader **ret, char **ret_error)
+v4l2cuse_y4m_reader_open(FILE *f, struct v4l2cuse_file_reader **ret, char **ret_error)
 {
 	static const char *const cs_names[] = {
 		[Y4M_420] = "4:2:0", [Y4M_422] = "4:2:2", [Y4M_444] = "4:4:4",
@@ -417,7 +418,7 @@ y4m_reader_open(FILE *f, struct file_reader **ret, char **ret_error)
 	if (r < 0)
 		goto err;
 
-	y->base.info = (struct file_reader_info){
+	y->base.info = (struct v4l2cuse_file_reader_info){
 		.width = y->out_w, .height = y->out_h,
 		.interval = { y->h.fps_den, y->h.fps_num },
 		.aspect = { y->h.par_num, y->h.par_den },

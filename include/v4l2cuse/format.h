@@ -18,24 +18,79 @@
 /* Bytes added to the MJPEG sizeimage bound for markers and tables. */
 #define V4L2CUSE_JPEG_HEADROOM 4096
 
+/*
+ * A private fourcc for planar Y'CbCr 4:4:4 (Y, then Cb, then Cr, each
+ * width x height): what the Y4M reader delivers for 4:4:4 files. Read, never
+ * offered.
+ */
+#define V4L2CUSE_PIX_FMT_YUV444P	v4l2_fourcc('4', '4', '4', 'P')
+
+/*
+ * One table in sources/format.c holds every pixel format the project knows:
+ * those it produces (output: offered to consumers, ENUM_FMT) and those it
+ * only reads from files and cameras (NV16, NV61, 422P, 4:4:4 planar, JPEG).
+ * Everything else that needs a fact about a format asks it here.
+ */
 struct v4l2cuse_format_info {
 	uint32_t fourcc;
-	const char *description;	/* exactly the kernel's (v4l_fill_fmtdesc) */
+	const char *description;	/* exactly the kernel's (v4l_fill_fmtdesc); NULL
+					 * for the formats that are only read */
+	bool output;			/* produced and offered (v4l2cuse_format_by_index()) */
 	bool compressed;		/* MJPEG/JPEG: V4L2_FMT_FLAG_COMPRESSED */
-	bool yuv;			/* a Y'CbCr format (colorimetry differs) */
+	bool yuv;			/* a Y'CbCr format (colorimetry differs; GREY is not) */
 	uint8_t n_planes;		/* colour planes, all in one buffer (1..3) */
-	uint8_t bpp[3];			/* plane i's line is width * bpp[i] / 8 bytes
-					 * (NV12 CbCr: 8, YU12 Cb/Cr: 4; 0 for MJPEG) */
+	uint8_t bpp[3];			/* bits per pixel of plane i: its line is
+					 * width * bpp[i] / 8 bytes (NV12 CbCr: 8, YU12
+					 * Cb/Cr: 4, YUYV: 16; 0 for MJPEG/JPEG) */
 	uint8_t hdiv, vdiv;		/* chroma subsampling (YUYV 2x1, NV12 2x2);
 					 * planes 1..2 have height / vdiv lines */
 	uint8_t width_align;		/* width is rounded up to a multiple of this */
 };
 
-/* NULL for a fourcc we don't know. */
+/* An output format, NULL for a fourcc we do not produce. */
 const struct v4l2cuse_format_info *v4l2cuse_format_info(uint32_t fourcc);
 
-/* Every format the project can produce, in a stable order. */
+/*
+ * Every output format, in a stable order: Y'CbCr (packed 4:2:2, then
+ * 4:2:0), RGB, grey, compressed. Sources offer them in this order.
+ */
 const struct v4l2cuse_format_info *v4l2cuse_format_by_index(unsigned int index);
+
+/*
+ * Any format the project knows, also the ones it only reads; NULL for a
+ * fourcc it can neither read nor produce.
+ */
+const struct v4l2cuse_format_info *v4l2cuse_format_lookup(uint32_t fourcc);
+
+/*
+ * Every known format, read-only ones included, in the same kind of order:
+ * Y'CbCr, RGB, grey, compressed (the order in which a camera's formats are
+ * preferred as the input of a conversion).
+ */
+const struct v4l2cuse_format_info *v4l2cuse_format_lookup_by_index(unsigned int index);
+
+/* The formats an option may name. */
+enum v4l2cuse_format_set {
+	V4L2CUSE_FORMATS_OUTPUT,	/* produced and offered: v4l2cuse_format_info() */
+	V4L2CUSE_FORMATS_RAW,		/* every uncompressed one, for raw frames in files */
+};
+
+bool v4l2cuse_format_in_set(const struct v4l2cuse_format_info *info,
+			    enum v4l2cuse_format_set set);
+
+/*
+ * Bytes of a raw frame of @info at @width x @height in V4L2's single-buffer
+ * layout, with plane 0 lines of @bytesperline bytes (0: the natural
+ * width * bpp[0] / 8; the chroma planes' lines scale like V4L2's, e.g.
+ * bytesperline / 2 for YU12) and the chroma planes following without gaps;
+ * each plane's offset and line length in @ret_off/@ret_stride if not NULL.
+ * 0 for a compressed format, a size of 0 or past V4L2CUSE_MAX_*, a width or
+ * height the subsampling cannot split (odd for 4:2:x planes and packed
+ * 4:2:2), or a bytesperline below the natural one.
+ */
+size_t v4l2cuse_format_frame_size(const struct v4l2cuse_format_info *info, uint32_t width,
+				  uint32_t height, uint32_t bytesperline, size_t ret_off[3],
+				  size_t ret_stride[3]);
 
 /*
  * Fill @pix->bytesperline, sizeimage, field and the colorimetry fields from

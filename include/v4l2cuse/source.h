@@ -67,9 +67,10 @@ struct v4l2cuse_source_ops {
 	 * that introduces an ARG removed: "pattern:smpte,hscroll=2" gives
 	 * "smpte,hscroll=2", "pattern,hscroll=2" gives ",hscroll=2" (no ARG),
 	 * "pattern" gives "" (NULL is accepted too). v4l2cuse_opts_parse()
-	 * splits that. On failure returns -errno and, if @ret_error is not
-	 * NULL, a newly allocated one-line message (g_free). On success the
-	 * caller owns *ret_src.
+	 * splits that. On failure returns -errno and a newly allocated
+	 * one-line message in *ret_error (g_free; @ret_error is never NULL:
+	 * v4l2cuse_source_create() passes its own). On success the caller
+	 * owns *ret_src.
 	 */
 	int (*create)(const char *args, struct v4l2cuse_source **ret_src,
 		      char **ret_error);
@@ -112,22 +113,29 @@ struct v4l2cuse_source_ops {
 	/*
 	 * Required, never blocks. Fill @frame. 0: filled (raw formats:
 	 * bytesused = sizeimage; compressed: the payload size, <= sizeimage,
-	 * and the daemon pads); -EAGAIN: no frame due yet (only sources with
-	 * a wake fd); -ENODATA: this frame was dropped on purpose (nothing
-	 * written; the daemon keeps the buffer and counts the sequence number
-	 * as skipped, so clients see a gap); -ENODEV: gone for good, every
-	 * later call fails the same way; other errors (-EIO, ...): this frame
-	 * failed (the daemon sends a placeholder or an ERROR buffer). A frame
-	 * filled with frame->error set is delivered with V4L2_BUF_FLAG_ERROR.
+	 * and the daemon pads). A frame filled with frame->error set is
+	 * delivered with V4L2_BUF_FLAG_ERROR. Errors:
+	 *   -EAGAIN: nothing to deliver now (a source with a wake fd between
+	 *     its frames, or an input that is still starting, e.g. a file
+	 *     whose decoder has no first frame yet); the daemon keeps the
+	 *     buffer and the sequence number and asks again at the next wake-up
+	 *     or tick.
+	 *   -ENODATA: this frame was dropped on purpose (nothing written; the
+	 *     daemon keeps the buffer and counts the sequence number as
+	 *     skipped, so clients see a gap).
+	 *   -ENOLINK: no signal: the input is lost at runtime (a camera
+	 *     unplugged, a file that became unreadable). The source writes
+	 *     nothing and keeps reporting it at the negotiated rate (sources
+	 *     with a wake fd wake up at that rate for it) until the input is
+	 *     back; the daemon fills the frame from the device's placeholder
+	 *     (its placeholder= source, else the built-in "NO SIGNAL" card),
+	 *     and reports the signal lost. Sources never draw placeholders.
+	 *   -ENODEV: gone for good, every later call fails the same way (the
+	 *     daemon treats it like -ENOLINK).
+	 *   other errors (-EIO, ...): this frame failed (the daemon sends its
+	 *     placeholder= source's frame, or an ERROR buffer).
 	 * Sources without wake_fd are called at the frame interval by the
 	 * daemon's timer.
-	 * Input lost at runtime (a file that became unreadable, a camera that
-	 * was unplugged): the source fills a placeholder frame itself (the
-	 * "NO SIGNAL" card or a configured image, sources/placeholder.h) in
-	 * the negotiated format and returns 0, so consumers keep streaming and
-	 * the daemon needs to know nothing; it keeps doing so at the
-	 * negotiated rate until the input returns. -ENODEV is only for a
-	 * source that will never produce again.
 	 */
 	int (*produce)(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libFuzzer harness for the MJPEG stream splitter (sources/mjpeg-stream.c):
- * mjs_scan() on the raw input (its invariants), then the reader over an
+ * v4l2cuse_mjpeg_stream_scan() on the raw input (its invariants), then the reader over an
  * in-memory file, decoding what it finds (libjpeg-turbo through
  * convert.c, our error handling around it). Run: tests/fuzz/run-fuzz.sh.
  */
@@ -30,12 +30,13 @@ fuzz_scan(const uint8_t *data, size_t size, bool eof)
 	size_t pos = 0;
 
 	for (unsigned int i = 0; i < 256 && pos <= size; i++) {
-		struct mjs_frame fr;
-		int r = mjs_scan(data + pos, size - pos, eof, 1u << 20, &fr);
+		struct v4l2cuse_mjpeg_stream_frame fr;
+		int r = v4l2cuse_mjpeg_stream_scan(data + pos, size - pos, eof, 1u << 20, &fr);
 
-		if (fr.start > size - pos || (r != MJS_MORE && fr.end > size - pos))
+		if (fr.start > size - pos ||
+		    (r != V4L2CUSE_MJPEG_STREAM_MORE && fr.end > size - pos))
 			abort();
-		if (r == MJS_FOUND) {
+		if (r == V4L2CUSE_MJPEG_STREAM_FOUND) {
 			if (fr.end <= fr.start + 4 || data[pos + fr.start] != 0xff ||
 			    data[pos + fr.start + 1] != 0xd8 || data[pos + fr.end - 2] != 0xff ||
 			    data[pos + fr.end - 1] != 0xd9 || !fr.width || !fr.height ||
@@ -44,7 +45,7 @@ fuzz_scan(const uint8_t *data, size_t size, bool eof)
 			pos += fr.end;
 		} else if (r == -EBADMSG) {
 			pos += MAX(fr.end, fr.start + 1);
-		} else if (r == MJS_MORE || r == -ENODATA) {
+		} else if (r == V4L2CUSE_MJPEG_STREAM_MORE || r == -ENODATA) {
 			break;
 		} else {
 			abort();
@@ -55,9 +56,9 @@ fuzz_scan(const uint8_t *data, size_t size, bool eof)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct cv *cv;
+	static struct v4l2cuse_convert *cv;
 	struct v4l2_pix_format out = { .pixelformat = V4L2_PIX_FMT_RGB24, .width = 16, .height = 16 };
-	struct file_reader *r = NULL;
+	struct v4l2cuse_file_reader *r = NULL;
 	char *error = NULL;
 	uint8_t *dst;
 	FILE *f;
@@ -67,13 +68,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size == 0)
 		return 0;
 	if (!cv) {
-		cv = cv_new();
-		cv_set_strict_jpeg(cv, true);
+		cv = v4l2cuse_convert_new();
+		v4l2cuse_convert_set_strict_jpeg(cv, true);
 	}
 	f = fmemopen((void *)data, size, "rb");
 	if (!f)
 		return 0;
-	if (mjs_reader_open(f, NULL, &r, &error) < 0) {
+	if (v4l2cuse_mjpeg_stream_reader_open(f, NULL, &r, &error) < 0) {
 		if (!error || strchr(error, '\n'))
 			abort();
 		g_free(error);
@@ -82,7 +83,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	v4l2cuse_format_fill(&out);
 	dst = g_malloc(out.sizeimage);
 	for (unsigned int i = 0; i < 32; i++) {
-		struct cv_image img;
+		struct v4l2cuse_image img;
 		uint32_t used;
 		int rr = r->ops->next(r, &img);
 
@@ -93,12 +94,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rr != 0 || img.size < 4 || img.data[0] != 0xff || img.data[1] != 0xd8)
 			abort();
 		if ((uint64_t)img.width * img.height <= FUZZ_MAX_PIXELS) {
-			rr = cv_convert(cv, &img, &out, dst, out.sizeimage, &used);
+			rr = v4l2cuse_convert_frame(cv, &img, &out, dst, out.sizeimage, &used);
 			if (rr < 0 && rr != -EBADMSG)
 				abort();
 		}
 	}
 	g_free(dst);
-	file_reader_free(r);
+	v4l2cuse_file_reader_free(r);
 	return 0;
 }

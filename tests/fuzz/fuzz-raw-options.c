@@ -10,13 +10,14 @@
  *   the rest    the file's content
  *
  * The file is a memfd named by /proc/self/fd/N: nothing is written to disk
- * and no other file is opened (inputs naming placeholder= are skipped). A
+ * and no other file is opened (no file source option names a file). A
  * created source is enumerated, negotiated and produces a frame when small
  * (fuzz-source.h).
  *
- * The size check: cv_input_size() (the raw reader's frame size) and
- * v4l2cuse_format_fill() (sizeimage) are computed independently and must
- * agree whenever both accept a size; both refuse sizes past
+ * The size check: v4l2cuse_convert_input_size() (the raw reader's frame size, with the
+ * converter's alignment rules) and v4l2cuse_format_fill() (sizeimage, with
+ * its rounding) both lay out format.c's planes and must agree whenever both
+ * accept a size as it is; both refuse sizes past
  * V4L2CUSE_MAX_WIDTH x V4L2CUSE_MAX_HEIGHT, and no size wraps around.
  */
 #include "config.h"
@@ -52,13 +53,13 @@ check_sizes(uint32_t fourcc, uint32_t w, uint32_t h, uint32_t bpl)
 {
 	const struct v4l2cuse_format_info *info = v4l2cuse_format_info(fourcc);
 	struct v4l2_pix_format pix = { .pixelformat = fourcc, .width = w, .height = h };
-	size_t in = cv_input_size(fourcc, w, h, bpl);
-	size_t natural = cv_input_size(fourcc, w, h, 0);
+	size_t in = v4l2cuse_convert_input_size(fourcc, w, h, bpl);
+	size_t natural = v4l2cuse_convert_input_size(fourcc, w, h, 0);
 	int r = v4l2cuse_format_fill(&pix);
 
 	fuzz_check(r == 0 || r == -EINVAL || r == -EOVERFLOW, "format_fill: %d", r);
 	if (w > V4L2CUSE_MAX_WIDTH || h > V4L2CUSE_MAX_HEIGHT) {
-		fuzz_check(!in && !natural, "cv_input_size takes %ux%u", w, h);
+		fuzz_check(!in && !natural, "v4l2cuse_convert_input_size takes %ux%u", w, h);
 		fuzz_check(r < 0, "format_fill takes %ux%u", w, h);
 		return;
 	}
@@ -73,7 +74,7 @@ check_sizes(uint32_t fourcc, uint32_t w, uint32_t h, uint32_t bpl)
 			   in, w, h);
 		fuzz_check(!bpl || in >= natural, "padded %zu < natural %zu", in, natural);
 	}
-	/* Input-only formats (NV16, 422P, ...) are not in format.c. */
+	/* Formats that are only read (NV16, 422P, ...) are no output formats. */
 	if (!info || info->compressed) {
 		fuzz_check(!natural || !info, "a raw frame size for compressed %08x", fourcc);
 		fuzz_check(r < 0 || info, "format_fill takes unknown %08x", fourcc);
@@ -127,8 +128,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opts_len = nl ? (size_t)(nl - data) : MIN(size, OPTS_MAX);
 	content = data + opts_len + (nl != NULL);
 	spec = g_strdup_printf("file:%s,%.*s", path, (int)opts_len, (const char *)data);
-	if (strstr(spec, "placeholder"))
-		return -1;		/* a path: not ours to open */
 
 	if (ftruncate(memfd, 0) < 0 ||
 	    pwrite(memfd, content, data + size - content, 0) != data + size - content)

@@ -9,8 +9,8 @@
  * No real device or arbitrary file is opened: the harness works in a fresh
  * directory under $TMPDIR holding a few small files (a.y4m, b.mjpeg,
  * c.jpg, d.raw), the current one during each input, and skips specs
- * containing '/', so every path a spec names (file:PATH, uvc:PATH,
- * placeholder=PATH) is a name in that directory.
+ * containing '/', so every path a spec names (file:PATH, uvc:PATH) is a
+ * name in that directory.
  *
  * Checked besides ASan/UBSan/LSan: a failure is -errno with one line that
  * names the source or says "unknown source"; what fuzz-source.h checks.

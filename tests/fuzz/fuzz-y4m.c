@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static bool
 fuzz_too_big(const uint8_t *data, size_t size)
 {
-	const uint8_t *nl = memchr(data, '\n', MIN(size, (size_t)FILE_READER_MAX_LINE));
+	const uint8_t *nl = memchr(data, '\n', MIN(size, (size_t)V4L2CUSE_FILE_READER_MAX_LINE));
 	g_autofree char *line = g_strndup((const char *)data, nl ? (gsize)(nl - data) : MIN(size, 4096));
 	unsigned long w = 1, h = 1;
 	const char *p;
@@ -41,9 +41,9 @@ fuzz_too_big(const uint8_t *data, size_t size)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct cv *cv;
+	static struct v4l2cuse_convert *cv;
 	struct v4l2_pix_format out = { .pixelformat = V4L2_PIX_FMT_YUYV, .width = 32, .height = 16 };
-	struct file_reader *r = NULL;
+	struct v4l2cuse_file_reader *r = NULL;
 	char *error = NULL;
 	uint8_t *dst;
 	FILE *f;
@@ -51,11 +51,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size == 0 || fuzz_too_big(data, size))
 		return 0;
 	if (!cv)
-		cv = cv_new();
+		cv = v4l2cuse_convert_new();
 	f = fmemopen((void *)data, size, "rb");
 	if (!f)
 		return 0;
-	if (y4m_reader_open(f, &r, &error) < 0) {
+	if (v4l2cuse_y4m_reader_open(f, &r, &error) < 0) {
 		if (!error || strchr(error, '\n'))
 			abort();	/* every failure has one line of reason */
 		g_free(error);
@@ -65,7 +65,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dst = g_malloc(out.sizeimage);
 	for (unsigned int pass = 0; pass < 2; pass++) {
 		for (unsigned int i = 0; i < 16; i++) {
-			struct cv_image img;
+			struct v4l2cuse_image img;
 			uint32_t used;
 			int rr = r->ops->next(r, &img);
 
@@ -76,16 +76,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (rr != 0)
 				abort();
 			/* What a reader hands out is whole: its size matches its format. */
-			if (img.size < cv_input_size(img.fourcc, img.width, img.height, 0) ||
+			if (img.size < v4l2cuse_convert_input_size(img.fourcc, img.width,
+								   img.height, 0) ||
 			    img.width != r->info.width || img.height != r->info.height)
 				abort();
-			if (cv_convert(cv, &img, &out, dst, out.sizeimage, &used) < 0)
+			if (v4l2cuse_convert_frame(cv, &img, &out, dst, out.sizeimage, &used) < 0)
 				abort();
 		}
 		if (r->ops->rewind(r) < 0)
 			break;
 	}
 	g_free(dst);
-	file_reader_free(r);
+	v4l2cuse_file_reader_free(r);
 	return 0;
 }

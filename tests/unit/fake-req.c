@@ -433,3 +433,17 @@ fake_install_poll_ops(struct v4l2cuse_device *dev)
 {
 	v4l2cuse_device_set_poll_ops(dev, &fake_poll_ops);
 }
+
+struct v4l2cuse_device *
+fake_device(const struct v4l2cuse_device_config *cfg)
+{
+	g_autofree char *err = NULL;
+	struct v4l2cuse_device *dev = v4l2cuse_device_new(cfg, &err);
+
+	if (err)
+		g_printerr("%s\n", err);
+	g_assert_null(err);
+	g_assert_nonnull(dev);
+	fake_install_poll_ops(dev);
+	return dev;
+}

@@ -43,3 +43,5 @@ void fake_interrupt_last(void);
 /* Poll notifications received (wake-ups). */
 unsigned int fake_poll_notifications(void);
 void fake_install_poll_ops(struct v4l2cuse_device *dev);
+/* v4l2cuse_device_new() that must succeed (its error printed if not), poll ops installed. */
+struct v4l2cuse_device *fake_device(const struct v4l2cuse_device_config *cfg);

@@ -14,6 +14,7 @@
 
 #include "v4l2cuse/format.h"
 #include "convert.h"
+#include "jpeg.h"
 
 static const uint32_t all_targets[] = {
 	V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_UYVY, V4L2_PIX_FMT_YVYU, V4L2_PIX_FMT_NV12,
@@ -50,16 +51,16 @@ make_rgb(uint32_t w, uint32_t h)
 }
 
 static uint8_t *
-convert_new(struct cv *cv, uint32_t in_fourcc, uint32_t in_w, uint32_t in_h,
+convert_new(struct v4l2cuse_convert *cv, uint32_t in_fourcc, uint32_t in_w, uint32_t in_h,
 	    const uint8_t *data, size_t size, const struct v4l2_pix_format *out,
 	    uint32_t *ret_used)
 {
-	struct cv_image in = {
+	struct v4l2cuse_image in = {
 		.fourcc = in_fourcc, .width = in_w, .height = in_h, .data = data, .size = size,
 	};
 	uint8_t *dst = g_malloc0(out->sizeimage);
 	uint32_t used = 0;
-	int r = cv_convert(cv, &in, out, dst, out->sizeimage, &used);
+	int r = v4l2cuse_convert_frame(cv, &in, out, dst, out->sizeimage, &used);
 
 	if (r < 0)
 		g_error("convert %.4s %ux%u -> %.4s %ux%u: %s", (const char *)&in_fourcc, in_w,
@@ -95,7 +96,7 @@ test_round_trip(void)
 {
 	const uint32_t w = 64, h = 48;
 	g_autofree uint8_t *rgb = make_rgb(w, h);
-	struct cv *cv = cv_new();
+	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
 
 	for (size_t i = 0; i < G_N_ELEMENTS(all_targets); i++) {
 		uint32_t f = all_targets[i], used;
@@ -113,7 +114,7 @@ test_round_trip(void)
 		g_assert_cmpfloat(mad, <, 3.0);
 		g_assert_cmpint(max, <=, 10);
 	}
-	cv_free(cv);
+	v4l2cuse_convert_free(cv);
 }
 
 /* A YU12 frame with distinct Y, Cb and Cr everywhere. */
@@ -142,7 +143,7 @@ test_yuv_exact(void)
 	const uint32_t w = 32, h = 16;
 	g_autofree uint8_t *src = make_yu12(w, h);
 	struct v4l2_pix_format yu12 = pix_of(V4L2_PIX_FMT_YUV420, w, h);
-	struct cv *cv = cv_new();
+	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
 
 	for (size_t i = 0; i < G_N_ELEMENTS(fmts); i++) {
 		struct v4l2_pix_format mid = pix_of(fmts[i], w, h);
@@ -178,7 +179,7 @@ test_yuv_exact(void)
 			}
 		}
 	}
-	cv_free(cv);
+	v4l2cuse_convert_free(cv);
 }
 
 /* Planar 4:2:2, 4:4:4 and NV16 into YUYV: exact, or exact averages. */
@@ -188,7 +189,7 @@ test_planar_inputs(void)
 	const uint32_t w = 8, h = 4;
 	struct v4l2_pix_format out = pix_of(V4L2_PIX_FMT_YUYV, w, h);
 	uint8_t p422[8 * 4 * 2], p444[8 * 4 * 3], nv16[8 * 4 * 2];
-	struct cv *cv = cv_new();
+	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
 
 	for (uint32_t i = 0; i < w * h; i++)
 		p422[i] = p444[i] = nv16[i] = (uint8_t)(50 + i);
@@ -210,7 +211,7 @@ test_planar_inputs(void)
 	{
 		g_autofree uint8_t *a = convert_new(cv, V4L2_PIX_FMT_YUV422P, w, h, p422,
 						    sizeof(p422), &out, NULL);
-		g_autofree uint8_t *b = convert_new(cv, CV_FMT_YUV444P, w, h, p444, sizeof(p444),
+		g_autofree uint8_t *b = convert_new(cv, V4L2CUSE_PIX_FMT_YUV444P, w, h, p444, sizeof(p444),
 						    &out, NULL);
 		g_autofree uint8_t *c = convert_new(cv, V4L2_PIX_FMT_NV16, w, h, nv16,
 						    sizeof(nv16), &out, NULL);
@@ -228,7 +229,7 @@ test_planar_inputs(void)
 			}
 		}
 	}
-	cv_free(cv);
+	v4l2cuse_convert_free(cv);
 }
 
 /* A padded input (bytesperline > width * bpp) is copied without the padding. */
@@ -238,28 +239,76 @@ test_padded_copy(void)
 	const uint32_t w = 6, h = 3, bpl = 16;
 	uint8_t src[16 * 3];
 	struct v4l2_pix_format out = pix_of(V4L2_PIX_FMT_YUYV, w, h);
-	struct cv_image in = {
+	struct v4l2cuse_image in = {
 		.fourcc = V4L2_PIX_FMT_YUYV, .width = w, .height = h, .bytesperline = bpl,
 		.data = src, .size = sizeof(src),
 	};
 	uint8_t dst[6 * 3 * 2];
 	uint32_t used;
-	struct cv *cv = cv_new();
+	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
 
 	for (unsigned int i = 0; i < sizeof(src); i++)
 		src[i] = (uint8_t)i;
-	g_assert_cmpint(cv_convert(cv, &in, &out, dst, sizeof(dst), &used), ==, 0);
+	g_assert_cmpint(v4l2cuse_convert_frame(cv, &in, &out, dst, sizeof(dst), &used), ==, 0);
 	g_assert_cmpuint(used, ==, sizeof(dst));
 	for (uint32_t y = 0; y < h; y++)
 		g_assert_cmpmem(dst + y * w * 2, w * 2, src + y * bpl, w * 2);
 
 	/* Too short for its size: refused, not read past. */
 	in.size = sizeof(src) - 1;
-	g_assert_cmpint(cv_convert(cv, &in, &out, dst, sizeof(dst), &used), ==, -EINVAL);
-	cv_free(cv);
+	g_assert_cmpint(v4l2cuse_convert_frame(cv, &in, &out, dst, sizeof(dst), &used), ==,
+			-EINVAL);
+	v4l2cuse_convert_free(cv);
 }
 
 /* GREY is full-range luma: limited-range Y 16 -> 0, 235 -> 255. */
+/*
+ * RGB565 ("rrrrrggg gggbbbbb", little endian) with padded lines: the same
+ * pixels as the RGB24 it widens to, for RGB and Y'CbCr targets alike (red
+ * stays red; the padding, blue here, is never read).
+ */
+static void
+test_rgb565(void)
+{
+	static const uint32_t targets[] = {
+		V4L2_PIX_FMT_RGB24, V4L2_PIX_FMT_BGR24, V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_NV12,
+		V4L2_PIX_FMT_YUV420, V4L2_PIX_FMT_GREY,
+	};
+	const uint32_t w = 16, h = 8, bpl = 40;
+	g_autofree uint8_t *in = g_malloc((size_t)bpl * h);
+	g_autofree uint8_t *rgb = g_malloc((size_t)w * h * 3);
+	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
+
+	for (uint32_t y = 0; y < h; y++) {
+		for (uint32_t x = 0; x < bpl / 2; x++) {
+			in[y * bpl + 2 * x] = x < w ? 0x00 : 0x1f;
+			in[y * bpl + 2 * x + 1] = x < w ? 0xf8 : 0x00;
+		}
+	}
+	for (size_t i = 0; i < (size_t)w * h; i++) {
+		rgb[3 * i] = 248;
+		rgb[3 * i + 1] = 0;
+		rgb[3 * i + 2] = 0;
+	}
+	for (size_t t = 0; t < G_N_ELEMENTS(targets); t++) {
+		struct v4l2_pix_format out = pix_of(targets[t], w, h);
+		struct v4l2cuse_image img = {
+			.fourcc = V4L2_PIX_FMT_RGB565, .width = w, .height = h, .bytesperline = bpl,
+			.data = in, .size = (size_t)bpl * h,
+		};
+		g_autofree uint8_t *want = convert_new(cv, V4L2_PIX_FMT_RGB24, w, h, rgb,
+						       (size_t)w * h * 3, &out, NULL);
+		g_autofree uint8_t *got = g_malloc0(out.sizeimage);
+		uint32_t used = 0;
+
+		g_assert_cmpint(v4l2cuse_convert_frame(cv, &img, &out, got, out.sizeimage, &used),
+				==, 0);
+		g_assert_cmpuint(used, ==, out.sizeimage);
+		g_assert_cmpmem(got, used, want, out.sizeimage);
+	}
+	v4l2cuse_convert_free(cv);
+}
+
 static void
 test_grey(void)
 {
@@ -267,7 +316,7 @@ test_grey(void)
 	uint8_t yu12[4 * 2 * 3 / 2] = { 16, 235, 126, 0, 255, 16, 235, 126, 128, 128, 128, 128 };
 	uint8_t grey[8] = { 7, 8, 9, 10, 11, 12, 13, 14 };
 	struct v4l2_pix_format out = pix_of(V4L2_PIX_FMT_GREY, w, h);
-	struct cv *cv = cv_new();
+	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
 	g_autofree uint8_t *a = convert_new(cv, V4L2_PIX_FMT_YUV420, w, h, yu12, sizeof(yu12),
 					    &out, NULL);
 	g_autofree uint8_t *b = convert_new(cv, V4L2_PIX_FMT_GREY, w, h, grey, sizeof(grey),
@@ -287,7 +336,7 @@ test_grey(void)
 	c = convert_new(cv, V4L2_PIX_FMT_GREY, w, h, grey, sizeof(grey), &big, NULL);
 	for (unsigned int i = 0; i < big.sizeimage; i++)
 		g_assert_cmpuint(c[i], ==, 77);
-	cv_free(cv);
+	v4l2cuse_convert_free(cv);
 }
 
 /* Scaling: flat stays flat exactly, gradients stay gradients. */
@@ -300,7 +349,7 @@ test_scale(void)
 	const uint32_t w = 64, h = 48;
 	g_autofree uint8_t *flat = g_malloc((size_t)w * h * 3);
 	g_autofree uint8_t *ramp = g_malloc((size_t)w * h * 3);
-	struct cv *cv = cv_new();
+	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
 
 	for (uint32_t i = 0; i < w * h; i++) {
 		flat[3 * i] = 10;
@@ -369,7 +418,7 @@ test_scale(void)
 				g_assert_cmpmem(d + 4 * i, 4, c, 4);
 		}
 	}
-	cv_free(cv);
+	v4l2cuse_convert_free(cv);
 }
 
 /* MJPEG out decodes back; MJPEG in at the same size passes through. */
@@ -381,10 +430,10 @@ test_jpeg(void)
 	struct v4l2_pix_format mj = pix_of(V4L2_PIX_FMT_MJPEG, w, h);
 	struct v4l2_pix_format mj_small = pix_of(V4L2_PIX_FMT_MJPEG, 32, 24);
 	struct v4l2_pix_format back = pix_of(V4L2_PIX_FMT_RGB24, w, h);
-	struct cv *cv = cv_new();
+	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
 	g_autofree uint8_t *jpeg = NULL, *copy = NULL, *small = NULL, *dec = NULL;
 	uint32_t used, used2, used3, jw = 0, jh = 0;
-	struct cv_image in;
+	struct v4l2cuse_image in;
 	uint8_t *bad;
 
 	jpeg = convert_new(cv, V4L2_PIX_FMT_RGB24, w, h, rgb, (size_t)w * h * 3, &mj, &used);
@@ -394,14 +443,14 @@ test_jpeg(void)
 	g_assert_cmpuint(jpeg[1], ==, 0xd8);
 	g_assert_cmpuint(jpeg[used - 2], ==, 0xff);
 	g_assert_cmpuint(jpeg[used - 1], ==, 0xd9);
-	g_assert_cmpint(cv_jpeg_size(jpeg, used, &jw, &jh), ==, 0);
+	g_assert_cmpint(v4l2cuse_jpeg_size(jpeg, used, &jw, &jh), ==, 0);
 	g_assert_cmpuint(jw, ==, w);
 	g_assert_cmpuint(jh, ==, h);
 
 	copy = convert_new(cv, V4L2_PIX_FMT_MJPEG, w, h, jpeg, used, &mj, &used2);
 	g_assert_cmpmem(copy, used2, jpeg, used);
 	small = convert_new(cv, V4L2_PIX_FMT_MJPEG, w, h, jpeg, used, &mj_small, &used3);
-	g_assert_cmpint(cv_jpeg_size(small, used3, &jw, &jh), ==, 0);
+	g_assert_cmpint(v4l2cuse_jpeg_size(small, used3, &jw, &jh), ==, 0);
 	g_assert_cmpuint(jw, ==, 32);
 	dec = convert_new(cv, V4L2_PIX_FMT_JPEG, w, h, jpeg, used, &back, NULL);
 	g_assert_cmpfloat(mean_abs_diff(rgb, dec, (size_t)w * h * 3, NULL), <, 3.0);
@@ -409,25 +458,35 @@ test_jpeg(void)
 	/* Garbage and truncation. */
 	bad = g_memdup2(jpeg, used);
 	memset(bad + 20, 0x55, 40);
-	in = (struct cv_image){ .fourcc = V4L2_PIX_FMT_MJPEG, .width = w, .height = h,
-				.data = bad, .size = 40 };
-	g_assert_cmpint(cv_convert(cv, &in, &back, dec, back.sizeimage, &used2), ==, -EBADMSG);
+	in = (struct v4l2cuse_image){
+		.fourcc = V4L2_PIX_FMT_MJPEG, .width = w, .height = h, .data = bad, .size = 40
+	};
+	g_assert_cmpint(v4l2cuse_convert_frame(cv, &in, &back, dec, back.sizeimage, &used2), ==,
+			-EBADMSG);
 	in.data = jpeg;
 	in.size = used - 50;
-	cv_set_strict_jpeg(cv, true);
-	g_assert_cmpint(cv_convert(cv, &in, &back, dec, back.sizeimage, &used2), ==, -EBADMSG);
-	cv_set_strict_jpeg(cv, false);
-	g_assert_cmpint(cv_convert(cv, &in, &back, dec, back.sizeimage, &used2), ==, 0);
+	v4l2cuse_convert_set_strict_jpeg(cv, true);
+	g_assert_cmpint(v4l2cuse_convert_frame(cv, &in, &back, dec, back.sizeimage, &used2), ==,
+			-EBADMSG);
+	v4l2cuse_convert_set_strict_jpeg(cv, false);
+	g_assert_cmpint(v4l2cuse_convert_frame(cv, &in, &back, dec, back.sizeimage, &used2), ==, 0);
 	in.size = 3;
-	g_assert_cmpint(cv_convert(cv, &in, &back, dec, back.sizeimage, &used2), ==, -EBADMSG);
-	g_assert_cmpint(cv_jpeg_size(bad, 30, &jw, &jh), ==, -EBADMSG);
+	g_assert_cmpint(v4l2cuse_convert_frame(cv, &in, &back, dec, back.sizeimage, &used2), ==,
+			-EBADMSG);
+	g_assert_cmpint(v4l2cuse_jpeg_size(bad, 30, &jw, &jh), ==, -EBADMSG);
 	g_free(bad);
 
 	/* A size that cannot fit. */
-	g_assert_cmpint(cv_convert(cv, &(struct cv_image){ .fourcc = V4L2_PIX_FMT_RGB24,
-			.width = w, .height = h, .data = rgb, .size = (size_t)w * h * 3 },
-			&mj, jpeg, 10, &used), ==, -EINVAL);
-	cv_free(cv);
+	g_assert_cmpint(
+		v4l2cuse_convert_frame(cv,
+				       &(struct v4l2cuse_image){ .fourcc = V4L2_PIX_FMT_RGB24,
+								 .width = w,
+								 .height = h,
+								 .data = rgb,
+								 .size = (size_t)w * h * 3 },
+				       &mj, jpeg, 10, &used),
+		==, -EINVAL);
+	v4l2cuse_convert_free(cv);
 }
 
 static void
@@ -435,28 +494,34 @@ test_bad_args(void)
 {
 	uint8_t buf[64 * 48 * 4] = { 0 };
 	struct v4l2_pix_format out = pix_of(V4L2_PIX_FMT_YUYV, 64, 48);
-	struct cv *cv = cv_new();
+	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
+	struct v4l2cuse_image in = {
+		.fourcc = v4l2_fourcc('A', 'B', 'C', 'D'), .width = 8, .height = 8,
+		.data = buf, .size = sizeof(buf),
+	};
 	uint32_t used;
+	int r;
 
 	/* Unknown input, odd subsampled input, odd target width. */
-	g_assert_cmpint(cv_convert(cv, &(struct cv_image){ .fourcc = v4l2_fourcc('A', 'B', 'C', 'D'),
-			.width = 8, .height = 8, .data = buf, .size = sizeof(buf) },
-			&out, buf, sizeof(buf), &used), ==, -EINVAL);
-	g_assert_cmpint(cv_convert(cv, &(struct cv_image){ .fourcc = V4L2_PIX_FMT_YUYV,
-			.width = 7, .height = 8, .data = buf, .size = sizeof(buf) },
-			&out, buf, sizeof(buf), &used), ==, -EINVAL);
+	r = v4l2cuse_convert_frame(cv, &in, &out, buf, sizeof(buf), &used);
+	g_assert_cmpint(r, ==, -EINVAL);
+	in.fourcc = V4L2_PIX_FMT_YUYV;
+	in.width = 7;
+	r = v4l2cuse_convert_frame(cv, &in, &out, buf, sizeof(buf), &used);
+	g_assert_cmpint(r, ==, -EINVAL);
+	in.fourcc = V4L2_PIX_FMT_GREY;
+	in.width = 8;
 	out.width = 63;
-	g_assert_cmpint(cv_convert(cv, &(struct cv_image){ .fourcc = V4L2_PIX_FMT_GREY,
-			.width = 8, .height = 8, .data = buf, .size = sizeof(buf) },
-			&out, buf, sizeof(buf), &used), ==, -EINVAL);
-	g_assert_false(cv_input_supported(v4l2_fourcc('H', '2', '6', '4')));
-	g_assert_true(cv_input_supported(V4L2_PIX_FMT_NV21));
-	g_assert_cmpuint(cv_input_size(V4L2_PIX_FMT_YUV420, 4, 2, 0), ==, 12);
-	g_assert_cmpuint(cv_input_size(V4L2_PIX_FMT_YUV420, 4, 2, 8), ==, 24);
-	g_assert_cmpuint(cv_input_size(V4L2_PIX_FMT_YUYV, 4, 2, 4), ==, 0);
-	g_assert_cmpuint(cv_input_size(V4L2_PIX_FMT_MJPEG, 4, 2, 0), ==, 0);
-	g_assert_cmpuint(cv_input_size(V4L2_PIX_FMT_GREY, 9000, 2, 0), ==, 0);
-	cv_free(cv);
+	r = v4l2cuse_convert_frame(cv, &in, &out, buf, sizeof(buf), &used);
+	g_assert_cmpint(r, ==, -EINVAL);
+	g_assert_false(v4l2cuse_convert_input_supported(v4l2_fourcc('H', '2', '6', '4')));
+	g_assert_true(v4l2cuse_convert_input_supported(V4L2_PIX_FMT_NV21));
+	g_assert_cmpuint(v4l2cuse_convert_input_size(V4L2_PIX_FMT_YUV420, 4, 2, 0), ==, 12);
+	g_assert_cmpuint(v4l2cuse_convert_input_size(V4L2_PIX_FMT_YUV420, 4, 2, 8), ==, 24);
+	g_assert_cmpuint(v4l2cuse_convert_input_size(V4L2_PIX_FMT_YUYV, 4, 2, 4), ==, 0);
+	g_assert_cmpuint(v4l2cuse_convert_input_size(V4L2_PIX_FMT_MJPEG, 4, 2, 0), ==, 0);
+	g_assert_cmpuint(v4l2cuse_convert_input_size(V4L2_PIX_FMT_GREY, 9000, 2, 0), ==, 0);
+	v4l2cuse_convert_free(cv);
 }
 
 /* Odd-sized RGB and grey input reach 4:2:0 targets (cropped, then scaled). */
@@ -466,14 +531,14 @@ test_odd_sizes(void)
 	const uint32_t w = 33, h = 17;
 	g_autofree uint8_t *rgb = g_malloc((size_t)w * h * 3);
 	struct v4l2_pix_format out = pix_of(V4L2_PIX_FMT_NV12, 32, 16);
-	struct cv *cv = cv_new();
+	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
 	g_autofree uint8_t *d = NULL;
 
 	memset(rgb, 200, (size_t)w * h * 3);
 	d = convert_new(cv, V4L2_PIX_FMT_RGB24, w, h, rgb, (size_t)w * h * 3, &out, NULL);
 	for (unsigned int i = 0; i < 32 * 16; i++)
 		g_assert_cmpint(abs((int)d[i] - 188), <=, 2);	/* BT.601: 16 + 219 * 200 / 255 */
-	cv_free(cv);
+	v4l2cuse_convert_free(cv);
 }
 
 int
@@ -485,6 +550,7 @@ main(int argc, char **argv)
 	g_test_add_func("/convert/planar-inputs", test_planar_inputs);
 	g_test_add_func("/convert/padded-copy", test_padded_copy);
 	g_test_add_func("/convert/grey", test_grey);
+	g_test_add_func("/convert/rgb565", test_rgb565);
 	g_test_add_func("/convert/scale", test_scale);
 	g_test_add_func("/convert/jpeg", test_jpeg);
 	g_test_add_func("/convert/bad-args", test_bad_args);

@@ -222,11 +222,8 @@ make_device(struct fixture *f, const char *name, const char *source, bool shared
 		.hub = f->hub,
 	};
 	g_autofree char *err = NULL, *path = NULL;
-	struct v4l2cuse_device *dev = v4l2cuse_device_new(&cfg, &err);
+	struct v4l2cuse_device *dev = fake_device(&cfg);
 
-	g_assert_null(err);
-	g_assert_nonnull(dev);
-	fake_install_poll_ops(dev);
 	path = v4l2cuse_shim_socket_path(name, &err);
 	g_assert_nonnull(path);
 	*ret_shim = v4l2cuse_shim_new(dev, path, &err);

@@ -71,6 +71,51 @@ test_descriptions(void)
 	g_assert_null(v4l2cuse_format_info(0));
 }
 
+/* The formats that are only read share the table but are never offered. */
+static void
+test_read_only(void)
+{
+	static const uint32_t read_only[] = {
+		V4L2_PIX_FMT_NV16, V4L2_PIX_FMT_NV61, V4L2_PIX_FMT_YUV422P,
+		V4L2CUSE_PIX_FMT_YUV444P, V4L2_PIX_FMT_JPEG,
+	};
+	const struct v4l2cuse_format_info *info;
+	unsigned int n = 0, outputs = 0;
+	size_t off[3], stride[3];
+
+	for (unsigned int i = 0; (info = v4l2cuse_format_lookup_by_index(i)); i++, n++) {
+		g_assert_true(v4l2cuse_format_lookup(info->fourcc) == info);
+		g_assert_cmpint(info->output, ==, info->description != NULL);
+		g_assert_cmpint(info->output, ==, v4l2cuse_format_info(info->fourcc) != NULL);
+		g_assert_cmpint(v4l2cuse_format_in_set(info, V4L2CUSE_FORMATS_RAW), ==,
+				!info->compressed);
+		outputs += info->output;
+	}
+	g_assert_cmpuint(outputs, ==, G_N_ELEMENTS(expects));
+	g_assert_cmpuint(n, ==, G_N_ELEMENTS(expects) + G_N_ELEMENTS(read_only));
+	for (size_t i = 0; i < G_N_ELEMENTS(read_only); i++) {
+		g_assert_nonnull(v4l2cuse_format_lookup(read_only[i]));
+		g_assert_null(v4l2cuse_format_info(read_only[i]));
+	}
+
+	/* Layouts with padded lines, chroma lines scaled like V4L2 does. */
+	info = v4l2cuse_format_lookup(V4L2_PIX_FMT_YUV422P);
+	g_assert_cmpuint(v4l2cuse_format_frame_size(info, 4, 3, 8, off, stride), ==, 48);
+	g_assert_cmpuint(off[1], ==, 24);
+	g_assert_cmpuint(off[2], ==, 36);
+	g_assert_cmpuint(stride[1], ==, 4);
+	info = v4l2cuse_format_lookup(V4L2_PIX_FMT_NV16);
+	g_assert_cmpuint(v4l2cuse_format_frame_size(info, 4, 3, 0, off, stride), ==, 24);
+	g_assert_cmpuint(stride[1], ==, 4);
+	g_assert_cmpuint(v4l2cuse_format_frame_size(info, 3, 3, 0, NULL, NULL), ==, 0);
+	info = v4l2cuse_format_lookup(V4L2CUSE_PIX_FMT_YUV444P);
+	g_assert_cmpuint(v4l2cuse_format_frame_size(info, 3, 3, 0, NULL, NULL), ==, 27);
+	g_assert_cmpuint(v4l2cuse_format_frame_size(v4l2cuse_format_lookup(V4L2_PIX_FMT_NV12),
+						    4, 3, 0, NULL, NULL), ==, 0);
+	g_assert_cmpuint(v4l2cuse_format_frame_size(v4l2cuse_format_lookup(V4L2_PIX_FMT_JPEG),
+						    4, 4, 0, NULL, NULL), ==, 0);
+}
+
 static void
 test_sizes(void)
 {
@@ -269,6 +314,7 @@ main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/fmt/descriptions", test_descriptions);
+	g_test_add_func("/fmt/read-only", test_read_only);
 	g_test_add_func("/fmt/sizes", test_sizes);
 	g_test_add_func("/fmt/planar-layout", test_planar_layout);
 	g_test_add_func("/fmt/odd-sizes", test_odd_sizes);

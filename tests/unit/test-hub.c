@@ -71,15 +71,7 @@ device(const char *name, const char *spec, uint32_t w, uint32_t h, struct v4l2cu
 		.interval = { 1, 30 },
 		.hub = hub,
 	};
-	g_autofree char *err = NULL;
-	struct v4l2cuse_device *dev = v4l2cuse_device_new(&cfg, &err);
-
-	if (err)
-		g_printerr("%s\n", err);
-	g_assert_null(err);
-	g_assert_nonnull(dev);
-	fake_install_poll_ops(dev);
-	return dev;
+	return fake_device(&cfg);
 }
 
 /* A YUYV frame showing one of the clip's frames: uniform luma, neutral chroma. */

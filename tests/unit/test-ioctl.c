@@ -36,13 +36,9 @@ fixture_setup(struct fixture *f, gconstpointer data)
 		.pixelformat = V4L2_PIX_FMT_YUYV,
 		.interval = { 1, 30 },
 	};
-	g_autofree char *err = NULL;
 	int r = 0;
 
-	f->dev = v4l2cuse_device_new(&cfg, &err);
-	g_assert_no_errno(f->dev ? 0 : -1);
-	g_assert_null(err);
-	fake_install_poll_ops(f->dev);
+	f->dev = fake_device(&cfg);
 	f->fh = v4l2cuse_fh_open(f->dev, O_RDWR, 1, 0, &r);
 	f->shim = v4l2cuse_fh_open(f->dev, O_RDWR, 2, 0, &r);
 	g_assert_nonnull(f->fh);
@@ -578,13 +574,8 @@ budget_device(const char *name, uint64_t limit, struct vb_budget *global)
 		.buffer_memory_limit = limit,
 		.global_budget = global,
 	};
-	g_autofree char *err = NULL;
-	struct v4l2cuse_device *dev = v4l2cuse_device_new(&cfg, &err);
 
-	g_assert_null(err);
-	g_assert_nonnull(dev);
-	fake_install_poll_ops(dev);
-	return dev;
+	return fake_device(&cfg);
 }
 
 static void

@@ -52,15 +52,7 @@ device(struct v4l2cuse_hub *hub, const char *name, const char *spec, bool output
 		.hub = hub,
 		.output = output,
 	};
-	g_autofree char *err = NULL;
-	struct v4l2cuse_device *dev = v4l2cuse_device_new(&cfg, &err);
-
-	if (err)
-		g_printerr("%s\n", err);
-	g_assert_null(err);
-	g_assert_nonnull(dev);
-	fake_install_poll_ops(dev);
-	return dev;
+	return fake_device(&cfg);
 }
 
 static void
@@ -306,15 +298,15 @@ test_mjpeg(struct fixture *f, gconstpointer data)
 					     .pixelformat = V4L2_PIX_FMT_YUYV };
 	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_MJPEG, 320, 240, &pix);
 	g_autofree uint8_t *src = NULL, *jpeg = g_malloc(pix.sizeimage);
-	struct cv *cv = cv_new();
+	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
 	uint32_t used = 0;
 	uint8_t junk[64] = { 0x12, 0x34 };
 
 	g_assert_cmpint(v4l2cuse_format_fill(&yuyv), ==, 0);
 	src = uniform(&yuyv, 120);
-	struct cv_image img = { .fourcc = V4L2_PIX_FMT_YUYV, .width = 320, .height = 240,
-				.data = src, .size = yuyv.sizeimage };
-	g_assert_cmpint(cv_convert(cv, &img, &pix, jpeg, pix.sizeimage, &used), ==, 0);
+	struct v4l2cuse_image img = { .fourcc = V4L2_PIX_FMT_YUYV, .width = 320, .height = 240,
+				      .data = src, .size = yuyv.sizeimage };
+	g_assert_cmpint(v4l2cuse_convert_frame(cv, &img, &pix, jpeg, pix.sizeimage, &used), ==, 0);
 	g_assert_cmpint(fake_write(w, jpeg, used), ==, (ssize_t)used);
 	/* JPEG decode: within rounding of 120. */
 	for (int i = 0; i < 20; i++) {
@@ -326,7 +318,7 @@ test_mjpeg(struct fixture *f, gconstpointer data)
 	}
 	/* Not a JPEG: refused. */
 	g_assert_cmpint(fake_write(w, junk, sizeof(junk)), ==, -EINVAL);
-	cv_free(cv);
+	v4l2cuse_convert_free(cv);
 	v4l2cuse_fh_release(w);
 }
 

@@ -45,13 +45,7 @@ shared_device(uint64_t limit)
 		.shared = true,
 		.buffer_memory_limit = limit,
 	};
-	g_autofree char *err = NULL;
-	struct v4l2cuse_device *dev = v4l2cuse_device_new(&cfg, &err);
-
-	g_assert_null(err);
-	g_assert_nonnull(dev);
-	fake_install_poll_ops(dev);
-	return dev;
+	return fake_device(&cfg);
 }
 
 static void

@@ -3,7 +3,8 @@
  * The "file" source (sources/file.c) on sample files the test writes
  * itself: Y4M in every colour space, raw frames, MJPEG streams, JPEG and PNG
  * stills, GStreamer containers (when built in); pacing, looping, corrupt
- * frames, startup errors, runtime failure and the placeholder.
+ * frames, startup errors, runtime failure (no signal) and the daemon's
+ * "NO SIGNAL" card (sources/placeholder.c).
  */
 
 #include "config.h"
@@ -26,6 +27,7 @@
 #include "v4l2cuse/source.h"
 #include "convert.h"
 #include "placeholder.h"
+#include "test-source-util.h"
 
 static char *tmpdir;
 
@@ -39,7 +41,7 @@ static void
 log_handler(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
 {
 	if ((level & G_LOG_LEVEL_WARNING) &&
-	    (strstr(message, "corrupt frame") || strstr(message, "placeholder"))) {
+	    (strstr(message, "corrupt frame") || strstr(message, "no signal"))) {
 		n_warnings++;
 		g_test_message("expected warning: %s", message);
 		return;
@@ -97,17 +99,6 @@ write_y4m(const char *path, uint32_t w, uint32_t h, enum cs cs, unsigned int fra
 	fclose(f);
 }
 
-static struct v4l2cuse_source *
-make(const char *spec)
-{
-	struct v4l2cuse_source *src = NULL;
-	g_autofree char *error = NULL;
-
-	if (v4l2cuse_source_create(spec, &src, &error) < 0)
-		g_error("%s: %s", spec, error);
-	return src;
-}
-
 static char *
 create_error(const char *spec)
 {
@@ -120,21 +111,6 @@ create_error(const char *spec)
 	g_assert_null(strchr(error, '\n'));
 	g_test_message("%s -> %s", spec, error);
 	return error;
-}
-
-static struct v4l2_pix_format
-start(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t w, uint32_t h,
-      uint32_t num, uint32_t den)
-{
-	struct v4l2_pix_format pix = { .pixelformat = fourcc, .width = w, .height = h };
-	struct v4l2_fract iv = { num, den };
-
-	g_assert_cmpint(v4l2cuse_source_negotiate(src, &pix), ==, 0);
-	g_assert_cmpuint(pix.pixelformat, ==, fourcc);
-	g_assert_cmpuint(pix.width, ==, w);
-	g_assert_cmpuint(pix.height, ==, h);
-	g_assert_cmpint(src->ops->start(src, &pix, &iv), ==, 0);
-	return pix;
 }
 
 static int
@@ -179,7 +155,7 @@ test_y4m_420(void)
 
 	write_y4m(path, 64, 48, CS_420, 5, "30:1", -1);
 	spec = g_strdup_printf("file:%s", path);
-	src = make(spec);
+	src = ts_make(spec);
 
 	/* The file's own format, size and rate come first. */
 	g_assert_cmpint(src->ops->enum_format(src, 0, &f), ==, 0);
@@ -200,7 +176,7 @@ test_y4m_420(void)
 	g_assert_cmpint(src->ops->enum_frameinterval(src, f, 64, 48, 3, &iv), ==, -EINVAL);
 
 	/* YU12 at the native size: the file's bytes, in order, looping. */
-	pix = start(src, V4L2_PIX_FMT_YUV420, 64, 48, 1, 30);
+	pix = ts_start(src, V4L2_PIX_FMT_YUV420, 64, 48, 1, 30);
 	buf = g_malloc(pix.sizeimage);
 	for (unsigned int i = 0; i < 12; i++) {
 		g_assert_cmpint(produce_y(src, &pix, buf), ==, sample_y(i % 5));
@@ -211,7 +187,7 @@ test_y4m_420(void)
 	g_clear_pointer(&buf, g_free);
 
 	/* YUYV scaled to 320x240: flat stays exact; a restart starts at frame 0. */
-	pix = start(src, V4L2_PIX_FMT_YUYV, 320, 240, 1, 30);
+	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 320, 240, 1, 30);
 	buf = g_malloc(pix.sizeimage);
 	for (unsigned int i = 0; i < 6; i++) {
 		g_assert_cmpint(produce_y(src, &pix, buf), ==, sample_y(i % 5));
@@ -248,11 +224,11 @@ test_y4m_spaces(void)
 		uint32_t w, h;
 
 		write_y4m(path, cases[c].w, cases[c].h, cases[c].cs, 3, "25:1", -1);
-		src = make(spec);
+		src = ts_make(spec);
 		g_assert_cmpint(src->ops->enum_framesize(src, V4L2_PIX_FMT_YUYV, 0, &w, &h), ==, 0);
 		g_assert_cmpuint(w, ==, cases[c].ow);
 		g_assert_cmpuint(h, ==, cases[c].oh);
-		pix = start(src, V4L2_PIX_FMT_YUYV, w, h, 1, 25);
+		pix = ts_start(src, V4L2_PIX_FMT_YUYV, w, h, 1, 25);
 		buf = g_malloc(pix.sizeimage);
 		for (unsigned int i = 0; i < 4; i++) {
 			g_assert_cmpint(produce_y(src, &pix, buf), ==, sample_y(i % 3));
@@ -277,7 +253,7 @@ test_aspect(void)
 	for (unsigned int i = 0; i < 720 * 576; i++)
 		fputc(100, f);
 	fclose(f);
-	src = make(spec);
+	src = ts_make(spec);
 	g_assert_cmpint(src->ops->enum_framesize(src, V4L2_PIX_FMT_YUYV, 0, &w, &h), ==, 0);
 	g_assert_cmpuint(w, ==, 720);
 	g_assert_cmpuint(h, ==, 576);
@@ -300,26 +276,26 @@ test_pacing(void)
 	uint8_t buf[16 * 8 * 3 / 2];
 
 	write_y4m(path, 16, 8, CS_420, 10, "30:1", -1);
-	src = make(spec);
-	pix = start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 15);	/* half rate: every other */
+	src = ts_make(spec);
+	pix = ts_start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 15);	/* half rate: every other */
 	for (unsigned int i = 0; i < 8; i++)
 		g_assert_cmpint(produce_y(src, &pix, buf), ==, sample_y(2 * i % 10));
 	src->ops->stop(src);
-	pix = start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 60);	/* double rate: twice each */
+	pix = ts_start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 60);	/* double rate: twice each */
 	for (unsigned int i = 0; i < 8; i++)
 		g_assert_cmpint(produce_y(src, &pix, buf), ==, sample_y(i / 2));
 	v4l2cuse_source_destroy(src);
 
 	/* fps= overrides the header's rate: 10 fps at 30 -> three times each. */
-	src = make(spec_fps);
-	pix = start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 30);
+	src = ts_make(spec_fps);
+	pix = ts_start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 30);
 	for (unsigned int i = 0; i < 9; i++)
 		g_assert_cmpint(produce_y(src, &pix, buf), ==, sample_y(i / 3));
 	v4l2cuse_source_destroy(src);
 
 	/* loop=0 holds the last frame. */
-	src = make(spec0);
-	pix = start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 30);
+	src = ts_make(spec0);
+	pix = ts_start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 30);
 	for (unsigned int i = 0; i < 14; i++)
 		g_assert_cmpint(produce_y(src, &pix, buf), ==, sample_y(MIN(i, 9u)));
 	v4l2cuse_source_destroy(src);
@@ -337,8 +313,8 @@ test_y4m_corrupt(void)
 
 	/* Frame 2's marker is broken: it is skipped, the others come in order. */
 	write_y4m(path, 16, 8, CS_420, 6, "30:1", 2);
-	src = make(spec);
-	pix = start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 30);
+	src = ts_make(spec);
+	pix = ts_start(src, V4L2_PIX_FMT_YUV420, 16, 8, 1, 30);
 	for (unsigned int i = 0; i < 12; i++) {
 		int y = produce_y(src, &pix, buf);
 
@@ -375,10 +351,10 @@ test_raw(void)
 	fwrite(frame, 1, 100, f);	/* a partial frame at the end is ignored */
 	fclose(f);
 
-	src = make(spec);
+	src = ts_make(spec);
 	g_assert_cmpint(src->ops->enum_frameinterval(src, V4L2_PIX_FMT_YUYV, 32, 16, 0, &iv), ==, 0);
 	g_assert_cmpuint(iv.denominator, ==, 10);
-	pix = start(src, V4L2_PIX_FMT_YUYV, 32, 16, 1, 10);
+	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 32, 16, 1, 10);
 	for (unsigned int i = 0; i < 9; i++) {
 		g_assert_cmpint(produce_y(src, &pix, buf), ==, sample_y(i % 4));
 		g_assert_cmpuint(buf[1], ==, 100);
@@ -393,11 +369,11 @@ make_jpeg(uint32_t w, uint32_t h, uint8_t r, uint8_t g, uint8_t b, uint32_t *ret
 {
 	g_autofree uint8_t *rgb = g_malloc((size_t)w * h * 3);
 	struct v4l2_pix_format pix = { .pixelformat = V4L2_PIX_FMT_MJPEG, .width = w, .height = h };
-	struct cv_image in = {
+	struct v4l2cuse_image in = {
 		.fourcc = V4L2_PIX_FMT_RGB24, .width = w, .height = h, .data = rgb,
 		.size = (size_t)w * h * 3,
 	};
-	struct cv *cv = cv_new();
+	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
 	uint8_t *out;
 
 	for (size_t i = 0; i < (size_t)w * h; i++) {
@@ -407,8 +383,8 @@ make_jpeg(uint32_t w, uint32_t h, uint8_t r, uint8_t g, uint8_t b, uint32_t *ret
 	}
 	g_assert_cmpint(v4l2cuse_format_fill(&pix), ==, 0);
 	out = g_malloc(pix.sizeimage);
-	g_assert_cmpint(cv_convert(cv, &in, &pix, out, pix.sizeimage, ret_len), ==, 0);
-	cv_free(cv);
+	g_assert_cmpint(v4l2cuse_convert_frame(cv, &in, &pix, out, pix.sizeimage, ret_len), ==, 0);
+	v4l2cuse_convert_free(cv);
 	return out;
 }
 
@@ -445,12 +421,12 @@ test_mjpeg(void)
 	}
 	fclose(fp);
 
-	src = make(spec);
+	src = ts_make(spec);
 	g_assert_cmpint(src->ops->enum_format(src, 0, &f), ==, 0);
 	g_assert_cmpuint(f, ==, V4L2_PIX_FMT_MJPEG);
 
 	/* MJPEG at the native size: the file's JPEGs, unchanged. */
-	pix = start(src, V4L2_PIX_FMT_MJPEG, 48, 32, 1, 20);
+	pix = ts_start(src, V4L2_PIX_FMT_MJPEG, 48, 32, 1, 20);
 	buf = g_malloc(pix.sizeimage);
 	g_assert_cmpint(produce(src, &pix, buf, &used), ==, 0);
 	g_assert_cmpmem(buf, used, first, first_len);
@@ -462,7 +438,7 @@ test_mjpeg(void)
 	 * SOS) and the cut frame 3 take a frame slot each and are skipped:
 	 * the frame before them shows again.
 	 */
-	pix = start(src, V4L2_PIX_FMT_RGB24, 48, 32, 1, 20);
+	pix = ts_start(src, V4L2_PIX_FMT_RGB24, 48, 32, 1, 20);
 	buf = g_malloc(pix.sizeimage);
 	for (unsigned int i = 0; i < 12; i++) {
 		static const unsigned int expect[] = { 0, 1, 1, 2, 2, 4, 0, 1, 1, 2, 2, 4 };
@@ -507,7 +483,7 @@ test_stills(void)
 	fclose(f);
 
 	for (unsigned int k = 0; k < 2; k++) {
-		struct v4l2cuse_source *src = make(k ? spec_jpg : spec_png);
+		struct v4l2cuse_source *src = ts_make(k ? spec_jpg : spec_png);
 		const uint8_t want[2][3] = { { 200, 100, 50 }, { 60, 120, 180 } };
 		struct v4l2_pix_format pix;
 		g_autofree uint8_t *buf = NULL;
@@ -515,7 +491,7 @@ test_stills(void)
 		g_assert_cmpint(src->ops->enum_framesize(src, V4L2_PIX_FMT_RGB24, 0, &w, &h), ==, 0);
 		g_assert_cmpuint(w, ==, 40);
 		g_assert_cmpuint(h, ==, 30);
-		pix = start(src, V4L2_PIX_FMT_RGB24, 640, 480, 1, 30);
+		pix = ts_start(src, V4L2_PIX_FMT_RGB24, 640, 480, 1, 30);
 		buf = g_malloc(pix.sizeimage);
 		for (unsigned int i = 0; i < 3; i++) {
 			g_assert_cmpint(produce(src, &pix, buf, NULL), ==, 0);
@@ -550,12 +526,15 @@ test_errors(void)
 		{ g_strdup_printf("file:%s", w0), "bad Y4M header tag 'W0'" },
 		{ g_strdup_printf("file:%s", badjpeg), "no complete JPEG frame found" },
 		{ g_strdup_printf("file:%s,format=YUYV", ok), "need both format= and size=" },
-		{ g_strdup_printf("file:%s,format=H264,size=64x48", ok), "unknown raw format 'H264'" },
+		{ g_strdup_printf("file:%s,format=H264,size=64x48", ok),
+		  "option 'format': unknown pixel format 'H264' (known: YUYV" },
+		{ g_strdup_printf("file:%s,format=MJPG,size=64x48", ok), "unknown pixel format" },
 		{ g_strdup_printf("file:%s,format=YUYV,size=4096x4096", ok), "shorter than one" },
 		{ g_strdup_printf("file:%s,sizes=7x5", ok), "option 'sizes'" },
 		{ g_strdup_printf("file:%s,fps=0", ok), "option 'fps'" },
 		{ g_strdup_printf("file:%s,colour=1", ok), "unknown option 'colour'" },
-		{ g_strdup_printf("file:%s,placeholder=%s", ok, missing), "placeholder" },
+		{ g_strdup_printf("file:%s,placeholder=%s", ok, missing),
+		  "unknown option 'placeholder'" },
 		{ g_strdup("file"), "no file given" },
 		{ g_strdup("file:"), "no file given" },
 	};
@@ -579,9 +558,10 @@ test_errors(void)
 	}
 }
 
-/* Y' of the placeholder card's corner in YUYV (limited-range BT.601 of RGB 32). */
-#define CARD_Y	43
-
+/*
+ * A file that fails at runtime is "no signal": -ENOLINK at every frame, and
+ * frames again once it is readable (it is reopened every second).
+ */
 static void
 test_runtime_failure(void)
 {
@@ -592,15 +572,16 @@ test_runtime_failure(void)
 	struct v4l2cuse_source *src;
 	struct v4l2_pix_format pix;
 	g_autofree uint8_t *buf = NULL;
+	unsigned int i, lost = 0;
 	gsize len;
 	size_t hdr;
 	FILE *f;
-	bool saw_card = false;
+	int r;
 
 	write_y4m(path, 64, 48, CS_420, 3, "30:1", -1);
 	g_assert_true(g_file_get_contents(path, &good, &len, NULL));
-	src = make(spec);
-	pix = start(src, V4L2_PIX_FMT_YUYV, 64, 48, 1, 30);
+	src = ts_make(spec);
+	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 64, 48, 1, 30);
 	buf = g_malloc(pix.sizeimage);
 	g_assert_cmpint(produce_y(src, &pix, buf), ==, sample_y(0));
 
@@ -611,22 +592,17 @@ test_runtime_failure(void)
 	f = fopen(path, "r+b");
 	fwrite(bad, 1, len, f);
 	fclose(f);
-	for (unsigned int i = 0; i < 10 && !saw_card; i++) {
-		g_assert_cmpint(produce(src, &pix, buf, NULL), ==, 0);
-		saw_card = buf[0] == CARD_Y && buf[1] == 128 && buf[3] == 128;
+	/* The frames already read show until the pass ends; then no signal, for good. */
+	for (i = 0; i < 10 && lost == 0; i++) {
+		r = produce(src, &pix, buf, NULL);
+		if (r == -ENOLINK)
+			lost++;
+		else
+			g_assert_cmpint(r, ==, 0);
 	}
-	g_assert_true(saw_card);
-	/* The card: background at the edges, bright text in the middle. */
-	{
-		unsigned int bright = 0;
-
-		for (uint32_t x = 0; x < 64; x++) {
-			g_assert_cmpuint(buf[(0 * 64 + x) * 2], ==, CARD_Y);
-			g_assert_cmpuint(buf[(47 * 64 + x) * 2], ==, CARD_Y);
-			bright += buf[(24 * 64 + x) * 2] > 150;
-		}
-		g_assert_cmpuint(bright, >, 4);
-	}
+	g_assert_cmpuint(lost, ==, 1);
+	for (i = 0; i < 5; i++)
+		g_assert_cmpint(produce(src, &pix, buf, NULL), ==, -ENOLINK);
 
 	/* Fixed again: within a second or so the frames are back. */
 	g_file_set_contents(path, good, (gssize)len, NULL);
@@ -636,40 +612,36 @@ test_runtime_failure(void)
 	v4l2cuse_source_destroy(src);
 }
 
-/* placeholder=PNG replaces the card. */
+/* Y' of the card's background in YUYV (limited-range BT.601 of R'G'B' 32). */
+#define CARD_Y	43
+
+/* The daemon's "NO SIGNAL" card, in every format. */
 static void
-test_placeholder_image(void)
+test_card(void)
 {
-	g_autofree char *png = tmp_path("ph.png");
-	g_autofree char *path = tmp_path("g.y4m");
-	g_autofree char *spec = g_strdup_printf("file:%s,placeholder=%s", path, png);
+	struct v4l2cuse_placeholder *ph = v4l2cuse_placeholder_new();
+	struct v4l2_pix_format pix = {
+		.pixelformat = V4L2_PIX_FMT_YUYV, .width = 64, .height = 48,
+	};
 	g_autofree uint8_t *buf = NULL;
-	struct v4l2cuse_source *src;
-	struct v4l2_pix_format pix;
-	struct placeholder *ph = NULL;
-	g_autofree char *error = NULL;
+	unsigned int bright = 0;
 	uint32_t used;
-	FILE *f;
 
-	write_png(png, 20, 10, 255, 255, 255);
-	write_y4m(path, 64, 48, CS_420, 2, "30:1", -1);
-	src = make(spec);
-	pix = start(src, V4L2_PIX_FMT_RGB24, 64, 48, 1, 30);
+	/* Background at the edges, bright text in the middle. */
+	g_assert_cmpint(v4l2cuse_format_fill(&pix), ==, 0);
 	buf = g_malloc(pix.sizeimage);
-	g_assert_cmpint(produce(src, &pix, buf, NULL), ==, 0);
-	g_assert_cmpint(buf[0], <, 200);
-	/* Cut short in place (the open reader sees it): no frames -> placeholder. */
-	f = fopen(path, "wb");
-	fputs("YUV4MPEG2 W64 H48\nbroken", f);
-	fclose(f);
-	for (unsigned int i = 0; i < 5; i++)
-		g_assert_cmpint(produce(src, &pix, buf, NULL), ==, 0);
-	g_assert_cmpuint(buf[0], ==, 255);
-	g_assert_cmpuint(buf[pix.sizeimage - 1], ==, 255);
-	v4l2cuse_source_destroy(src);
+	g_assert_cmpint(v4l2cuse_placeholder_fill(ph, &pix, buf, pix.sizeimage, &used), ==, 0);
+	g_assert_cmpuint(used, ==, pix.sizeimage);
+	g_assert_cmpuint(buf[1], ==, 128);
+	g_assert_cmpuint(buf[3], ==, 128);
+	for (uint32_t x = 0; x < 64; x++) {
+		g_assert_cmpuint(buf[(0 * 64 + x) * 2], ==, CARD_Y);
+		g_assert_cmpuint(buf[(47 * 64 + x) * 2], ==, CARD_Y);
+		bright += buf[(24 * 64 + x) * 2] > 150;
+	}
+	g_assert_cmpuint(bright, >, 4);
 
-	/* The default card converts to every format, MJPEG included. */
-	g_assert_cmpint(placeholder_new(NULL, &ph, &error), ==, 0);
+	/* It converts to every format, MJPEG included. */
 	for (unsigned int i = 0; v4l2cuse_format_by_index(i); i++) {
 		struct v4l2_pix_format p = {
 			.pixelformat = v4l2cuse_format_by_index(i)->fourcc, .width = 320, .height = 240,
@@ -678,23 +650,19 @@ test_placeholder_image(void)
 
 		g_assert_cmpint(v4l2cuse_format_fill(&p), ==, 0);
 		d = g_malloc(p.sizeimage);
-		g_assert_cmpint(placeholder_fill(ph, &p, d, p.sizeimage, &used), ==, 0);
+		g_assert_cmpint(v4l2cuse_placeholder_fill(ph, &p, d, p.sizeimage, &used), ==, 0);
 		g_assert_cmpuint(used, >, 0);
 		if (p.pixelformat == V4L2_PIX_FMT_GREY)
-			g_assert_cmpint(abs((int)d[0] - 32), <=, 1);
+			g_assert_cmpint(abs((int)d[0] - V4L2CUSE_PLACEHOLDER_BG_RGB), <=, 1);
 	}
-	placeholder_free(ph);
+	v4l2cuse_placeholder_free(ph);
 }
 
 #if HAVE_GSTREAMER_READER
-/* A Matroska file of MJPEG frames made with GStreamer from raw I420 greys. */
+/* Run a gst-launch style pipeline that writes a file; false if it cannot. */
 static bool
-write_mkv(const char *path, const char *raw)
+gst_write(const char *desc)
 {
-	g_autofree char *desc = g_strdup_printf(
-		"filesrc location=\"%s\" ! rawvideoparse width=64 height=48 format=i420 "
-		"framerate=30/1 ! jpegenc quality=95 ! matroskamux ! filesink location=\"%s\"",
-		raw, path);
 	GError *err = NULL;
 	GstElement *p;
 	GstMessage *msg;
@@ -703,12 +671,12 @@ write_mkv(const char *path, const char *raw)
 	gst_init(NULL, NULL);
 	p = gst_parse_launch(desc, &err);
 	if (!p) {
-		g_test_message("cannot make an MKV: %s", err->message);
+		g_test_message("cannot write a sample: %s", err->message);
 		g_error_free(err);
 		return false;
 	}
 	gst_element_set_state(p, GST_STATE_PLAYING);
-	msg = gst_bus_timed_pop_filtered(GST_ELEMENT_BUS(p), 20 * GST_SECOND,
+	msg = gst_bus_timed_pop_filtered(GST_ELEMENT_BUS(p), 60 * GST_SECOND,
 					 GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
 	ok = msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS;
 	if (msg)
@@ -716,6 +684,120 @@ write_mkv(const char *path, const char *raw)
 	gst_element_set_state(p, GST_STATE_NULL);
 	gst_object_unref(p);
 	return ok;
+}
+
+/* A Matroska file of MJPEG frames made with GStreamer from raw I420 greys. */
+static bool
+write_mkv(const char *path, const char *raw)
+{
+	g_autofree char *desc = g_strdup_printf(
+		"filesrc location=\"%s\" ! rawvideoparse width=64 height=48 format=i420 "
+		"framerate=30/1 ! jpegenc quality=95 ! matroskamux ! filesink location=\"%s\"",
+		raw, path);
+
+	return gst_write(desc);
+}
+
+/*
+ * Until GStreamer's first frame has arrived the source offers sizes and
+ * rates that do not depend on the file and produce() has nothing yet; then
+ * the file's own size and rate are added in front. Polls, at most @tries
+ * times 10 ms, until size 0 of YU12 is @w x @h.
+ */
+static void
+wait_first_frame(struct v4l2cuse_source *src, uint32_t w, uint32_t h, unsigned int tries)
+{
+	uint32_t fw = 0, fh = 0;
+
+	for (unsigned int i = 0; i < tries; i++) {
+		g_assert_cmpint(src->ops->enum_framesize(src, V4L2_PIX_FMT_YUV420, 0, &fw, &fh),
+				==, 0);
+		if (fw == w && fh == h)
+			return;
+		g_usleep(10000);
+	}
+	g_error("the first frame's size %ux%u never came (size 0 is %ux%u)", w, h, fw, fh);
+}
+
+/*
+ * create() does not wait for GStreamer's first frame. The file holds one
+ * 2048x2048 frame of noise: demuxing, decoding and converting it takes
+ * GStreamer's threads far longer than create() takes to return and the
+ * test to look, so what the source offers right after create() is what it
+ * offers before the first frame (no timing is measured). Then the frame
+ * arrives and the offer grows; what was offered (and negotiated) stays.
+ */
+static void
+test_gstreamer_async(void)
+{
+	g_autofree char *mkv = tmp_path("big.mkv");
+	g_autofree char *spec = g_strdup_printf("file:%s", mkv);
+	g_autofree char *desc = g_strdup_printf(
+		"videotestsrc pattern=snow num-buffers=1 ! "
+		"video/x-raw,width=2048,height=2048,framerate=24/1 ! jpegenc quality=98 ! "
+		"matroskamux ! filesink location=\"%s\"", mkv);
+	g_autofree uint8_t *buf = NULL;
+	struct v4l2cuse_source *src;
+	struct v4l2_pix_format pix;
+	struct v4l2_fract iv;
+	uint32_t f, w, h;
+	int r;
+
+	if (!gst_write(desc)) {
+		g_test_skip("GStreamer cannot write the sample MKV here");
+		return;
+	}
+	src = ts_make(spec);
+	g_assert_cmpint(src->ops->enum_format(src, 0, &f), ==, 0);
+	g_assert_cmpuint(f, ==, V4L2_PIX_FMT_YUV420);
+	g_assert_cmpint(src->ops->enum_framesize(src, f, 0, &w, &h), ==, 0);
+	g_assert_cmpuint(w, ==, 320);
+	g_assert_cmpuint(h, ==, 240);
+	g_assert_cmpint(src->ops->enum_frameinterval(src, f, 320, 240, 0, &iv), ==, 0);
+	g_assert_cmpuint(iv.denominator, ==, 30);
+	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 640, 480, 1, 30);
+	buf = g_malloc(pix.sizeimage);
+	g_assert_cmpint(produce(src, &pix, buf, NULL), ==, -EAGAIN);
+
+	wait_first_frame(src, 2048, 2048, 3000);
+	g_assert_cmpint(src->ops->enum_frameinterval(src, f, 2048, 2048, 0, &iv), ==, 0);
+	g_assert_cmpuint(iv.numerator, ==, 1);
+	g_assert_cmpuint(iv.denominator, ==, 24);
+	g_assert_cmpint(src->ops->enum_framesize(src, f, 2, &w, &h), ==, 0);
+	g_assert_cmpuint(w, ==, 640);	/* still offered, after 2048x2048 and 320x240 */
+	for (unsigned int i = 0; i < 3000 && (r = produce(src, &pix, buf, NULL)) == -EAGAIN; i++)
+		g_usleep(10000);
+	g_assert_cmpint(r, ==, 0);
+	v4l2cuse_source_destroy(src);
+}
+
+/* A file GStreamer recognises but that has no video: no signal, after one warning. */
+static void
+test_gstreamer_no_video(void)
+{
+	g_autofree char *wav = tmp_path("a.wav");
+	g_autofree char *spec = g_strdup_printf("file:%s", wav);
+	g_autofree char *desc = g_strdup_printf(
+		"audiotestsrc num-buffers=20 ! wavenc ! filesink location=\"%s\"", wav);
+	g_autofree uint8_t *buf = NULL;
+	unsigned int warnings = n_warnings;
+	struct v4l2cuse_source *src;
+	struct v4l2_pix_format pix;
+	int r = -EAGAIN;
+
+	if (!gst_write(desc)) {
+		g_test_skip("GStreamer cannot write the sample WAV here");
+		return;
+	}
+	src = ts_make(spec);
+	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 320, 240, 1, 30);
+	buf = g_malloc(pix.sizeimage);
+	for (unsigned int i = 0; i < 3000 && (r = produce(src, &pix, buf, NULL)) == -EAGAIN; i++)
+		g_usleep(10000);
+	g_assert_cmpint(r, ==, -ENOLINK);
+	g_assert_cmpint(produce(src, &pix, buf, NULL), ==, -ENOLINK);
+	g_assert_cmpuint(n_warnings, ==, warnings + 1);
+	v4l2cuse_source_destroy(src);
 }
 
 static void
@@ -743,9 +825,10 @@ test_gstreamer(void)
 		g_test_skip("GStreamer cannot write the sample MKV here");
 		return;
 	}
-	src = make(spec);
+	src = ts_make(spec);
 	g_assert_cmpint(src->ops->enum_format(src, 0, &f), ==, 0);
 	g_assert_cmpuint(f, ==, V4L2_PIX_FMT_YUV420);
+	wait_first_frame(src, 64, 48, 3000);
 	g_assert_cmpint(src->ops->enum_framesize(src, f, 0, &w, &h), ==, 0);
 	g_assert_cmpuint(w, ==, 64);
 	g_assert_cmpuint(h, ==, 48);
@@ -758,7 +841,7 @@ test_gstreamer(void)
 	 * decoder has not delivered yet (after the seek that loops) shows the
 	 * previous one again; none is skipped.
 	 */
-	pix = start(src, V4L2_PIX_FMT_YUV420, 64, 48, 1, 30);
+	pix = ts_start(src, V4L2_PIX_FMT_YUV420, 64, 48, 1, 30);
 	buf = g_malloc(pix.sizeimage);
 	{
 		unsigned int seen = 0, wraps = 0, changes = 0;
@@ -768,7 +851,7 @@ test_gstreamer(void)
 			int r = produce(src, &pix, buf, NULL), k = -1;
 
 			g_usleep(33000);
-			if (r == -ENODATA)
+			if (r == -EAGAIN)
 				continue;	/* nothing decoded yet */
 			g_assert_cmpint(r, ==, 0);
 			for (int i = 0; i < 6; i++) {
@@ -815,9 +898,11 @@ main(int argc, char **argv)
 	g_test_add_func("/file/stills", test_stills);
 	g_test_add_func("/file/errors", test_errors);
 	g_test_add_func("/file/runtime-failure", test_runtime_failure);
-	g_test_add_func("/file/placeholder-image", test_placeholder_image);
+	g_test_add_func("/placeholder/card", test_card);
 #if HAVE_GSTREAMER_READER
 	g_test_add_func("/file/gstreamer", test_gstreamer);
+	g_test_add_func("/file/gstreamer-async", test_gstreamer_async);
+	g_test_add_func("/file/gstreamer-no-video", test_gstreamer_no_video);
 #endif
 	r = g_test_run();
 	{

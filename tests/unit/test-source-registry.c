@@ -12,7 +12,9 @@
 #include <glib.h>
 
 #include "v4l2cuse/format.h"
+#include "v4l2cuse/parse.h"
 #include "v4l2cuse/source.h"
+#include "test-source-util.h"
 
 static void
 assert_one_line(const char *msg)
@@ -83,16 +85,21 @@ test_create_errors(void)
 		{ "pattern,=1", -EINVAL, "pattern: option '=1' has no name" },
 		{ "pattern:nonsense", -EINVAL, NULL },
 		{ "pattern:23", -EINVAL, NULL },
-		{ "pattern,sizes=641x480", -EINVAL, "pattern: option 'sizes': '641x480' is not WxH "
-		  "with even W and H in 2..8192" },
+		{ "pattern,sizes=641x480", -EINVAL, "pattern: option 'sizes': '641x480' is not an "
+		  "even size (4:2:x formats need one)" },
 		{ "pattern,sizes=640x480+640x480", -EINVAL,
-		  "pattern: option 'sizes': '640x480' given twice" },
-		{ "pattern,sizes=+;", -EINVAL, "pattern: option 'sizes': nothing given" },
+		  "pattern: option 'sizes': '640x480' is listed twice" },
+		{ "pattern,sizes=+;", -EINVAL, "pattern: option 'sizes': empty list" },
+		{ "pattern,sizes=640x480x2", -EINVAL, "pattern: option 'sizes': '640x480x2' is not a "
+		  "valid size (WIDTHxHEIGHT, 1..8192 each)" },
 		{ "pattern,sizes=2x2+4x4+6x6+8x8+10x10+12x12+14x14+16x16+18x18+20x20+22x22+24x24+"
 		  "26x26+28x28+30x30+32x32+34x34", -EINVAL,
-		  "pattern: option 'sizes': more than 16 items" },
-		{ "pattern,fps=30;30/1", -EINVAL, "pattern: option 'fps': '30/1' given twice" },
-		{ "pattern,fps=60/2+30", -EINVAL, "pattern: option 'fps': '30' given twice" },
+		  "pattern: option 'sizes': more than 16 entries" },
+		{ "pattern,fps=30;30/1", -EINVAL, "pattern: option 'fps': '30/1' is listed twice" },
+		{ "pattern,fps=60/2+30", -EINVAL, "pattern: option 'fps': '30' is listed twice" },
+		{ "pattern,fps=241", -EINVAL, "pattern: option 'fps': '241' is not a frame rate (N "
+		  "or N/D frames per second, up to 240)" },
+		{ "pattern,fps=-30", -EINVAL, NULL },
 		{ "pattern,sizes=640", -EINVAL, NULL },
 		{ "pattern,sizes=", -EINVAL, NULL },
 		{ "pattern,sizes=8194x2", -EINVAL, NULL },
@@ -100,8 +107,10 @@ test_create_errors(void)
 		{ "pattern,fps=30/0", -EINVAL, NULL },
 		{ "pattern,fps=2000", -EINVAL, NULL },
 		{ "pattern,fps=abc", -EINVAL, NULL },
-		{ "pattern,formats=ABCD", -EINVAL, "pattern: option 'formats': unknown format 'ABCD' "
-		  "(known: YUYV UYVY YVYU NV12 NV21 YU12 YV12 RGB3 BGR3 BX24 XR24 RGBP GREY MJPG)" },
+		{ "pattern,formats=ABCD", -EINVAL, "pattern: option 'formats': unknown pixel format "
+		  "'ABCD' (known: YUYV UYVY YVYU NV12 NV21 YU12 YV12 RGB3 BGR3 BX24 XR24 RGBP GREY "
+		  "MJPG)" },
+		{ "pattern,formats=NV16", -EINVAL, NULL },	/* read, never produced */
 		{ "pattern,formats=YUYV+YUYV", -EINVAL, NULL },
 		{ "pattern,overlay=counter+bogus", -EINVAL, NULL },
 		{ "pattern,quality=101", -EINVAL, NULL },
@@ -204,21 +213,10 @@ test_options(void)
 	}
 }
 
-static struct v4l2cuse_source *
-make(const char *spec)
-{
-	struct v4l2cuse_source *src = NULL;
-	char *error = NULL;
-
-	if (v4l2cuse_source_create(spec, &src, &error) < 0)
-		g_error("%s: %s", spec, error);
-	return src;
-}
-
 static void
 test_negotiate(void)
 {
-	struct v4l2cuse_source *src = make("pattern");
+	struct v4l2cuse_source *src = ts_make("pattern");
 	struct v4l2_pix_format pix, again;
 	static const struct { uint32_t w, h, ew, eh; } sizes[] = {
 		{ 640, 480, 640, 480 }, { 700, 500, 640, 480 }, { 1, 1, 320, 240 },
@@ -262,7 +260,7 @@ test_negotiate(void)
 	v4l2cuse_source_destroy(src);
 
 	/* restricted formats and sizes */
-	src = make("pattern,formats=GREY+RGB3,sizes=100x50+200x100");
+	src = ts_make("pattern,formats=GREY+RGB3,sizes=100x50+200x100");
 	pix = (struct v4l2_pix_format){ .pixelformat = V4L2_PIX_FMT_YUYV, .width = 190,
 					.height = 100 };
 	g_assert_cmpint(v4l2cuse_source_negotiate(src, &pix), ==, 0);
@@ -271,6 +269,95 @@ test_negotiate(void)
 	g_assert_cmpuint(pix.height, ==, 100);
 	g_assert_cmpuint(pix.sizeimage, ==, 200 * 100);
 	v4l2cuse_source_destroy(src);
+}
+
+/* The one syntax of sizes, rates, fourccs and lists (v4l2cuse/parse.h). */
+static void
+test_parse(void)
+{
+	static const struct {
+		const char *s;
+		uint32_t w, h;		/* 0: refused */
+	} sizes[] = {
+		{ "640x480", 640, 480 }, { "1x1", 1, 1 }, { "8192x8192", 8192, 8192 },
+		{ "0640x0480", 640, 480 }, { "8193x1", 0, 0 }, { "0x480", 0, 0 }, { "640x", 0, 0 },
+		{ "x480", 0, 0 }, { "+640x480", 0, 0 }, { " 640x480", 0, 0 }, { "640x 480", 0, 0 },
+		{ "640X480", 0, 0 }, { "640x480x2", 0, 0 }, { "-1x480", 0, 0 }, { "", 0, 0 },
+		{ "4294967936x480", 0, 0 },
+	};
+	static const struct {
+		const char *s;
+		uint32_t num, den;	/* the interval; 0: refused */
+	} rates[] = {
+		{ "30", 1, 30 }, { "30000/1001", 1001, 30000 }, { "240", 1, 240 },
+		{ "480/2", 2, 480 }, { "1/10", 10, 1 }, { "241", 0, 0 }, { "0", 0, 0 },
+		{ "30/0", 0, 0 }, { "30/", 0, 0 }, { "/30", 0, 0 }, { "30/1/1", 0, 0 },
+		{ "+30", 0, 0 }, { "30.0", 0, 0 }, { "4294967296", 0, 0 }, { "", 0, 0 },
+	};
+	struct v4l2cuse_size sz[V4L2CUSE_MAX_LIST];
+	struct v4l2_fract iv[V4L2CUSE_MAX_LIST];
+	uint32_t f[V4L2CUSE_MAX_LIST];
+	unsigned int n;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+		g_autofree char *err = NULL;
+		uint32_t w = 0, h = 0;
+		int r = v4l2cuse_parse_size(sizes[i].s, &w, &h, &err);
+
+		g_test_message("'%s' -> %d %ux%u %s", sizes[i].s, r, w, h, err ? err : "");
+		g_assert_cmpint(r, ==, sizes[i].w ? 0 : -EINVAL);
+		g_assert_cmpuint(w, ==, sizes[i].w);
+		g_assert_cmpuint(h, ==, sizes[i].h);
+		g_assert_true(!err == !!sizes[i].w);
+	}
+	for (size_t i = 0; i < G_N_ELEMENTS(rates); i++) {
+		g_autofree char *err = NULL;
+		struct v4l2_fract v = { 0, 0 };
+		int r = v4l2cuse_parse_rate(rates[i].s, &v, &err);
+
+		g_test_message("'%s' -> %d %u/%u %s", rates[i].s, r, v.numerator, v.denominator,
+			       err ? err : "");
+		g_assert_cmpint(r, ==, rates[i].num ? 0 : -EINVAL);
+		g_assert_cmpuint(v.numerator, ==, rates[i].num);
+		g_assert_cmpuint(v.denominator, ==, rates[i].den);
+	}
+	g_assert_true(v4l2cuse_interval_valid((struct v4l2_fract){ 1, V4L2CUSE_MAX_FPS }));
+	g_assert_false(v4l2cuse_interval_valid((struct v4l2_fract){ 1, V4L2CUSE_MAX_FPS + 1 }));
+	g_assert_false(v4l2cuse_interval_valid((struct v4l2_fract){ 0, 1 }));
+
+	g_assert_cmpint(v4l2cuse_parse_fourcc("mjpg", &f[0], NULL), ==, 0);
+	g_assert_cmpuint(f[0], ==, V4L2_PIX_FMT_MJPEG);
+	g_assert_cmpint(v4l2cuse_parse_fourcc_of("nv16", V4L2CUSE_FORMATS_RAW, &f[0], NULL), ==, 0);
+	g_assert_cmpuint(f[0], ==, V4L2_PIX_FMT_NV16);
+	{
+		g_autofree char *err = NULL;
+
+		g_assert_cmpint(v4l2cuse_parse_fourcc("NV16", &f[0], &err), ==, -EINVAL);
+		g_assert_true(g_str_has_prefix(err, "unknown pixel format 'NV16' (known: YUYV "));
+	}
+
+	/* Lists: any of , ; + space tab between items, empty items skipped. */
+	g_assert_cmpint(v4l2cuse_parse_fourccs(" MJPG, yuyv;+GREY\t", f, &n, NULL), ==, 0);
+	g_assert_cmpuint(n, ==, 3);
+	g_assert_cmpuint(f[2], ==, V4L2_PIX_FMT_GREY);
+	g_assert_cmpint(v4l2cuse_parse_sizes("640x480+320x240", sz, &n, NULL), ==, 0);
+	g_assert_cmpuint(n, ==, 2);
+	g_assert_cmpuint(sz[1].height, ==, 240);
+	{
+		g_autofree char *err = NULL;
+
+		/* The same rate twice, and nothing changes on failure. */
+		iv[0] = (struct v4l2_fract){ 7, 7 };
+		g_assert_cmpint(v4l2cuse_parse_rates("60/2,30", iv, &n, &err), ==, -EINVAL);
+		g_assert_cmpstr(err, ==, "'30' is listed twice");
+		g_assert_cmpuint(iv[0].numerator, ==, 7);
+	}
+	{
+		g_autofree char *err = NULL;
+
+		g_assert_cmpint(v4l2cuse_parse_rates(" ,;", iv, &n, &err), ==, -EINVAL);
+		g_assert_cmpstr(err, ==, "empty list");
+	}
 }
 
 int
@@ -282,5 +369,6 @@ main(int argc, char **argv)
 	g_test_add_func("/registry/create-errors", test_create_errors);
 	g_test_add_func("/registry/options", test_options);
 	g_test_add_func("/registry/negotiate", test_negotiate);
+	g_test_add_func("/registry/parse", test_parse);
 	return g_test_run();
 }

@@ -7,39 +7,16 @@
 #include "config.h"
 
 #include <errno.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <glib.h>
-#include <jpeglib.h>
 
 #include "v4l2cuse/format.h"
 #include "v4l2cuse/source.h"
+#include "jpeg.h"
+#include "test-source-util.h"
 #include "test-tpg-pixels.h"
-
-static struct v4l2cuse_source *
-make(const char *spec)
-{
-	struct v4l2cuse_source *src = NULL;
-	char *error = NULL;
-
-	if (v4l2cuse_source_create(spec, &src, &error) < 0)
-		g_error("%s: %s", spec, error);
-	return src;
-}
-
-static struct v4l2_pix_format
-start(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t w, uint32_t h)
-{
-	struct v4l2_pix_format pix = { .pixelformat = fourcc, .width = w, .height = h };
-	struct v4l2_fract iv = { 1, 30 };
-
-	g_assert_cmpint(v4l2cuse_source_negotiate(src, &pix), ==, 0);
-	g_assert_cmpuint(pix.pixelformat, ==, fourcc);
-	g_assert_cmpint(src->ops->start(src, &pix, &iv), ==, 0);
-	return pix;
-}
 
 /* produce() into a fresh buffer; returns its result, *ret_buf is g_free'd */
 static int
@@ -85,7 +62,7 @@ test_enum(void)
 	};
 	static const uint32_t sizes[][2] = { { 320, 240 }, { 640, 480 }, { 1280, 720 },
 					     { 1920, 1080 } };
-	struct v4l2cuse_source *src = make("pattern");
+	struct v4l2cuse_source *src = ts_make("pattern");
 	struct v4l2_fract fr;
 	uint32_t fcc, w, h;
 
@@ -116,7 +93,7 @@ test_enum(void)
 	g_assert_cmpint(v4l2cuse_source_wake_fd(src), ==, -1);
 	v4l2cuse_source_destroy(src);
 
-	src = make("pattern,sizes=64x48,fps=30000/1001+5,formats=GREY+MJPG");
+	src = ts_make("pattern,sizes=64x48,fps=30000/1001+5,formats=GREY+MJPG");
 	g_assert_cmpint(src->ops->enum_format(src, 0, &fcc), ==, 0);
 	g_assert_cmpuint(fcc, ==, V4L2_PIX_FMT_GREY);
 	g_assert_cmpint(src->ops->enum_format(src, 1, &fcc), ==, 0);
@@ -136,7 +113,7 @@ test_enum(void)
 static void
 test_control_table(void)
 {
-	struct v4l2cuse_source *src = make("pattern:smpte");
+	struct v4l2cuse_source *src = ts_make("pattern:smpte");
 	const struct v4l2cuse_control *c;
 	uint32_t prev = 0;
 	int64_t v;
@@ -178,7 +155,7 @@ test_control_table(void)
 	v4l2cuse_source_destroy(src);
 
 	/* option-given initial values become the defaults */
-	src = make("pattern,brightness=10,hflip=1");
+	src = ts_make("pattern,brightness=10,hflip=1");
 	g_assert_cmpint(v4l2cuse_source_control(src, 0)->default_value, ==, 10);
 	g_assert_cmpint(v4l2cuse_source_control(src, 4)->default_value, ==, 1);
 	v4l2cuse_source_destroy(src);
@@ -209,7 +186,7 @@ static void
 test_overlay_and_static(void)
 {
 	for (unsigned int i = 0; ; i++) {
-		struct v4l2cuse_source *src = make("pattern");
+		struct v4l2cuse_source *src = ts_make("pattern");
 		struct v4l2_pix_format pix;
 		struct v4l2_rect r;
 		uint32_t fcc;
@@ -224,7 +201,7 @@ test_overlay_and_static(void)
 			v4l2cuse_source_destroy(src);
 			continue;
 		}
-		pix = start(src, fcc, 640, 480);
+		pix = ts_start(src, fcc, 640, 480, 1, 30);
 		g_assert_cmpint(v4l2cuse_testpattern_overlay_rect(src, 640, 480, &r), ==, 0);
 		g_assert_cmpint(r.left, ==, 0);
 		g_assert_cmpint(r.top, ==, 0);
@@ -240,8 +217,8 @@ test_overlay_and_static(void)
 	}
 
 	/* overlay off: identical frames, empty rectangle */
-	struct v4l2cuse_source *src = make("pattern,overlay=0");
-	struct v4l2_pix_format pix = start(src, V4L2_PIX_FMT_YUYV, 640, 480);
+	struct v4l2cuse_source *src = ts_make("pattern,overlay=0");
+	struct v4l2_pix_format pix = ts_start(src, V4L2_PIX_FMT_YUYV, 640, 480, 1, 30);
 	struct v4l2_rect r;
 	uint8_t *a = produce_ok(src, &pix, 1), *b = produce_ok(src, &pix, 2);
 
@@ -254,11 +231,11 @@ test_overlay_and_static(void)
 	v4l2cuse_source_destroy(src);
 
 	/* fewer lines, no label */
-	src = make("pattern,overlay=counter+label,label=");
+	src = ts_make("pattern,overlay=counter+label,label=");
 	g_assert_cmpint(v4l2cuse_testpattern_overlay_rect(src, 640, 480, &r), ==, 0);
 	g_assert_cmpuint(r.height, ==, 8 + 16);
 	v4l2cuse_source_destroy(src);
-	src = make("pattern,overlay=time+format");
+	src = ts_make("pattern,overlay=time+format");
 	g_assert_cmpint(v4l2cuse_testpattern_overlay_rect(src, 640, 480, &r), ==, 0);
 	g_assert_cmpuint(r.height, ==, 8 + 32);
 	g_assert_cmpint(v4l2cuse_testpattern_overlay_rect(NULL, 640, 480, &r), ==, -EINVAL);
@@ -272,8 +249,8 @@ test_pinned_values(void)
 		{ 180, 128, 128 }, { 161, 44, 142 }, { 131, 156, 44 }, { 112, 72, 58 },
 		{ 84, 184, 198 }, { 65, 100, 212 }, { 35, 212, 114 }, { 16, 128, 128 },
 	};
-	struct v4l2cuse_source *src = make("pattern");
-	struct v4l2_pix_format pix = start(src, V4L2_PIX_FMT_YUYV, 640, 480);
+	struct v4l2cuse_source *src = ts_make("pattern");
+	struct v4l2_pix_format pix = ts_start(src, V4L2_PIX_FMT_YUYV, 640, 480, 1, 30);
 	uint8_t *buf = produce_ok(src, &pix, 0);
 
 	g_assert_cmpuint(pix.bytesperline, ==, 1280);
@@ -302,9 +279,9 @@ test_controls_change_pixels(void)
 
 	for (size_t i = 0; i < G_N_ELEMENTS(changes); i++) {
 		/* vflip is invisible on vertical bars: use squares for it */
-		struct v4l2cuse_source *src = make(changes[i].id == V4L2_CID_VFLIP ?
-						   "pattern:squares,overlay=0" : "pattern,overlay=0");
-		struct v4l2_pix_format pix = start(src, V4L2_PIX_FMT_YUYV, 320, 240);
+		struct v4l2cuse_source *src = ts_make(changes[i].id == V4L2_CID_VFLIP ?
+						      "pattern:squares,overlay=0" : "pattern,overlay=0");
+		struct v4l2_pix_format pix = ts_start(src, V4L2_PIX_FMT_YUYV, 320, 240, 1, 30);
 		uint8_t *a = produce_ok(src, &pix, 0), *b;
 		int64_t v;
 
@@ -327,8 +304,8 @@ test_controls_change_pixels(void)
 static void
 test_hscroll(void)
 {
-	struct v4l2cuse_source *src = make("pattern:ramp,hscroll=2,overlay=0");
-	struct v4l2_pix_format pix = start(src, V4L2_PIX_FMT_RGB24, 320, 240);
+	struct v4l2cuse_source *src = ts_make("pattern:ramp,hscroll=2,overlay=0");
+	struct v4l2_pix_format pix = ts_start(src, V4L2_PIX_FMT_RGB24, 320, 240, 1, 30);
 	uint8_t *a = produce_ok(src, &pix, 0), *b = produce_ok(src, &pix, 1);
 
 	for (uint32_t x = 0; x < 320; x++)
@@ -340,27 +317,15 @@ test_hscroll(void)
 
 /* --- MJPEG ---------------------------------------------------------------- */
 
-struct jerr {
-	struct jpeg_error_mgr pub;
-	jmp_buf jb;
-};
-
-static void
-jerr_exit(j_common_ptr c)
-{
-	longjmp(((struct jerr *)c->err)->jb, 1);
-}
-
 /* Decode to RGB (rgb=true) or Y'CbCr; returns a w*h*3 buffer or NULL. */
 static uint8_t *
 jpeg_decode(const uint8_t *data, size_t len, bool rgb, uint32_t *ret_w, uint32_t *ret_h)
 {
 	struct jpeg_decompress_struct d;
-	struct jerr err;
+	struct v4l2cuse_jpeg_err err;
 	uint8_t *volatile out = NULL;
 
-	d.err = jpeg_std_error(&err.pub);
-	err.pub.error_exit = jerr_exit;
+	d.err = v4l2cuse_jpeg_err_init(&err);
 	if (setjmp(err.jb)) {
 		jpeg_destroy_decompress(&d);
 		g_free(out);
@@ -392,9 +357,9 @@ test_mjpeg(void)
 {
 	for (int pat = 0; pat <= 22; pat++) {
 		g_autofree char *spec = g_strdup_printf("pattern:%d", pat);
-		struct v4l2cuse_source *src = make(spec), *ref = make(spec);
-		struct v4l2_pix_format pix = start(src, V4L2_PIX_FMT_MJPEG, 640, 480);
-		struct v4l2_pix_format rpix = start(ref, V4L2_PIX_FMT_RGB24, 640, 480);
+		struct v4l2cuse_source *src = ts_make(spec), *ref = ts_make(spec);
+		struct v4l2_pix_format pix = ts_start(src, V4L2_PIX_FMT_MJPEG, 640, 480, 1, 30);
+		struct v4l2_pix_format rpix = ts_start(ref, V4L2_PIX_FMT_RGB24, 640, 480, 1, 30);
 		struct v4l2_pix_format ypix;
 		struct v4l2cuse_frame f;
 		uint8_t *jpg, *rgb, *dec, *ycc, *yuyv;
@@ -437,8 +402,8 @@ test_mjpeg(void)
 
 		/* Y'CbCr: full range, i.e. the YUYV values expanded */
 		if (pat == 0) {
-			yref = make(spec);
-			ypix = start(yref, V4L2_PIX_FMT_YUYV, 640, 480);
+			yref = ts_make(spec);
+			ypix = ts_start(yref, V4L2_PIX_FMT_YUYV, 640, 480, 1, 30);
 			yuyv = produce_ok(yref, &ypix, 3);
 			ycc = jpeg_decode(jpg, f.bytesused, false, &w, &h);
 			for (unsigned int bar = 0; bar < 8; bar++) {
@@ -479,20 +444,20 @@ test_mjpeg_cache(void)
 
 	for (size_t s = 0; s < G_N_ELEMENTS(specs); s++) {
 		for (size_t z = 0; z < G_N_ELEMENTS(sizes); z++) {
-			struct v4l2cuse_source *src = make(specs[s]);
-			struct v4l2_pix_format pix = start(src, V4L2_PIX_FMT_MJPEG, sizes[z][0],
-							   sizes[z][1]);
+			struct v4l2cuse_source *src = ts_make(specs[s]);
+			struct v4l2_pix_format pix = ts_start(src, V4L2_PIX_FMT_MJPEG, sizes[z][0],
+							      sizes[z][1], 1, 30);
 
 			/* later frames put the box far from where it was cached */
 			static const uint32_t seqs[] = { 0, 1, 2, 3, 50, 101, 137, 500 };
 
 			for (size_t k = 0; k < G_N_ELEMENTS(seqs); k++) {
-				struct v4l2cuse_source *fresh = make(specs[s]);
+				struct v4l2cuse_source *fresh = ts_make(specs[s]);
 				uint32_t seq = seqs[k];
 				struct v4l2cuse_frame fa, fb;
 				uint8_t *a, *b;
 
-				start(fresh, V4L2_PIX_FMT_MJPEG, sizes[z][0], sizes[z][1]);
+				ts_start(fresh, V4L2_PIX_FMT_MJPEG, sizes[z][0], sizes[z][1], 1, 30);
 				g_assert_cmpint(produce(src, &pix, seq, 0, &a, &fa), ==, 0);
 				g_assert_cmpint(produce(fresh, &pix, seq, 0, &b, &fb), ==, 0);
 				g_assert_cmpuint(fa.bytesused, ==, fb.bytesused);
@@ -503,7 +468,7 @@ test_mjpeg_cache(void)
 			}
 			/* a control change invalidates the cache */
 			{
-				struct v4l2cuse_source *fresh = make(specs[s]);
+				struct v4l2cuse_source *fresh = ts_make(specs[s]);
 				struct v4l2cuse_frame fa, fb;
 				uint8_t *a, *b;
 
@@ -511,7 +476,7 @@ test_mjpeg_cache(void)
 									    40), ==, 0);
 				g_assert_cmpint(v4l2cuse_source_set_control(fresh, V4L2_CID_BRIGHTNESS,
 									    40), ==, 0);
-				start(fresh, V4L2_PIX_FMT_MJPEG, sizes[z][0], sizes[z][1]);
+				ts_start(fresh, V4L2_PIX_FMT_MJPEG, sizes[z][0], sizes[z][1], 1, 30);
 				g_assert_cmpint(produce(src, &pix, 9, 0, &a, &fa), ==, 0);
 				g_assert_cmpint(produce(fresh, &pix, 9, 0, &b, &fb), ==, 0);
 				g_assert_cmpuint(fa.bytesused, ==, fb.bytesused);
@@ -529,8 +494,8 @@ static void
 test_mjpeg_noise_fits(void)
 {
 	/* the worst case for JPEG still fits sizeimage (quality drops if needed) */
-	struct v4l2cuse_source *src = make("pattern:noise,quality=100,sizes=64x48");
-	struct v4l2_pix_format pix = start(src, V4L2_PIX_FMT_MJPEG, 64, 48);
+	struct v4l2cuse_source *src = ts_make("pattern:noise,quality=100,sizes=64x48");
+	struct v4l2_pix_format pix = ts_start(src, V4L2_PIX_FMT_MJPEG, 64, 48, 1, 30);
 
 	for (uint32_t seq = 0; seq < 3; seq++) {
 		struct v4l2cuse_frame f;
@@ -553,7 +518,7 @@ test_mjpeg_noise_fits(void)
 static void
 test_start_errors(void)
 {
-	struct v4l2cuse_source *src = make("pattern,formats=YUYV");
+	struct v4l2cuse_source *src = ts_make("pattern,formats=YUYV");
 	struct v4l2_pix_format pix = { .pixelformat = V4L2_PIX_FMT_NV12, .width = 640,
 				       .height = 480 };
 	struct v4l2_fract iv = { 1, 30 };
@@ -599,7 +564,7 @@ test_injection(void)
 	g_assert_cmpint(v4l2cuse_format_fill(&pix), ==, 0);
 
 	/* fail_start=2: two failures, then success; nothing started on failure */
-	src = make("pattern,fail_start=2");
+	src = ts_make("pattern,fail_start=2");
 	g_assert_cmpint(src->ops->start(src, &pix, &iv), ==, -EIO);
 	g_assert_cmpint(produce(src, &pix, 0, 0, &buf, NULL), ==, -EINVAL);
 	g_free(buf);
@@ -608,7 +573,7 @@ test_injection(void)
 	v4l2cuse_source_destroy(src);
 
 	/* fail_produce_every=3 */
-	src = make("pattern,fail_produce_every=3");
+	src = ts_make("pattern,fail_produce_every=3");
 	g_assert_cmpint(src->ops->start(src, &pix, &iv), ==, 0);
 	for (uint32_t i = 1; i <= 9; i++) {
 		int r = produce(src, &pix, i, 0, &buf, NULL);
@@ -624,7 +589,7 @@ test_injection(void)
 	v4l2cuse_source_destroy(src);
 
 	/* drop_every=2: -ENODATA, nothing written */
-	src = make("pattern,drop_every=2");
+	src = ts_make("pattern,drop_every=2");
 	g_assert_cmpint(src->ops->start(src, &pix, &iv), ==, 0);
 	for (uint32_t i = 1; i <= 6; i++) {
 		int r = produce(src, &pix, i, 0, &buf, &f);
@@ -637,7 +602,7 @@ test_injection(void)
 	v4l2cuse_source_destroy(src);
 
 	/* error_flag_every=2: frames filled, every 2nd flagged */
-	src = make("pattern,error_flag_every=2");
+	src = ts_make("pattern,error_flag_every=2");
 	g_assert_cmpint(src->ops->start(src, &pix, &iv), ==, 0);
 	for (uint32_t i = 1; i <= 6; i++) {
 		g_assert_cmpint(produce(src, &pix, i, 0, &buf, &f), ==, 0);
@@ -648,7 +613,7 @@ test_injection(void)
 	v4l2cuse_source_destroy(src);
 
 	/* vanish_after=3: -ENODEV for good, start too */
-	src = make("pattern,vanish_after=3");
+	src = ts_make("pattern,vanish_after=3");
 	g_assert_cmpint(src->ops->start(src, &pix, &iv), ==, 0);
 	for (uint32_t i = 1; i <= 5; i++) {
 		g_assert_cmpint(produce(src, &pix, i, 0, &buf, NULL), ==, i <= 3 ? 0 : -ENODEV);
@@ -663,8 +628,8 @@ static void
 test_time_overlay(void)
 {
 	/* timestamps drive the time line; frames differ only inside the rect */
-	struct v4l2cuse_source *src = make("pattern,overlay=time");
-	struct v4l2_pix_format pix = start(src, V4L2_PIX_FMT_RGB24, 320, 240);
+	struct v4l2cuse_source *src = ts_make("pattern,overlay=time");
+	struct v4l2_pix_format pix = ts_start(src, V4L2_PIX_FMT_RGB24, 320, 240, 1, 30);
 	struct v4l2_rect r;
 	uint8_t *a, *b, *c;
 	unsigned int diff;

@@ -57,10 +57,10 @@ struct frame {
 };
 
 static struct frame
-render_text(uint32_t f, uint32_t w, uint32_t h, const struct tpg_params *p, uint32_t n,
+render_text(uint32_t f, uint32_t w, uint32_t h, const struct v4l2cuse_tpg_params *p, uint32_t n,
 	    const char *const *text, unsigned int lines)
 {
-	struct tpg *t = tpg_new();
+	struct v4l2cuse_tpg *t = v4l2cuse_tpg_new();
 	struct frame fr = { f, w, h, h >= 720, NULL, 0 };
 	uint32_t q = f == V4L2_PIX_FMT_YUV422P ? V4L2_QUANTIZATION_FULL_RANGE
 					       : V4L2_QUANTIZATION_LIM_RANGE;
@@ -68,21 +68,22 @@ render_text(uint32_t f, uint32_t w, uint32_t h, const struct tpg_params *p, uint
 	/* 422P is the JPEG path: always full-range BT.601 */
 	if (f == V4L2_PIX_FMT_YUV422P)
 		fr.hd = false;
-	g_assert_cmpint(tpg_set_format(t, f, w, h, fr.hd ? V4L2_YCBCR_ENC_709 : V4L2_YCBCR_ENC_601,
-				       q), ==, 0);
-	tpg_set_params(t, p);
-	fr.size = tpg_frame_size(t);
+	g_assert_cmpint(v4l2cuse_tpg_set_format(t, f, w, h,
+						fr.hd ? V4L2_YCBCR_ENC_709 : V4L2_YCBCR_ENC_601, q),
+			==, 0);
+	v4l2cuse_tpg_set_params(t, p);
+	fr.size = v4l2cuse_tpg_frame_size(t);
 	g_assert_cmpuint(fr.size, ==, px_frame_size(f, w, h));
 	/* poison, so a pixel tpg forgets to write shows up */
 	fr.buf = g_malloc(fr.size);
 	memset(fr.buf, 0xa5, fr.size);
-	tpg_fill(t, fr.buf, n, text, lines);
-	tpg_free(t);
+	v4l2cuse_tpg_fill(t, fr.buf, n, text, lines);
+	v4l2cuse_tpg_free(t);
 	return fr;
 }
 
 static struct frame
-render(uint32_t f, uint32_t w, uint32_t h, const struct tpg_params *p, uint32_t n)
+render(uint32_t f, uint32_t w, uint32_t h, const struct v4l2cuse_tpg_params *p, uint32_t n)
 {
 	return render_text(f, w, h, p, n, NULL, 0);
 }
@@ -124,17 +125,17 @@ free_frame(struct frame *fr)
 static void
 test_bars(void)
 {
-	static const struct { enum tpg_pattern pat; const struct rgb *c; } cases[] = {
-		{ TPG_PAT_75_COLORBAR, bars75 },
-		{ TPG_PAT_100_COLORBAR, bars100 },
-		{ TPG_PAT_CSC_COLORBAR, barscsc },
+	static const struct { enum v4l2cuse_tpg_pattern pat; const struct rgb *c; } cases[] = {
+		{ V4L2CUSE_TPG_PAT_75_COLORBAR, bars75 },
+		{ V4L2CUSE_TPG_PAT_100_COLORBAR, bars100 },
+		{ V4L2CUSE_TPG_PAT_CSC_COLORBAR, barscsc },
 	};
 	static const uint32_t sizes[][2] = { { 640, 480 }, { 1280, 720 }, { 320, 240 } };
 
 	for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
 		for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
 			for (size_t s = 0; s < G_N_ELEMENTS(sizes); s++) {
-				struct tpg_params p = TPG_PARAMS_DEFAULT;
+				struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 				uint32_t w = sizes[s][0], h = sizes[s][1];
 				struct frame fr;
 
@@ -168,7 +169,7 @@ test_bars_pinned(void)
 		{ 180, 128, 128 }, { 168, 44, 136 }, { 145, 147, 44 }, { 133, 63, 52 },
 		{ 63, 193, 204 }, { 51, 109, 212 }, { 28, 212, 120 }, { 16, 128, 128 },
 	};
-	struct tpg_params p = TPG_PARAMS_DEFAULT;
+	struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 	struct frame a = render(V4L2_PIX_FMT_YUYV, 640, 480, &p, 0);
 	struct frame b = render(V4L2_PIX_FMT_YUYV, 1280, 720, &p, 0);
 
@@ -195,14 +196,15 @@ test_bars_pinned(void)
 static void
 test_solids(void)
 {
-	static const struct { enum tpg_pattern pat; struct rgb c; } cases[] = {
-		{ TPG_PAT_BLACK, { BLK } }, { TPG_PAT_WHITE, { WHT } }, { TPG_PAT_RED, { RED } },
-		{ TPG_PAT_GREEN, { GRN } }, { TPG_PAT_BLUE, { BLU } },
+	static const struct { enum v4l2cuse_tpg_pattern pat; struct rgb c; } cases[] = {
+		{ V4L2CUSE_TPG_PAT_BLACK, { BLK } }, { V4L2CUSE_TPG_PAT_WHITE, { WHT } },
+		{ V4L2CUSE_TPG_PAT_RED, { RED } }, { V4L2CUSE_TPG_PAT_GREEN, { GRN } },
+		{ V4L2CUSE_TPG_PAT_BLUE, { BLU } },
 	};
 
 	for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
 		for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
-			struct tpg_params p = TPG_PARAMS_DEFAULT;
+			struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 			struct frame fr;
 
 			p.pattern = cases[c].pat;
@@ -219,15 +221,19 @@ test_solids(void)
 static void
 test_checkers(void)
 {
-	static const struct { enum tpg_pattern pat; unsigned int n; bool origin_white; } cases[] = {
-		{ TPG_PAT_CHECKERS_16X16, 16, true },
-		{ TPG_PAT_CHECKERS_2X2, 2, false },
-		{ TPG_PAT_CHECKERS_1X1, 1, false },
+	static const struct {
+		enum v4l2cuse_tpg_pattern pat;
+		unsigned int n;
+		bool origin_white;
+	} cases[] = {
+		{ V4L2CUSE_TPG_PAT_CHECKERS_16X16, 16, true },
+		{ V4L2CUSE_TPG_PAT_CHECKERS_2X2, 2, false },
+		{ V4L2CUSE_TPG_PAT_CHECKERS_1X1, 1, false },
 	};
 
 	for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
 		for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
-			struct tpg_params p = TPG_PARAMS_DEFAULT;
+			struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 			unsigned int n = cases[c].n;
 			struct frame fr;
 
@@ -249,10 +255,11 @@ test_checkers(void)
 
 	/* red/green checkers, exact in RGB */
 	for (unsigned int n = 1; n <= 2; n++) {
-		struct tpg_params p = TPG_PARAMS_DEFAULT;
+		struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 		struct frame fr;
 
-		p.pattern = n == 1 ? TPG_PAT_COLOR_CHECKERS_1X1 : TPG_PAT_COLOR_CHECKERS_2X2;
+		p.pattern = n == 1 ? V4L2CUSE_TPG_PAT_COLOR_CHECKERS_1X1
+				   : V4L2CUSE_TPG_PAT_COLOR_CHECKERS_2X2;
 		fr = render(V4L2_PIX_FMT_RGB24, 64, 48, &p, 0);
 		for (uint32_t y = 0; y < 48; y++) {
 			for (uint32_t x = 0; x < 64; x++) {
@@ -269,16 +276,16 @@ static void
 test_lines(void)
 {
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
-		struct tpg_params p = TPG_PARAMS_DEFAULT;
+		struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 		struct frame fr;
 
-		p.pattern = TPG_PAT_ALTERNATING_HLINES;
+		p.pattern = V4L2CUSE_TPG_PAT_ALTERNATING_HLINES;
 		fr = render(px_raw_formats[f], 320, 240, &p, 0);
 		for (uint32_t y = 0; y < 240; y++)
 			g_assert_cmpint(is_white(&fr, 7, y), ==, y & 1);
 		free_frame(&fr);
 
-		p.pattern = TPG_PAT_ALTERNATING_VLINES;
+		p.pattern = V4L2CUSE_TPG_PAT_ALTERNATING_VLINES;
 		fr = render(px_raw_formats[f], 320, 240, &p, 0);
 		for (uint32_t x = 0; x < 320; x++)
 			g_assert_cmpint(is_white(&fr, x, 9), ==, x & 1);
@@ -290,10 +297,10 @@ static void
 test_cross(void)
 {
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
-		struct tpg_params p = TPG_PARAMS_DEFAULT;
+		struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 		struct frame fr;
 
-		p.pattern = TPG_PAT_CROSS_1_PIXEL;
+		p.pattern = V4L2CUSE_TPG_PAT_CROSS_1_PIXEL;
 		fr = render(px_raw_formats[f], 640, 480, &p, 0);
 		for (uint32_t x = 0; x < 640; x += 9)
 			g_assert_false(is_white(&fr, x, 240));
@@ -309,7 +316,7 @@ test_cross(void)
 		}
 		free_frame(&fr);
 
-		p.pattern = TPG_PAT_CROSS_2_PIXELS;
+		p.pattern = V4L2CUSE_TPG_PAT_CROSS_2_PIXELS;
 		fr = render(px_raw_formats[f], 640, 480, &p, 0);
 		g_assert_false(is_white(&fr, 319, 10));
 		g_assert_false(is_white(&fr, 320, 10));
@@ -321,7 +328,7 @@ test_cross(void)
 		g_assert_true(is_white(&fr, 10, 242));
 		free_frame(&fr);
 
-		p.pattern = TPG_PAT_CROSS_10_PIXELS;
+		p.pattern = V4L2CUSE_TPG_PAT_CROSS_10_PIXELS;
 		fr = render(px_raw_formats[f], 640, 480, &p, 0);
 		for (uint32_t x = 310; x < 330; x++)
 			g_assert_false(is_white(&fr, x, 10));
@@ -339,11 +346,11 @@ static void
 test_ramp(void)
 {
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
-		struct tpg_params p = TPG_PARAMS_DEFAULT;
+		struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 		struct frame fr;
 		int prev = -1;
 
-		p.pattern = TPG_PAT_GRAY_RAMP;
+		p.pattern = V4L2CUSE_TPG_PAT_GRAY_RAMP;
 		fr = render(px_raw_formats[f], 640, 480, &p, 0);
 		for (uint32_t x = 0; x < 640; x++) {
 			int v = px_level(fr.fourcc, at(&fr, x, 100));
@@ -362,10 +369,10 @@ static void
 test_hbars_squares(void)
 {
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
-		struct tpg_params p = TPG_PARAMS_DEFAULT;
+		struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 		struct frame fr;
 
-		p.pattern = TPG_PAT_100_HCOLORBAR;
+		p.pattern = V4L2CUSE_TPG_PAT_100_HCOLORBAR;
 		fr = render(px_raw_formats[f], 640, 480, &p, 0);
 		for (unsigned int band = 0; band < 8; band++) {
 			check_rgb(&fr, 10, band * 60 + 2, bars100[band], "hbars");
@@ -373,7 +380,7 @@ test_hbars_squares(void)
 		}
 		free_frame(&fr);
 
-		p.pattern = TPG_PAT_100_COLORSQUARES;
+		p.pattern = V4L2CUSE_TPG_PAT_100_COLORSQUARES;
 		fr = render(px_raw_formats[f], 640, 480, &p, 0);
 		for (unsigned int band = 0; band < 8; band++) {
 			for (unsigned int bar = 0; bar < 8; bar++)
@@ -387,10 +394,10 @@ test_hbars_squares(void)
 static void
 test_smpte(void)
 {
-	struct tpg_params p = TPG_PARAMS_DEFAULT;
+	struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 	struct frame fr;
 
-	p.pattern = TPG_PAT_SMPTE_RP219;
+	p.pattern = V4L2CUSE_TPG_PAT_SMPTE_RP219;
 	fr = render(V4L2_PIX_FMT_YUYV, 1280, 720, &p, 0);
 	/* top: 40% grey sidebars, 75% bars */
 	g_assert_cmpint(at(&fr, 10, 100).y, ==, 104);	/* 16 + 219 * 0.4 */
@@ -424,11 +431,11 @@ test_smpte(void)
 static void
 test_noise(void)
 {
-	struct tpg_params p = TPG_PARAMS_DEFAULT;
+	struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 	struct frame a, b;
 	unsigned int diff = 0;
 
-	p.pattern = TPG_PAT_NOISE;
+	p.pattern = V4L2CUSE_TPG_PAT_NOISE;
 	a = render(V4L2_PIX_FMT_YUYV, 320, 240, &p, 0);
 	b = render(V4L2_PIX_FMT_YUYV, 320, 240, &p, 1);
 	for (uint32_t y = 0; y < 240; y++) {
@@ -461,30 +468,30 @@ test_overlay(void)
 					     "v4l2cuse" };
 	struct v4l2_rect r;
 
-	tpg_overlay_rect_for(640, 480, 4, &r);
+	v4l2cuse_tpg_overlay_rect_for(640, 480, 4, &r);
 	g_assert_cmpint(r.left, ==, 0);
 	g_assert_cmpint(r.top, ==, 0);
 	g_assert_cmpuint(r.width, ==, 296);
 	g_assert_cmpuint(r.height, ==, 72);
-	tpg_overlay_rect_for(640, 480, 0, &r);
+	v4l2cuse_tpg_overlay_rect_for(640, 480, 0, &r);
 	g_assert_cmpuint(r.width, ==, 0);
-	tpg_overlay_rect_for(101, 33, 3, &r);
+	v4l2cuse_tpg_overlay_rect_for(101, 33, 3, &r);
 	g_assert_cmpuint(r.width, ==, 100);
 	g_assert_cmpuint(r.height, ==, 32);
 
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
-		for (int pat = 0; pat < TPG_PAT_COUNT; pat++) {
-			struct tpg_params p = TPG_PARAMS_DEFAULT;
+		for (int pat = 0; pat < V4L2CUSE_TPG_PAT_COUNT; pat++) {
+			struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 			struct frame plain, a, b;
 			unsigned int in_a = 0, in_ab = 0;
 
-			if (pat == TPG_PAT_NOISE)
+			if (pat == V4L2CUSE_TPG_PAT_NOISE)
 				continue;
 			p.pattern = pat;
 			plain = render(px_raw_formats[f], 640, 480, &p, 0);
 			a = render_text(px_raw_formats[f], 640, 480, &p, 1, text1, 4);
 			b = render_text(px_raw_formats[f], 640, 480, &p, 2, text2, 4);
-			tpg_overlay_rect_for(640, 480, 4, &r);
+			v4l2cuse_tpg_overlay_rect_for(640, 480, 4, &r);
 			for (uint32_t y = 0; y < 480; y++) {
 				for (uint32_t x = 0; x < 640; x++) {
 					struct px pp = at(&plain, x, y), pa = at(&a, x, y);
@@ -517,9 +524,10 @@ test_font(void)
 	/* glyphs are distinct and within 5 bits */
 	for (unsigned int i = 0; i < 95; i++) {
 		for (unsigned int r = 0; r < 7; r++)
-			g_assert_cmpuint(tpg_font_5x7[i][r] & ~0x1fu, ==, 0);
+			g_assert_cmpuint(v4l2cuse_tpg_font_5x7[i][r] & ~0x1fu, ==, 0);
 		for (unsigned int j = 0; j < i; j++)
-			g_assert_true(memcmp(tpg_font_5x7[i], tpg_font_5x7[j], 7) != 0);
+			g_assert_true(
+				memcmp(v4l2cuse_tpg_font_5x7[i], v4l2cuse_tpg_font_5x7[j], 7) != 0);
 	}
 }
 
@@ -530,10 +538,10 @@ test_scroll(void)
 					 V4L2_PIX_FMT_YUV420, V4L2_PIX_FMT_GREY };
 
 	for (size_t f = 0; f < G_N_ELEMENTS(fmts); f++) {
-		struct tpg_params p = TPG_PARAMS_DEFAULT;
+		struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 		struct frame a, b;
 
-		p.pattern = TPG_PAT_GRAY_RAMP;
+		p.pattern = V4L2CUSE_TPG_PAT_GRAY_RAMP;
 		p.hscroll = 6;
 		a = render(fmts[f], 320, 240, &p, 0);
 		b = render(fmts[f], 320, 240, &p, 3);
@@ -552,7 +560,7 @@ test_scroll(void)
 
 		p.hscroll = 0;
 		p.vscroll = 10;
-		p.pattern = TPG_PAT_100_HCOLORBAR;
+		p.pattern = V4L2CUSE_TPG_PAT_100_HCOLORBAR;
 		a = render(fmts[f], 320, 240, &p, 0);
 		b = render(fmts[f], 320, 240, &p, 2);
 		for (uint32_t y = 0; y < 240; y++)
@@ -566,10 +574,10 @@ static void
 test_flips(void)
 {
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
-		struct tpg_params p = TPG_PARAMS_DEFAULT;
+		struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 		struct frame a, b;
 
-		p.pattern = TPG_PAT_100_COLORSQUARES;
+		p.pattern = V4L2CUSE_TPG_PAT_100_COLORSQUARES;
 		a = render(px_raw_formats[f], 320, 240, &p, 0);
 		p.hflip = true;
 		b = render(px_raw_formats[f], 320, 240, &p, 0);
@@ -598,7 +606,7 @@ test_controls(void)
 {
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
 		uint32_t fcc = px_raw_formats[f];
-		struct tpg_params p = TPG_PARAMS_DEFAULT;
+		struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 		struct frame ref, fr;
 		struct px r0, r1, v0, v1;
 
@@ -654,11 +662,11 @@ static void
 test_box_border(void)
 {
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
-		struct tpg_params p = TPG_PARAMS_DEFAULT;
+		struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 		struct frame a, b;
 		unsigned int diff = 0;
 
-		p.pattern = TPG_PAT_BLACK;
+		p.pattern = V4L2CUSE_TPG_PAT_BLACK;
 		p.border = true;
 		a = render(px_raw_formats[f], 320, 240, &p, 0);
 		check_rgb(&a, 0, 0, (struct rgb){ GRN }, "border");
@@ -693,15 +701,16 @@ test_static(void)
 {
 	/* without motion, frame N and N+1 are byte-identical without overlay */
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
-		for (int pat = 0; pat < TPG_PAT_COUNT; pat++) {
-			struct tpg_params p = TPG_PARAMS_DEFAULT;
+		for (int pat = 0; pat < V4L2CUSE_TPG_PAT_COUNT; pat++) {
+			struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 			struct frame a, b;
 
 			p.pattern = pat;
 			p.border = true;
 			a = render(px_raw_formats[f], 320, 240, &p, 7);
 			b = render(px_raw_formats[f], 320, 240, &p, 8);
-			g_assert_cmpint(memcmp(a.buf, b.buf, a.size) == 0, ==, pat != TPG_PAT_NOISE);
+			g_assert_cmpint(memcmp(a.buf, b.buf, a.size) == 0, ==,
+					pat != V4L2CUSE_TPG_PAT_NOISE);
 			/* and every byte was written */
 			for (size_t i = 0; i + 3 < a.size; i += 4)
 				g_assert_false(a.buf[i] == 0xa5 && a.buf[i + 1] == 0xa5 &&
@@ -715,38 +724,39 @@ test_static(void)
 static void
 test_formats_and_errors(void)
 {
-	struct tpg *t = tpg_new();
+	struct v4l2cuse_tpg *t = v4l2cuse_tpg_new();
 
-	g_assert_true(tpg_supports(V4L2_PIX_FMT_YUYV));
-	g_assert_true(tpg_supports(V4L2_PIX_FMT_YUV422P));
-	g_assert_false(tpg_supports(V4L2_PIX_FMT_MJPEG));
-	g_assert_cmpint(tpg_set_format(t, V4L2_PIX_FMT_MJPEG, 640, 480, 0, 0), ==, -EINVAL);
-	g_assert_cmpint(tpg_set_format(t, V4L2_PIX_FMT_YUYV, 641, 480, 0, 0), ==, -EINVAL);
-	g_assert_cmpint(tpg_set_format(t, V4L2_PIX_FMT_NV12, 640, 481, 0, 0), ==, -EINVAL);
-	g_assert_cmpint(tpg_set_format(t, V4L2_PIX_FMT_GREY, 641, 481, 0, 0), ==, 0);
-	g_assert_cmpuint(tpg_frame_size(t), ==, 641 * 481);
-	g_assert_cmpint(tpg_set_format(t, V4L2_PIX_FMT_GREY, 0, 481, 0, 0), ==, -EINVAL);
-	tpg_free(t);
-	tpg_free(NULL);
+	g_assert_true(v4l2cuse_tpg_supports(V4L2_PIX_FMT_YUYV));
+	g_assert_true(v4l2cuse_tpg_supports(V4L2_PIX_FMT_YUV422P));
+	g_assert_false(v4l2cuse_tpg_supports(V4L2_PIX_FMT_MJPEG));
+	g_assert_cmpint(v4l2cuse_tpg_set_format(t, V4L2_PIX_FMT_MJPEG, 640, 480, 0, 0), ==,
+			-EINVAL);
+	g_assert_cmpint(v4l2cuse_tpg_set_format(t, V4L2_PIX_FMT_YUYV, 641, 480, 0, 0), ==, -EINVAL);
+	g_assert_cmpint(v4l2cuse_tpg_set_format(t, V4L2_PIX_FMT_NV12, 640, 481, 0, 0), ==, -EINVAL);
+	g_assert_cmpint(v4l2cuse_tpg_set_format(t, V4L2_PIX_FMT_GREY, 641, 481, 0, 0), ==, 0);
+	g_assert_cmpuint(v4l2cuse_tpg_frame_size(t), ==, 641 * 481);
+	g_assert_cmpint(v4l2cuse_tpg_set_format(t, V4L2_PIX_FMT_GREY, 0, 481, 0, 0), ==, -EINVAL);
+	v4l2cuse_tpg_free(t);
+	v4l2cuse_tpg_free(NULL);
 
-	g_assert_cmpint(tpg_pattern_from_name("bars75"), ==, TPG_PAT_75_COLORBAR);
-	g_assert_cmpint(tpg_pattern_from_name("SMPTE"), ==, TPG_PAT_SMPTE_RP219);
-	g_assert_cmpint(tpg_pattern_from_name("22"), ==, TPG_PAT_SMPTE_RP219);
-	g_assert_cmpint(tpg_pattern_from_name("23"), ==, -EINVAL);
-	g_assert_cmpint(tpg_pattern_from_name("nope"), ==, -EINVAL);
-	g_assert_cmpint(tpg_pattern_from_name(""), ==, -EINVAL);
-	g_assert_cmpstr(tpg_pattern_menu[0], ==, "75% Colorbar");
-	g_assert_cmpstr(tpg_pattern_menu[21], ==, "Noise");
-	g_assert_cmpstr(tpg_pattern_menu[22], ==, "SMPTE RP 219 Colorbar");
-	g_assert_null(tpg_pattern_menu[TPG_PAT_COUNT]);
+	g_assert_cmpint(v4l2cuse_tpg_pattern_from_name("bars75"), ==, V4L2CUSE_TPG_PAT_75_COLORBAR);
+	g_assert_cmpint(v4l2cuse_tpg_pattern_from_name("SMPTE"), ==, V4L2CUSE_TPG_PAT_SMPTE_RP219);
+	g_assert_cmpint(v4l2cuse_tpg_pattern_from_name("22"), ==, V4L2CUSE_TPG_PAT_SMPTE_RP219);
+	g_assert_cmpint(v4l2cuse_tpg_pattern_from_name("23"), ==, -EINVAL);
+	g_assert_cmpint(v4l2cuse_tpg_pattern_from_name("nope"), ==, -EINVAL);
+	g_assert_cmpint(v4l2cuse_tpg_pattern_from_name(""), ==, -EINVAL);
+	g_assert_cmpstr(v4l2cuse_tpg_pattern_menu[0], ==, "75% Colorbar");
+	g_assert_cmpstr(v4l2cuse_tpg_pattern_menu[21], ==, "Noise");
+	g_assert_cmpstr(v4l2cuse_tpg_pattern_menu[22], ==, "SMPTE RP 219 Colorbar");
+	g_assert_null(v4l2cuse_tpg_pattern_menu[V4L2CUSE_TPG_PAT_COUNT]);
 }
 
 static void
 test_odd_grey(void)
 {
 	/* unaligned formats accept odd sizes; all patterns render */
-	for (int pat = 0; pat < TPG_PAT_COUNT; pat++) {
-		struct tpg_params p = TPG_PARAMS_DEFAULT;
+	for (int pat = 0; pat < V4L2CUSE_TPG_PAT_COUNT; pat++) {
+		struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 		static const char *const text[] = { "odd" };
 		struct frame fr;
 

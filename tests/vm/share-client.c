@@ -80,8 +80,11 @@ static const struct bars kinds[] = {
 		{ 81, 90, 240 }, { 145, 54, 34 }, { 210, 16, 146 }, { 41, 240, 110 },
 		{ 106, 202, 222 }, { 170, 166, 16 } },
 	  4, 2, { { 0.3, 0.5 }, { 0.7, 0.5 }, { 0.3, 0.97 }, { 0.7, 0.97 } }, 90 },
-	/* A frame of pure blue (GStreamer's videotestsrc pattern=blue): corners too. */
-	{ "blue", 1, { { 41, 240, 110 } },
+	/*
+	 * A frame of pure blue, corners too: GStreamer's videotestsrc
+	 * pattern=blue, which describes YUY2 as BT.709 unless told otherwise.
+	 */
+	{ "blue", 1, { { 32, 240, 118 } },
 	  4, 4, { { 0.05, 0.05 }, { 0.95, 0.05 }, { 0.05, 0.95 }, { 0.95, 0.95 } }, 100 },
 };
 

@@ -99,11 +99,12 @@ ffmpeg -nostdin -loglevel error -re -f lavfi -i testsrc2=size=640x480 -pix_fmt y
 	-t 600 -f v4l2 /dev/video43 >"$R/ffmpeg-1.log" 2>&1 &
 ff1=$!
 vm_on_exit kill "$ff1"
-# The first frames may still be the placeholder: wait for testsrc2.
-for ((i = 0; i < 60; i++)); do
-	timeout 60 "$client" /dev/video42 read 1 0 testsrc2 >/dev/null 2>&1 && break
+# ffmpeg takes seconds to start under TCG: wait until it writes.
+end=$((SECONDS + 300))
+until ctl_rows | grep -q 'connected, pid [0-9]* (ffmpeg), 640x480/YUYV' || ((SECONDS > end)); do
 	sleep 1
 done
+sleep 1
 "$client" /dev/video42 read 30 0 testsrc2 >"$T/r1.out" 2>&1 &
 r1=$!
 "$run" "$client" /dev/video42 mmap 30 0 testsrc2 >"$T/m1.out" 2>&1 &
@@ -124,26 +125,32 @@ check "v4l2cuse-ctl list: the writer is ffmpeg, 640x480/YUYV, SIGNAL ok" bash -c
 
 kill "$ff1"
 wait "$ff1" 2>/dev/null || true
+# (videotestsrc renders YUY2 in BT.709: share-client's blue has those values.)
 "$run" gst-launch-1.0 -q videotestsrc pattern=blue num-buffers=3000 \
 	! video/x-raw,format=YUY2,width=320,height=240,framerate=15/1 \
 	! v4l2sink device=/dev/video43 >"$R/gst-sink.log" 2>&1 &
 gst=$!
 vm_on_exit kill "$gst"
-check "a GStreamer v4l2sink writer under v4l2cuse-run feeds a reader (blue frames)" bash -c \
-	"for i in \$(seq 60); do timeout 60 '$client' /dev/video42 read 1 0 blue >/dev/null 2>&1 && break; sleep 1; done
-	 timeout 120 '$client' /dev/video42 read 20 0 blue"
+# gst-launch takes a minute or two to start under TCG.
+end=$((SECONDS + 400))
+until ctl_rows | grep -qE 'connected, pid [0-9]+ \(.*\), 320x240/YUYV' || ((SECONDS > end)); do
+	sleep 2
+done
 ctl_rows >"$R/list-gst.txt"
 sed 's/^/#   /' "$R/list-gst.txt"
 check "v4l2cuse-ctl list: a writer connected, 320x240/YUYV" \
 	grep -qE 'connected, pid [0-9]+ \(.*\), 320x240/YUYV' "$R/list-gst.txt"
+sleep 2
+check "a GStreamer v4l2sink writer under v4l2cuse-run feeds a reader (20 blue frames)" \
+	timeout 120 "$client" /dev/video42 read 20 0 blue
 kill "$gst"
 wait "$gst" 2>/dev/null || true
 ffmpeg -nostdin -loglevel error -re -f lavfi -i testsrc2=size=640x480 -pix_fmt yuyv422 \
 	-t 600 -f v4l2 /dev/video43 >"$R/ffmpeg-1b.log" 2>&1 &
 ff1=$!
 vm_on_exit kill "$ff1"
-for ((i = 0; i < 120; i++)); do
-	ctl_rows | grep -q 'connected, pid [0-9]* (ffmpeg), 640x480/YUYV' && break
+end=$((SECONDS + 300))
+until ctl_rows | grep -q 'connected, pid [0-9]* (ffmpeg), 640x480/YUYV' || ((SECONDS > end)); do
 	sleep 1
 done
 
@@ -160,8 +167,8 @@ ffmpeg -nostdin -loglevel error -re -f lavfi -i testsrc2=size=320x240 -pix_fmt y
 ff2=$!
 vm_on_exit kill "$ff2"
 # (ffmpeg takes seconds to start under TCG: the reader may finish before.)
-for ((i = 0; i < 120; i++)); do
-	ctl_rows | grep -q 'connected, pid [0-9]* (ffmpeg), 320x240/YU12' && break
+end=$((SECONDS + 300))
+until ctl_rows | grep -q 'connected, pid [0-9]* (ffmpeg), 320x240/YU12' || ((SECONDS > end)); do
 	sleep 1
 done
 st=0
@@ -172,9 +179,8 @@ if ((st == 0)); then
 else
 	not_ok "a reader streams through a change of writers" "status $st"
 fi
-check "the second writer's frames reach readers (testsrc2 from YU12)" bash -c \
-	"for i in \$(seq 30); do timeout 60 '$client' /dev/video42 read 1 0 testsrc2 >/dev/null 2>&1 && break; sleep 1; done
-	 timeout 120 '$client' /dev/video42 read 10 0 testsrc2"
+check "the second writer's frames reach readers (testsrc2 from YU12)" \
+	timeout 120 "$client" /dev/video42 read 10 0 testsrc2
 ctl_rows >"$R/list-second.txt"
 check "v4l2cuse-ctl list: the writer is now 320x240/YU12" \
 	grep -q 'connected, pid [0-9]* (ffmpeg), 320x240/YU12' "$R/list-second.txt"

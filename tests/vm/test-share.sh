@@ -23,7 +23,7 @@
 #     v4l2cuse-ctl list says which devices share it.
 #  4. share= switched by SIGHUP while another device streams: that
 #     consumer is not disturbed.
-#  5. v4l2-compliance -s on the shared device, plain and under the shim:
+#  5. v4l2-compliance -s on a shared device, plain and under the shim:
 #     the only failures are the checks that require EBUSY from a second
 #     handle (docs/sharing.md explains them).
 set -euo pipefail
@@ -72,13 +72,24 @@ node = video44
 source = uvc:$T/camera-by-id
 size = 640x360
 format = YUYV
+
+# v4l2-compliance's (section 5): slow enough that the tool never runs out
+# of queued buffers (see there).
+[device comp]
+node = video45
+source = pattern
+size = ${W}x$H
+format = YUYV
+frame-rate = 5
+min-buffers = 16
+share = true
 CONF
 }
 write_conf true
 "$daemon" --config "$T/v4l2cuse.conf" >"$R/daemon.log" 2>&1 &
 daemon_pid=$!
 vm_on_exit kill "$daemon_pid"
-for n in 42 43 44; do
+for n in 42 43 44 45; do
 	vm_wait_node /dev/video$n 120 || bail_out "/dev/video$n did not appear: $(tail -5 "$R/daemon.log")"
 done
 
@@ -329,16 +340,18 @@ check "SIGHUP applied share=true again" wait_log 'video42: share=true'
 
 # A shared device gives every handle its own queue: the check that wants
 # EBUSY when a second handle asks for buffers while the first one has them
-# fails, by design (docs/sharing.md). Everything else must pass. The device
-# runs at 15 fps with at least 6 buffers per queue, as in test-shim.sh, so
-# that the tool's stalls under TCG rarely leave the sequence gaps it warns
-# of; those warnings are load, not a fault, and are not counted.
+# fails, by design (docs/sharing.md). Everything else must pass. The tool
+# warns of every sequence gap, and a queue misses a frame whenever the tool
+# has not given a buffer back for min-buffers frame periods: under the
+# shim on a loaded TCG host it stalled that long 3 and 51 times at 15 fps
+# with 6 buffers (400 ms). Its device (comp) runs at 5 fps with 16 buffers:
+# a gap now needs a 3 s stall.
 expected_failures='^v4l2-test-buffers.cpp\([0-9]+\): q2.reqbufs\(node->node2, 1\) != EBUSY$'
 compliance()
 {
 	local log=$1
 	shift
-	timeout 900 "$@" -d /dev/video42 -s >"$log" 2>&1 || true
+	timeout 900 "$@" -d /dev/video45 -s >"$log" 2>&1 || true
 	{ grep -E '^[[:space:]]*fail:' "$log" || true; } | sed -E 's/^[[:space:]]*fail: //; s/ \(.*//' | sort -u
 }
 for mode in plain shim; do
@@ -350,8 +363,8 @@ for mode in plain shim; do
 	totals=$(grep -E '^Total' "$R/compliance-$mode.log" || true)
 	diag "v4l2-compliance ($mode): $totals"
 	unexpected=$(grep -vE "$expected_failures" <<<"$fails" || true)
-	# A sequence gap is what a consumer that stalls for more frame periods
-	# than it has buffers gets (TCG on a loaded host); any other warning counts.
+	# A sequence gap that remains (a stall of the tool over 3 s on a loaded
+	# host) is load, not a fault; any other warning counts.
 	warnings=$({ grep -oE 'warn: .*' "$R/compliance-$mode.log" || true; } |
 		grep -vE 'warn: v4l2-test-buffers.cpp\([0-9]+\): got sequence number [0-9]+, expected [0-9]+' || true)
 	if [[ -n $totals && -z $unexpected && -z $warnings ]]; then

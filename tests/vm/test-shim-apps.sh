@@ -99,8 +99,8 @@ chromium_gum()
 		"file://$V4L2CUSE_SRC/tests/vm/gum.html" >"$log" 2>&1 &
 	pid=$!
 	t0=$SECONDS
-	# Measured: the page reported after 362-543 s with the host's load
-	# average at 6-9 (2 cores); Chromium's start under TCG is CPU bound
+	# Measured: the page reported after 86-543 s with the host's load
+	# average at 5-9 (2 cores); Chromium's start under TCG is CPU bound
 	# and stretches with the load. 1800 s: a hang detector, not a speed
 	# test.
 	while ((SECONDS - t0 < 1800)); do

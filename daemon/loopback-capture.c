@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A loopback's capture end (loopback.h): the source of a capture device. It
+ * offers the configured modes and turns the newest written frame into the
+ * device's format at the device's pace; its wake fd is an epoll set of an
+ * eventfd the writer end signals and a timer at the device's rate.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <glib.h>
+
+#include "v4l2cuse/format.h"
+#include "v4l2cuse/source.h"
+#include "util/cleanup.h"
+#include "util/macros.h"
+#include "convert.h"
+#include "loopback-private.h"
+
+/* ---------------------------------------------------------------------- */
+/* The capture end */
+
+static int
+lb_capture_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc)
+{
+	return v4l2cuse_modes_enum_format(&lb_of(src)->modes, index, ret_fourcc);
+}
+
+static int
+lb_capture_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index,
+			  uint32_t *ret_width, uint32_t *ret_height)
+{
+	return v4l2cuse_modes_enum_framesize(&lb_of(src)->modes, fourcc, index, ret_width,
+					     ret_height);
+}
+
+static int
+lb_capture_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
+			      uint32_t height, unsigned int index, struct v4l2_fract *ret)
+{
+	return v4l2cuse_modes_enum_frameinterval(&lb_of(src)->modes, fourcc, width, height, index,
+						 ret);
+}
+
+/* The pace: a tick every frame interval, from @from_ns on. */
+static void
+lb_capture_pace(struct lb_source *s, uint64_t from_ns)
+{
+	uint64_t first = from_ns + s->interval_ns;
+	struct itimerspec its = {
+		.it_interval = { .tv_sec = (time_t)(s->interval_ns / 1000000000u),
+				 .tv_nsec = (long)(s->interval_ns % 1000000000u) },
+		.it_value = { .tv_sec = (time_t)(first / 1000000000u),
+			      .tv_nsec = (long)(first % 1000000000u) },
+	};
+
+	timerfd_settime(s->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+static int
+lb_capture_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
+		 const struct v4l2_fract *interval)
+{
+	struct lb_source *s = lb_of(src);
+	struct v4l2_fract iv = interval && interval->numerator && interval->denominator
+				       ? *interval : (struct v4l2_fract){ 1, 30 };
+
+	if (s->started)
+		return -EBUSY;
+	s->pix = *pix;
+	s->started = true;
+	g_free(s->cache);
+	s->cache = g_malloc(pix->sizeimage);
+	s->cache_gen = 0;
+	s->shown_gen = s->lb->gen;
+	s->interval_ns = (uint64_t)iv.numerator * 1000000000u / iv.denominator;
+	s->delivered_ns = 0;
+	lb_capture_pace(s, lb_now_ns());
+	g_queue_push_tail_link(&s->lb->captures, &s->link);
+	return 0;
+}
+
+void
+lb_capture_stop(struct v4l2cuse_source *src)
+{
+	struct lb_source *s = lb_of(src);
+	struct itimerspec off = { 0 };
+	uint64_t n;
+
+	if (s->started)
+		g_queue_unlink(&s->lb->captures, &s->link);
+	s->started = false;
+	g_clear_pointer(&s->cache, g_free);
+	s->cache_gen = 0;
+	if (s->tfd >= 0)
+		timerfd_settime(s->tfd, 0, &off, NULL);
+	while (s->evfd >= 0 && read(s->evfd, &n, sizeof(n)) > 0)
+		;
+}
+
+static int
+lb_capture_wake_fd(struct v4l2cuse_source *src)
+{
+	return lb_of(src)->epfd;
+}
+
+/*
+ * The newest written frame in the device's format, at the device's rate:
+ * converted once per written frame, repeated from the cache while the
+ * writer is slower (sustain_framerate), skipped over while it is faster.
+ * No frame yet, or none for timeout ms: no signal.
+ */
+/*
+ * The newest written frame in the device's format, at the device's pace.
+ * A written frame goes out at once unless the last one went out less than
+ * half a frame interval ago (then at the next tick); at a tick without a
+ * new frame the last one repeats (sustain_framerate), or nothing happens.
+ * Frames are converted once each and repeated from the cache; frames
+ * written faster than the device's rate are skipped. No frame yet, or none
+ * for timeout ms: no signal, at the device's rate.
+ */
+static int
+lb_capture_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
+{
+	struct lb_source *s = lb_of(src);
+	struct loopback *lb = s->lb;
+	uint64_t n, now = lb_now_ns();
+	bool tick = false, fresh;
+	int r;
+
+	if (!s->started || !frame->data || frame->length < s->pix.sizeimage)
+		return -EINVAL;
+	while (read(s->evfd, &n, sizeof(n)) > 0)
+		;
+	if (read(s->tfd, &n, sizeof(n)) == sizeof(n))
+		tick = true;
+	fresh = lb->gen && lb->gen != s->shown_gen;
+	if (!lb->gen ||
+	    (lb->timeout_ms && now - lb->at_ns > (uint64_t)lb->timeout_ms * 1000000ull))
+		return tick ? -ENOLINK : -EAGAIN;
+	if (fresh && !tick && s->delivered_ns && now - s->delivered_ns < s->interval_ns / 2)
+		return -EAGAIN;		/* too soon: at the next tick */
+	if (!fresh && (!tick || !lb->sustain_framerate || !s->cache_gen))
+		return -EAGAIN;
+	if (fresh) {
+		struct v4l2cuse_image img = {
+			.fourcc = lb->fmt.pixelformat,
+			.width = lb->fmt.width,
+			.height = lb->fmt.height,
+			.bytesperline = lb->fmt.bytesperline,
+			.data = lb->data,
+			.size = lb->fmt.bytesperline ? lb->fmt.sizeimage : lb->bytesused,
+		};
+
+		if (s->shown_gen && lb->gen > s->shown_gen + 1)
+			lb->dropped += lb->gen - s->shown_gen - 1;
+		s->shown_gen = lb->gen;
+		r = v4l2cuse_convert_frame(s->cv, &img, &s->pix, s->cache, s->pix.sizeimage,
+					   &s->cache_used);
+		if (r == 0) {
+			s->cache_gen = lb->gen;
+		} else {
+			/* Garbage written (a bad JPEG): the last good frame stays. */
+			lb->refused++;
+			g_debug("loopback %s: a written frame does not convert: %s", lb->name,
+				g_strerror(-r));
+			if (!s->cache_gen)
+				return tick ? -ENOLINK : -EAGAIN;
+		}
+		if (!tick)
+			lb_capture_pace(s, now);	/* the next repeat one interval later */
+	}
+	s->delivered_ns = now;
+	memcpy(frame->data, s->cache, s->cache_used);
+	frame->bytesused = s->cache_used;
+	return 0;
+}
+
+const struct v4l2cuse_source_ops lb_capture_ops = {
+	.abi = V4L2CUSE_SOURCE_ABI,
+	.name = "loopback",
+	.create = lb_create,
+	.destroy = lb_destroy,
+	.enum_format = lb_capture_enum_format,
+	.enum_framesize = lb_capture_enum_framesize,
+	.enum_frameinterval = lb_capture_enum_frameinterval,
+	.start = lb_capture_start,
+	.stop = lb_capture_stop,
+	.produce = lb_capture_produce,
+	.wake_fd = lb_capture_wake_fd,
+	.control = lb_control,
+	.get_control = lb_get_control,
+	.set_control = lb_set_control,
+};
+
+/* ---------------------------------------------------------------------- */
+
+int
+lb_capture_setup(struct lb_source *s, const char *spec, char **ret_error)
+{
+	_cleanup_(v4l2cuse_opts_freep) struct v4l2cuse_opts *o = NULL;
+	g_autofree char *writer = NULL;
+	bool keep, sustain, compat;
+	int64_t timeout;
+	int r;
+
+	r = lb_parse_opts(spec, &o, &writer, ret_error);
+	if (r < 0)
+		return r;
+	r = v4l2cuse_modes_from_options(&s->modes, o, ret_error);
+	if (r < 0 ||
+	    (r = v4l2cuse_opts_get_bool(o, "keep_format", false, &keep, ret_error)) < 0 ||
+	    (r = v4l2cuse_opts_get_bool(o, "sustain_framerate", true, &sustain, ret_error)) < 0 ||
+	    (r = v4l2cuse_opts_get_bool(o, "compat", false, &compat, ret_error)) < 0 ||
+	    (r = v4l2cuse_opts_get_int(o, "timeout", 0, 0, LB_TIMEOUT_MAX_MS, &timeout,
+				       ret_error)) < 0)
+		return r;
+	/* The capture end made first sets the knobs; the controls change them later. */
+	if (s->lb->refs == 1) {
+		s->lb->keep_format = keep;
+		s->lb->sustain_framerate = sustain;
+		s->lb->timeout_ms = timeout;
+		s->lb->compat = compat;
+	}
+	s->cv = v4l2cuse_convert_new();
+	s->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->evfd < 0 || s->tfd < 0 || s->epfd < 0 ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->evfd,
+		      &(struct epoll_event){ .events = EPOLLIN }) < 0 ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->tfd,
+		      &(struct epoll_event){ .events = EPOLLIN }) < 0) {
+		r = -errno;
+		if (ret_error)
+			*ret_error = g_strdup_printf("loopback: %s", g_strerror(-r));
+		return r;
+	}
+	return 0;
+}

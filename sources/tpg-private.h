@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The test-pattern generator's insides, shared by tpg.c (the generator),
+ * tpg-pattern.c (what each pattern draws where) and tpg-text.c (the text
+ * overlay).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "v4l2cuse/format.h"
+#include "tpg.h"
+
+/* Palette entries. */
+enum {
+	C_CSC_WHITE, C_CSC_YELLOW, C_CSC_CYAN, C_CSC_GREEN,
+	C_CSC_MAGENTA, C_CSC_RED, C_CSC_BLUE, C_CSC_BLACK,
+	C_75_WHITE, C_75_YELLOW, C_75_CYAN, C_75_GREEN,
+	C_75_MAGENTA, C_75_RED, C_75_BLUE,
+	C_WHITE, C_YELLOW, C_CYAN, C_GREEN, C_MAGENTA, C_RED, C_BLUE, C_BLACK,
+	C_GREY40, C_GREY15, C_PLUGE_M2, C_PLUGE_P2, C_PLUGE_P4,
+	C_CONTRAST, C_TEXT_BG, C_TEXT_FG,
+	C_RAMP,				/* 256 grey levels */
+	C_COUNT = C_RAMP + 256,
+};
+
+#define TPG_MAX_PAT 8
+
+struct v4l2cuse_tpg {
+	const struct v4l2cuse_format_info *fi;	/* NULL: no format set */
+	uint32_t width, height;
+	uint32_t ycbcr_enc, quantization;
+	size_t plane_off[3];
+	size_t plane_bpl[3];
+	size_t chroma_line;	/* bytes of a cached chroma line (2 * width pixels) */
+	size_t frame_size;
+
+	struct v4l2cuse_tpg_params p;
+	bool dirty;		/* palette and line cache must be rebuilt */
+
+	struct v4l2cuse_tpg_pixel pal[C_COUNT];
+	unsigned int n_pat;
+	uint8_t *row_pat;	/* pattern line of each (unflipped) row */
+	uint16_t *idx;		/* 2 * width colour indices (scratch) */
+	uint8_t *py, *pcb, *pcr;	/* a planar line for the packers (2 * width) */
+	uint8_t *prgb;
+	uint8_t *line[TPG_MAX_PAT][3];	/* cached lines, 2 * width pixels */
+	uint8_t *pair[TPG_MAX_PAT][TPG_MAX_PAT][2];	/* 4:2:0 chroma of two lines */
+	bool pair_valid[TPG_MAX_PAT][TPG_MAX_PAT];
+	uint8_t *tmp[2][3];	/* blit rows */
+	uint16_t *canvas;	/* overlay colour indices */
+	size_t canvas_size;
+	uint16_t *solid;	/* one row for solid rectangles */
+	uint64_t rng;
+};
+
+/* tpg.c: write colour indices to the frame (tpg.c's comments). */
+void v4l2cuse_tpg_blit(struct v4l2cuse_tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
+		       uint32_t rh, const uint16_t *idx, size_t stride);
+void v4l2cuse_tpg_fill_rect(struct v4l2cuse_tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0,
+			    uint32_t rw, uint32_t rh, uint16_t color);
+
+/* tpg-pattern.c: distinct lines of the pattern, each row's line, colours. */
+unsigned int v4l2cuse_tpg_pat_lines(enum v4l2cuse_tpg_pattern pat);
+unsigned int v4l2cuse_tpg_row_pat(const struct v4l2cuse_tpg *t, uint32_t y);
+uint16_t v4l2cuse_tpg_color_at(const struct v4l2cuse_tpg *t, unsigned int line, uint32_t x);
+
+/* tpg-text.c: the text overlay. */
+void v4l2cuse_tpg_draw_text(struct v4l2cuse_tpg *t, uint8_t *dst, const char *const *text,
+			    unsigned int n_lines);
