@@ -88,20 +88,6 @@ in_u32(struct input *in)
 	return v;
 }
 
-static unsigned int
-count_fds(void)
-{
-	GDir *d = g_dir_open("/proc/self/fd", 0, NULL);
-	unsigned int n = 0;
-
-	if (!d)
-		abort();
-	while (g_dir_read_name(d))
-		n++;
-	g_dir_close(d);
-	return n;
-}
-
 static void
 loop_drain(void)
 {
@@ -356,7 +342,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct input in = { data, data + size };
 	struct v4l2cuse_device_stats st;
-	unsigned int fds = count_fds();
+	unsigned int fds = fuzz_count_fds();
 
 	client_start(&a);
 	client_start(&b);
@@ -367,6 +353,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_check(st.opens == 0 && st.fast_handles == 0 && st.buffer_memory == 0 &&
 		   !st.streaming, "left: %u opens, %u fast paths, %" G_GUINT64_FORMAT " bytes",
 		   st.opens, st.fast_handles, st.buffer_memory);
-	fuzz_check(count_fds() == fds, "fds: %u before, %u after", fds, count_fds());
+	fuzz_check(fuzz_count_fds() == fds, "fds: %u before, %u after", fds, fuzz_count_fds());
 	return 0;
 }

@@ -117,20 +117,6 @@ next_bytes(struct input *in, void *buf, size_t n)
 	in->p += k;
 }
 
-static unsigned int
-count_fds(void)
-{
-	GDir *d = g_dir_open("/proc/self/fd", 0, NULL);
-	unsigned int n = 0;
-
-	if (!d)
-		abort();
-	while (g_dir_read_name(d))
-		n++;
-	g_dir_close(d);
-	return n;
-}
-
 static void
 open_fh(int i)
 {
@@ -531,7 +517,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct input in = { data, data + size };
 	struct v4l2cuse_shim_stats st;
-	unsigned int fds = count_fds();
+	unsigned int fds = fuzz_count_fds();
 
 	for (int i = 0; i < N_FH; i++)
 		open_fh(i);
@@ -549,6 +535,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_check(st.connections == 0 && st.tokens == 0 && st.mappings == 0,
 		   "left: %u connections, %u tokens, %u mappings", st.connections, st.tokens,
 		   st.mappings);
-	fuzz_check(count_fds() == fds, "fds: %u before, %u after", fds, count_fds());
+	fuzz_check(fuzz_count_fds() == fds, "fds: %u before, %u after", fds, fuzz_count_fds());
 	return 0;
 }
