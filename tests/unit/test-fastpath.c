@@ -921,6 +921,64 @@ test_shared(struct fixture *f, gconstpointer data)
 	run_app(f, app_shared);
 }
 
+struct share_call {
+	struct v4l2cuse_device *dev;
+	bool shared;
+	int r;
+};
+
+static void
+share_cb(gpointer p)
+{
+	struct share_call *s = p;
+	g_autofree char *err = NULL;
+
+	s->r = v4l2cuse_device_set_shared(s->dev, s->shared, &err);
+	if (err)
+		g_printerr("%s\n", err);
+}
+
+/*
+ * share= switched live under a handle with a fast path: its new queue counts
+ * its done buffers from 1 again, and they reach the app all the same (the
+ * old queue's serials, far ahead, must not hide them).
+ */
+static void
+app_reshare(struct fixture *f)
+{
+	struct client c;
+	struct v4l2_requestbuffers rb = { .count = 0, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					  .memory = V4L2_MEMORY_MMAP };
+	struct share_call sc = { f->dev, true, -1 };
+	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	struct v4l2_buffer b;
+
+	client_open(f, f->dev, &c, true);
+	client_stream(&c, 4, 4);
+	for (unsigned int i = 0; i < 12; i++) {
+		fast_dqbuf(&c, &b);
+		fast_qbuf(&c, b.index);
+	}
+	g_assert_cmpint(cuse_ioctl(c.fh, VIDIOC_STREAMOFF, &type), ==, 0);
+	for (unsigned int i = 0; i < c.n; i++)
+		munmap(c.mem[i], c.len[i]);
+	g_assert_cmpint(cuse_ioctl(c.fh, VIDIOC_REQBUFS, &rb), ==, 0);
+	on_loop(share_cb, &sc);
+	g_assert_cmpint(sc.r, ==, 0);
+	client_stream(&c, 4, 4);
+	for (unsigned int i = 0; i < 6; i++) {
+		fast_dqbuf(&c, &b);
+		fast_qbuf(&c, b.index);
+	}
+	client_close(&c);
+}
+
+static void
+test_reshare(struct fixture *f, gconstpointer data)
+{
+	run_app(f, app_reshare);
+}
+
 /* Output streaming (a writer node): queued frames reach the reader. */
 static void
 app_output(struct fixture *f)
@@ -1036,6 +1094,7 @@ main(int argc, char **argv)
 	ADD("gone", NULL, test_gone);
 	ADD("select-epoll", NULL, test_select_epoll);
 	ADD("shared", "shared", test_shared);
+	ADD("reshare", NULL, test_reshare);
 	ADD("output", "output", test_output);
 	ADD("hostile", "shared", test_hostile);
 #undef ADD
