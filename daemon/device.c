@@ -491,25 +491,31 @@ v4l2cuse_device_set_shared(struct v4l2cuse_device *dev, bool shared, char **ret_
 				goto err_undo;
 			fh->dq = dq;
 		}
+		/* The shim's connections let go of the old queue while it exists. */
+		if (dev->shim)
+			v4l2cuse_shim_queues_changed(dev->shim);
 		g_clear_pointer(&dev->main, dev_queue_free);
 	} else {
 		struct dev_queue *main = dev_queue_new(dev, NULL);
+		GPtrArray *old;
 
 		if (!main) {
 			*ret_error = g_strdup_printf("%s: cannot create the buffer queue", dev->name);
 			return -ENOMEM;
 		}
+		old = g_ptr_array_new_with_free_func((GDestroyNotify)dev_queue_free);
 		for (l = dev->fhs.head; l; l = l->next) {
 			struct v4l2cuse_fh *fh = l->data;
 
-			dev_queue_free(fh->dq);
+			g_ptr_array_add(old, fh->dq);
 			fh->dq = main;
 		}
 		dev->main = main;
+		if (dev->shim)
+			v4l2cuse_shim_queues_changed(dev->shim);
+		g_ptr_array_free(old, TRUE);
 	}
 	dev->shared = shared;
-	if (dev->shim)
-		v4l2cuse_shim_queues_changed(dev->shim);
 	for (l = dev->fhs.head; l; l = l->next)
 		dev_fp_publish(l->data);	/* their fast paths name the new queues */
 	g_message("%s: share=%s", dev->name, shared ? "true" : "false");
