@@ -22,44 +22,7 @@
 #include <unistd.h>
 #include <linux/videodev2.h>
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Busy and total jiffies of all CPUs. */
-static void
-cpu_jiffies(unsigned long long *busy, unsigned long long *total)
-{
-	unsigned long long v[10] = { 0 };
-	FILE *f = fopen("/proc/stat", "r");
-
-	*busy = *total = 0;
-	if (!f)
-		return;
-	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-		   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]) >= 8) {
-		for (int i = 0; i < 8; i++)
-			*total += v[i];
-		*busy = *total - v[3] - v[4];	/* minus idle and iowait */
-	}
-	fclose(f);
-}
-
-static int
-xioctl(int fd, unsigned long cmd, void *arg)
-{
-	int r;
-
-	do
-		r = ioctl(fd, cmd, arg);
-	while (r < 0 && errno == EINTR);
-	return r;
-}
+#include "v4l2-bench.h"
 
 static int
 bench_rtt(const char *dev, int n)
@@ -132,6 +95,7 @@ bench_read(const char *dev, unsigned int w, unsigned int h, unsigned int fps, do
 			perror("read");
 			return 1;
 		}
+	window_hook("start");
 	cpu_jiffies(&b0, &t0j);
 	t0 = now_s();
 	while ((t1 = now_s()) - t0 < secs) {
@@ -150,6 +114,7 @@ bench_read(const char *dev, unsigned int w, unsigned int h, unsigned int fps, do
 		frames++;
 	}
 	cpu_jiffies(&b1, &t1j);
+	window_hook("end");
 	printf("read %s driver=%s size=%ux%u fps_req=%u frames=%u secs=%.2f fps=%.2f "
 	       "MBps=%.2f cpu_ms_per_frame=%.2f\n",
 	       dev, cap.driver, w, h, fps, frames, t1 - t0, frames / (t1 - t0),

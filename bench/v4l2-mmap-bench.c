@@ -9,12 +9,15 @@
  * frames, then streams for SECS seconds: poll(POLLIN), DQBUF, read one byte
  * per page of the frame (what any consumer does at least), QBUF. Reports
  * delivered fps and the system-wide busy CPU per frame from /proc/stat (all
- * CPUs: the daemon's work counts too), like v4l2-bench's "read". Works on
- * vivid, v4l2loopback, and on v4l2cuse under v4l2cuse-run.
+ * CPUs: the daemon's work counts too), like v4l2-bench's "read", and how
+ * evenly the frames' timestamps are spaced (the smallest and largest step,
+ * in ms) with the sequence gaps (frames the driver dropped). Works on vivid,
+ * v4l2loopback, and on v4l2cuse under v4l2cuse-run.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,50 +28,41 @@
 #include <unistd.h>
 #include <linux/videodev2.h>
 
+#include "v4l2-bench.h"
+
 #define MAX_BUFS 32
 
-static double
-now_s(void)
-{
-	struct timespec ts;
+/* What the dequeued frames said of themselves. */
+struct spacing {
+	bool seen;
+	uint32_t last_seq;
+	double last_ts, min_step, max_step;
+	unsigned int gaps;
+};
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Busy and total jiffies of all CPUs. */
 static void
-cpu_jiffies(unsigned long long *busy, unsigned long long *total)
+spacing_add(struct spacing *s, const struct v4l2_buffer *b)
 {
-	unsigned long long v[10] = { 0 };
-	FILE *f = fopen("/proc/stat", "r");
+	double ts = b->timestamp.tv_sec + b->timestamp.tv_usec / 1e6;
 
-	*busy = *total = 0;
-	if (!f)
-		return;
-	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-		   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]) >= 8) {
-		for (int i = 0; i < 8; i++)
-			*total += v[i];
-		*busy = *total - v[3] - v[4];	/* minus idle and iowait */
+	if (s->seen) {
+		double step = ts - s->last_ts;
+
+		if (b->sequence != s->last_seq + 1)
+			s->gaps++;
+		else if (s->min_step == 0 || step < s->min_step)
+			s->min_step = step;
+		if (b->sequence == s->last_seq + 1 && step > s->max_step)
+			s->max_step = step;
 	}
-	fclose(f);
-}
-
-static int
-xioctl(int fd, unsigned long cmd, void *arg)
-{
-	int r;
-
-	do
-		r = ioctl(fd, cmd, arg);
-	while (r < 0 && errno == EINTR);
-	return r;
+	s->seen = true;
+	s->last_seq = b->sequence;
+	s->last_ts = ts;
 }
 
 /* Wait for and dequeue one frame, touch it, requeue it. 1 if it was good. */
 static int
-cycle(int fd, uint8_t **mem, volatile uint8_t *sink)
+cycle(int fd, uint8_t **mem, volatile uint8_t *sink, struct spacing *sp)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = V4L2_MEMORY_MMAP };
@@ -86,6 +80,8 @@ cycle(int fd, uint8_t **mem, volatile uint8_t *sink)
 		return -1;
 	}
 	good = !(b.flags & V4L2_BUF_FLAG_ERROR) && b.bytesused > 0;
+	if (sp)
+		spacing_add(sp, &b);
 	for (uint32_t off = 0; good && off < b.bytesused; off += (uint32_t)page)
 		*sink += mem[b.index][off];
 	if (xioctl(fd, VIDIOC_QBUF, &b) < 0) {
@@ -109,6 +105,7 @@ main(int argc, char **argv)
 	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE, fd, r;
 	long hz = sysconf(_SC_CLK_TCK);
 	volatile uint8_t sink = 0;
+	struct spacing sp = { 0 };
 	double secs, t0, t1;
 
 	if (argc < 5 || sscanf(argv[2], "%ux%u", &w, &h) != 2) {
@@ -175,23 +172,26 @@ main(int argc, char **argv)
 		return 1;
 	}
 	for (t0 = now_s(); now_s() - t0 < 1.0;)
-		if (cycle(fd, mem, &sink) < 0)
+		if (cycle(fd, mem, &sink, NULL) < 0)
 			return 1;
+	window_hook("start");
 	cpu_jiffies(&b0, &t0j);
 	t0 = now_s();
 	while ((t1 = now_s()) - t0 < secs) {
-		r = cycle(fd, mem, &sink);
+		r = cycle(fd, mem, &sink, &sp);
 		if (r < 0)
 			return 1;
 		frames += r == 1;
 		errors += r == 0;
 	}
 	cpu_jiffies(&b1, &t1j);
+	window_hook("end");
 	xioctl(fd, VIDIOC_STREAMOFF, &type);
 	printf("mmap %s driver=%s size=%ux%u fps_req=%u buffers=%u frames=%u errors=%u "
-	       "secs=%.2f fps=%.2f cpu_ms_per_frame=%.2f\n",
+	       "secs=%.2f fps=%.2f cpu_ms_per_frame=%.2f ts_step_ms=%.3f..%.3f seq_gaps=%u\n",
 	       argv[1], cap.driver, w, h, fps, rb.count, frames, errors, t1 - t0,
-	       frames / (t1 - t0), frames ? (double)(b1 - b0) * 1000.0 / hz / frames : 0.0);
+	       frames / (t1 - t0), frames ? (double)(b1 - b0) * 1000.0 / hz / frames : 0.0,
+	       sp.min_step * 1000, sp.max_step * 1000, sp.gaps);
 	close(fd);
 	return 0;
 }

@@ -4,16 +4,26 @@
 # The streaming benchmark, in one VM boot: steady-state capture of 640x480
 # and 1280x720 YUYV at 30 fps (after a 1 s warm-up, process start-up
 # excluded) from
-#   (a) v4l2cuse through the preload shim (MMAP, bench/v4l2-mmap-bench),
-#   (b) v4l2cuse through read() (bench/v4l2-bench read, one read() a frame),
-#   (c) vivid, MMAP and read(),
-#   (d) v4l2loopback fed by ffmpeg (MMAP), if its DKMS module was built for
-#       the guest kernel (apt-get install v4l2loopback-dkms
-#       linux-headers-<kver> on the host); skipped with a note otherwise.
-# Each line reports delivered fps and system-wide busy CPU per frame from
-# /proc/stat, so the daemon's (or ffmpeg's) work is counted.
+#   (a)  v4l2cuse through the preload shim, MMAP, the fast path
+#        (bench/v4l2-mmap-bench under v4l2cuse-run),
+#   (a0) the same with V4L2CUSE_FASTPATH=0 (every QBUF, DQBUF, poll through CUSE),
+#   (b)  v4l2cuse through read() (bench/v4l2-bench read, one read() a frame),
+#   (c)  vivid, MMAP and read(),
+#   (d)  v4l2loopback fed by ffmpeg (MMAP), if its DKMS module was built for
+#        the guest kernel (apt-get install v4l2loopback-dkms
+#        linux-headers-<kver> on the host); skipped with a note otherwise.
+# Each line reports delivered fps, the system-wide busy CPU per frame from
+# /proc/stat (all CPUs: the daemon's or ffmpeg's work counts), the spacing
+# of the timestamps and the sequence gaps, and the host's load average; for
+# v4l2cuse also the daemon's own CPU per frame it produced and its
+# counters over the window (`v4l2cuse-ctl stats`: CUSE requests per
+# delivered frame, frames through the fast path), sampled by the tools'
+# window hook right outside the measured window.
 #
-# Run from the host:  tests/vm/vm-run.sh bench/vm-mmap-bench.sh [SECONDS]
+# Run from the host (TSC clock source: reading the clock is then no system
+# call in the guest):
+#   V4L2CUSE_VM_APPEND="clocksource=tsc tsc=reliable" \
+#       tests/vm/vm-run.sh bench/vm-mmap-bench.sh [SECONDS]
 # The lines land in <build>/vm-results/vm-mmap-bench/results.txt.
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
@@ -21,7 +31,9 @@ set -euo pipefail
 secs=${1:-10}
 B=$V4L2CUSE_BUILD
 run=$B/preload/v4l2cuse-run
+ctl=$B/daemon/v4l2cuse-ctl
 out=$V4L2CUSE_RESULTS/results.txt
+T=$(mktemp -d)
 : >"$out"
 
 vm_modprobe cuse
@@ -29,10 +41,21 @@ vm_modprobe vivid n_devs=1 node_types=0x1
 vm_wait_node /dev/cuse 10
 vivid=$(vm_find_video 'vivid-000-vid-cap') || bail_out "no vivid capture node"
 
-"$B/daemon/v4l2cuse" --device video42 >"$V4L2CUSE_RESULTS/daemon.log" 2>&1 &
+cat >"$T/bench.conf" <<CONF
+[daemon]
+control-socket = $T/ctl.sock
+[device bench]
+node = video42
+source = pattern
+CONF
+export V4L2CUSE_CTL_SOCKET=$T/ctl.sock
+"$B/daemon/v4l2cuse" --config "$T/bench.conf" >"$V4L2CUSE_RESULTS/daemon.log" 2>&1 &
 daemon_pid=$!
 vm_on_exit kill $daemon_pid
 vm_wait_node /dev/video42 20 || bail_out "no /dev/video42"
+
+echo "kernel $(uname -r) clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" \
+	"cmdline: $(cat /proc/cmdline)" | tee -a "$out"
 
 # v4l2loopback: the module DKMS built on the host for this kernel, if any.
 loop=
@@ -52,37 +75,69 @@ idle()
 	read -r b0 t0 <<<"$(awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)"
 	sleep "$secs"
 	read -r b1 t1 <<<"$(awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)"
-	echo "idle busy_ms_per_s=$(((b1 - b0) * 1000 / $(getconf CLK_TCK) / secs))" | tee -a "$out"
+	echo "idle busy_ms_per_s=$(((b1 - b0) * 1000 / $(getconf CLK_TCK) / secs)) host_load=$(vm_host_load)" |
+		tee -a "$out"
 }
 check "idle baseline" idle
 for d in /dev/video42 "$vivid"; do
 	check "rtt $d" bash -c "'$B/bench/v4l2-bench' rtt $d 300 | tee -a '$out'"
 done
 
-# Where v4l2cuse's time goes: the daemon's own CPU (utime+stime of its
-# process) per frame, next to the system-wide figure the tool reports.
-# attributed TAG CMD...: run CMD (it prints frames=N), add "daemon_ms_per_frame".
+# The window hook (bench/v4l2-bench.h): the daemon's CPU ticks, the bench
+# device's counters and the host's load, right before and after the window.
+cat >"$T/hook" <<'HOOK'
+#!/bin/bash
+# Few processes: each start costs ~0.1-0.3 s under TCG.
+{
+	read -r -a st <"/proc/$BENCH_DAEMON/stat"
+	read -r _ load _ <<<"$(tail -n 1 "$BENCH_LOAD")"
+	"$BENCH_CTL" stats | awk -v cpu=$((st[13] + st[14])) -v load="$load" '
+		/^\[/ { g = $0 == "[device bench]"; next }
+		g { v[$1] = $2 }
+		END { print cpu, v["cuse-requests"], v["fast-frames"], v["produced"], v["delivered"],
+			  v["ticks-lost"], load }'
+} >"$BENCH_DIR/hook-$1"
+HOOK
+chmod +x "$T/hook"
+export BENCH_CTL=$ctl BENCH_DAEMON=$daemon_pid BENCH_LOAD=$V4L2CUSE_RESULTS/.vm/host-load BENCH_DIR=$T
+
+# attributed CMD...: run CMD with the window hook (it prints frames=N),
+# add the daemon's figures over the window.
 attributed()
 {
-	local tag=$1 t0 t1 line frames
-	shift
-	t0=$(awk '{print $14 + $15}' /proc/$daemon_pid/stat)
-	line=$("$@")
-	t1=$(awk '{print $14 + $15}' /proc/$daemon_pid/stat)
+	local line frames c0 c1 hz
+	rm -f "$T/hook-start" "$T/hook-end"
+	line=$(V4L2_BENCH_HOOK=$T/hook "$@")
 	frames=$(sed -n 's/.* frames=\([0-9]*\) .*/\1/p' <<<"$line")
-	echo "$line daemon_ms_per_frame=$(awk -v d=$((t1 - t0)) -v f="$frames" -v hz="$(getconf CLK_TCK)" \
-		'BEGIN { printf "%.2f", f ? d * 1000 / hz / f : 0 }')" | tee -a "$out"
+	read -r -a c0 <"$T/hook-start"
+	read -r -a c1 <"$T/hook-end"
+	hz=$(getconf CLK_TCK)
+	echo "$line $(awk -v f="$frames" -v hz="$hz" \
+		-v dt=$((c1[0] - c0[0])) -v req=$((c1[1] - c0[1])) -v fast=$((c1[2] - c0[2])) \
+		-v prod=$((c1[3] - c0[3])) -v lost=$((c1[5] - c0[5])) \
+		'BEGIN { printf "daemon_ms_per_produced=%.2f produced=%d cuse_req_per_frame=%.3f fast_frames=%d ticks_lost=%d",
+			 prod ? dt * 1000 / hz / prod : 0, prod, f ? req / f : 0, fast, lost }') host_load=${c0[6]}..${c1[6]}" |
+		tee -a "$out"
+}
+
+# plain CMD...: a line for a kernel driver, with the host's load.
+plain()
+{
+	local l0 line
+	l0=$(vm_host_load)
+	line=$("$@")
+	echo "$line host_load=$l0..$(vm_host_load)" | tee -a "$out"
 }
 
 for size in 640x480 1280x720; do
-	check "(a) v4l2cuse shim mmap $size" attributed a \
+	check "(a) v4l2cuse shim mmap, fast path, $size" attributed \
 		"$run" "$B/bench/v4l2-mmap-bench" /dev/video42 $size 30 "$secs"
-	check "(b) v4l2cuse read $size" attributed b \
+	check "(a0) v4l2cuse shim mmap, V4L2CUSE_FASTPATH=0, $size" attributed \
+		env V4L2CUSE_FASTPATH=0 "$run" "$B/bench/v4l2-mmap-bench" /dev/video42 $size 30 "$secs"
+	check "(b) v4l2cuse read $size" attributed \
 		"$B/bench/v4l2-bench" read /dev/video42 $size 30 "$secs"
-	check "(c) vivid mmap $size" bash -o pipefail -c \
-		"'$B/bench/v4l2-mmap-bench' $vivid $size 30 $secs | tee -a '$out'"
-	check "(c) vivid read $size" bash -o pipefail -c \
-		"'$B/bench/v4l2-bench' read $vivid $size 30 $secs | tee -a '$out'"
+	check "(c) vivid mmap $size" plain "$B/bench/v4l2-mmap-bench" "$vivid" $size 30 "$secs"
+	check "(c) vivid read $size" plain "$B/bench/v4l2-bench" read "$vivid" $size 30 "$secs"
 	if [[ -n $loop ]]; then
 		# The cheapest producer: zeros at 30 fps, no conversion.
 		ffmpeg -hide_banner -loglevel error -re -f rawvideo -pix_fmt yuyv422 -s "$size" \
@@ -93,8 +148,8 @@ for size in 640x480 1280x720; do
 			v4l2-ctl -d $loop --get-fmt-video 2>/dev/null | grep -q "Width/Height *: ${size/x//}" && break
 			sleep 0.5
 		done
-		check "(d) v4l2loopback mmap $size (ffmpeg feeding)" bash -o pipefail -c \
-			"'$B/bench/v4l2-mmap-bench' $loop $size 30 $secs | tee -a '$out'"
+		check "(d) v4l2loopback mmap $size (ffmpeg feeding)" plain \
+			"$B/bench/v4l2-mmap-bench" $loop $size 30 "$secs"
 		kill "$feeder" 2>/dev/null || true
 		wait "$feeder" 2>/dev/null || true
 	fi

@@ -16,6 +16,7 @@
 struct v4l2cuse_shim;
 struct v4l2cuse_control;
 struct v4l2cuse_placeholder;
+struct dev_fp;
 
 /*
  * A control as the device keeps it: the source's description plus its
@@ -65,6 +66,7 @@ struct v4l2cuse_fh {
 	uid_t uid;
 	enum v4l2_priority prio;
 	bool streaming_capable;		/* attached to the preload shim */
+	struct dev_fp *fp;		/* the shim's fast path (fastpath.c), or NULL */
 	void *ph;			/* newest poll handle, or NULL */
 	struct dev_parked dqbuf;
 	struct dev_parked read;
@@ -103,6 +105,8 @@ struct v4l2cuse_device {
 	int wake_dead_fd;		/* an fd that hung up and was not replaced */
 	void *scratch;			/* drop target when no buffer is free */
 	uint32_t frames;		/* frames produced since start */
+	uint64_t next_tick_ns;		/* the timer's next expiry (CLOCK_MONOTONIC) */
+	uint64_t tick_ns;		/* the timer's interval */
 
 	/* No signal: the placeholder source, or the built-in card. */
 	struct v4l2cuse_source *placeholder;	/* NULL: none configured */
@@ -118,6 +122,11 @@ struct v4l2cuse_device {
 	struct v4l2cuse_offer *offer;	/* NULL: the source offers all it has */
 	uint64_t delivered, dropped, errors;
 	uint64_t interrupted;		/* parked requests answered EINTR (caller interrupted) */
+	uint64_t produced;		/* frames made (or failed) since creation */
+	uint64_t ticks_lost;		/* timer ticks dropped after a stall */
+	uint64_t stalls;		/* stalls that dropped ticks */
+	uint64_t fast_frames;		/* frames dequeued through the fast path */
+	uint64_t requests;		/* requests from the transport (CUSE) */
 
 	struct dev_ctrl *ctrls;
 	unsigned int n_ctrls;
@@ -125,6 +134,9 @@ struct v4l2cuse_device {
 
 	const struct v4l2cuse_poll_ops *poll_ops;
 	struct v4l2cuse_shim *shim;	/* the preload shim's server, or NULL */
+	void (*changed)(void *data);	/* device config's */
+	void *changed_data;
+	uint64_t request_memory;	/* buffer memory when the current request began */
 };
 
 /* device.c */
@@ -136,7 +148,14 @@ const char *dev_bus_prefix(struct v4l2cuse_device *dev);
 /* output: the writer set a new format: its next frames come in it. */
 void dev_writer_restart(struct v4l2cuse_device *dev);
 
+/* device.c: what STATUS shows may have changed (open, buffers, streaming). */
+void dev_changed(struct v4l2cuse_device *dev);
+
 /* fh.c */
+/* A request of @fh from the transport starts (counted; the fast path's
+ * submissions are taken first) and ends (what changed is published). */
+void dev_request_begin(struct v4l2cuse_fh *fh);
+void dev_request_end(struct v4l2cuse_fh *fh);
 void dev_wake_fh(struct v4l2cuse_fh *fh);
 void dev_wake_all(struct v4l2cuse_device *dev);
 int dev_prio_check(struct v4l2cuse_fh *fh);
@@ -155,6 +174,15 @@ void dev_producer_rearm(struct v4l2cuse_device *dev);
 void dev_producer_free(struct v4l2cuse_device *dev);
 void dev_placeholder_stop(struct v4l2cuse_device *dev);
 bool dev_streaming(struct v4l2cuse_device *dev);
+
+/* fastpath.c (each NULL-safe: a handle without a fast path does nothing) */
+/* Take @fh's submissions (NULL-safe): its QBUFs and acknowledged DQBUFs. */
+void dev_fp_take(struct v4l2cuse_fh *fh);
+/* Publish new completions and the state; wake the client if anything changed. */
+void dev_fp_publish(struct v4l2cuse_fh *fh);
+/* Done buffers were dequeued through CUSE: publish the rest anew. */
+void dev_fp_void(struct v4l2cuse_fh *fh);
+void dev_fp_free(struct v4l2cuse_fh *fh);
 
 /* ctrls.c (the ioctl side is in ctrls.h) */
 /* The source's controls, and a watch on its control_fd() for changes made elsewhere. */

@@ -131,6 +131,8 @@ v4l2cuse_device_new(const struct v4l2cuse_device_config *cfg, char **ret_error)
 	dev->shared = cfg->shared;
 	dev->output = cfg->output;
 	dev->hub = cfg->hub;
+	dev->changed = cfg->changed;
+	dev->changed_data = cfg->changed_data;
 	g_queue_init(&dev->fhs);
 	g_queue_init(&dev->streams);
 
@@ -276,6 +278,13 @@ dev_writer_restart(struct v4l2cuse_device *dev)
 }
 
 void
+dev_changed(struct v4l2cuse_device *dev)
+{
+	if (dev->changed)
+		dev->changed(dev->changed_data);
+}
+
+void
 v4l2cuse_device_set_shim(struct v4l2cuse_device *dev, struct v4l2cuse_shim *shim)
 {
 	dev->shim = shim;
@@ -339,6 +348,11 @@ v4l2cuse_device_get_stats(struct v4l2cuse_device *dev, struct v4l2cuse_device_st
 		.dropped = dev->dropped,
 		.errors = dev->errors,
 		.interrupted = dev->interrupted,
+		.produced = dev->produced,
+		.ticks_lost = dev->ticks_lost,
+		.stalls = dev->stalls,
+		.fast_frames = dev->fast_frames,
+		.requests = dev->requests,
 		.fmt = dev->fmt,
 		.interval = dev->interval,
 	};
@@ -346,6 +360,7 @@ v4l2cuse_device_get_stats(struct v4l2cuse_device *dev, struct v4l2cuse_device_st
 		struct v4l2cuse_fh *fh = l->data;
 
 		ret->parked += (fh->dqbuf.req != NULL) + (fh->read.req != NULL);
+		ret->fast_handles += fh->fp != NULL;
 	}
 	ret->input = v4l2cuse_hub_input(v4l2cuse_offer_inner(dev->src), &ret->input_users);
 }
@@ -518,6 +533,8 @@ v4l2cuse_device_set_shared(struct v4l2cuse_device *dev, bool shared, char **ret_
 		g_ptr_array_free(old, TRUE);
 	}
 	dev->shared = shared;
+	for (l = dev->fhs.head; l; l = l->next)
+		dev_fp_publish(l->data);	/* their fast paths name the new queues */
 	g_message("%s: share=%s", dev->name, shared ? "true" : "false");
 	return 0;
 

@@ -47,6 +47,13 @@ struct v4l2cuse_device_config {
 	uint64_t buffer_memory_limit;	/* bytes of buffer memory (0: unlimited) */
 	struct vb_budget *global_budget;	/* all devices' budget (NULL: none); ref taken */
 	struct v4l2cuse_hub *hub;	/* shares inputs between devices (NULL: no sharing) */
+	/*
+	 * Called on the loop thread when what the service's STATUS shows may
+	 * have changed (a handle opened or closed, buffers allocated or freed,
+	 * streaming started or stopped), so nothing has to poll for it.
+	 */
+	void (*changed)(void *data);
+	void *changed_data;
 };
 
 /* For v4l2cuse-ctl list (loop thread). */
@@ -61,6 +68,12 @@ struct v4l2cuse_device_stats {
 	uint64_t dropped;		/* frames skipped (no free buffer, source drop) */
 	uint64_t errors;		/* frames delivered with V4L2_BUF_FLAG_ERROR */
 	uint64_t interrupted;		/* parked DQBUF/read() answered EINTR (caller interrupted) */
+	uint64_t produced;		/* frames made (or failed) since creation */
+	uint64_t ticks_lost;		/* frame-timer ticks dropped after stalls (a sequence gap each) */
+	uint64_t stalls;		/* such stalls: one sequence gap per streaming queue each */
+	uint64_t fast_frames;		/* of the delivered, dequeued through the shim's fast path */
+	uint64_t requests;		/* requests from the transport (CUSE) since creation */
+	unsigned int fast_handles;	/* handles with a fast path */
 	struct v4l2_pix_format fmt;
 	struct v4l2_fract interval;
 	uint64_t buffer_memory;		/* bytes of buffers allocated now */
@@ -156,6 +169,14 @@ void v4l2cuse_fh_poll(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
 
 /* Mark a handle as attached to the preload shim (streaming I/O allowed). */
 void v4l2cuse_fh_set_streaming(struct v4l2cuse_fh *fh, bool on);
+/*
+ * The shim's fast path for @fh (daemon/fastpath.c): the shared-memory
+ * queue's sealed memfd (*ret_size bytes) and the client's end of the
+ * wake-up socket, both for the caller to pass on and close. 0, -EALREADY
+ * (one per handle), -ENOMEM (the device's buffer memory limit), -errno.
+ */
+int v4l2cuse_fh_fastpath(struct v4l2cuse_fh *fh, int *ret_memfd, int *ret_sock,
+			 size_t *ret_size);
 
 /* For the shim's server: who opened @fh, and the queue it streams on. */
 struct v4l2cuse_device *v4l2cuse_fh_device(struct v4l2cuse_fh *fh);

@@ -46,6 +46,7 @@ dev_interrupt_cb(struct v4l2cuse_req *req, void *data)
 {
 	struct dev_parked *p = data;
 
+	p->fh->dev->requests++;		/* the transport's interrupt request */
 	if (p->req != req)
 		return;
 	if (p->registering) {
@@ -84,6 +85,31 @@ dev_notify_poll(struct v4l2cuse_fh *fh)
 		fh->dev->poll_ops->notify(ph);
 }
 
+static uint64_t
+dev_buffer_memory(struct v4l2cuse_device *dev)
+{
+	struct vb_budget_stats st;
+
+	vb_budget_get_stats(dev->budget, &st);
+	return st.used;
+}
+
+void
+dev_request_begin(struct v4l2cuse_fh *fh)
+{
+	fh->dev->requests++;
+	fh->dev->request_memory = dev_buffer_memory(fh->dev);
+	dev_fp_take(fh);	/* the app's earlier QBUFs and DQBUFs come first */
+}
+
+void
+dev_request_end(struct v4l2cuse_fh *fh)
+{
+	dev_fp_publish(fh);
+	if (dev_buffer_memory(fh->dev) != fh->dev->request_memory)
+		dev_changed(fh->dev);	/* buffers allocated or freed */
+}
+
 /* Something changed for @fh: answer what can be answered, wake pollers. */
 void
 dev_wake_fh(struct v4l2cuse_fh *fh)
@@ -93,6 +119,8 @@ dev_wake_fh(struct v4l2cuse_fh *fh)
 		struct v4l2_buffer buf = fh->dqbuf.buf;
 		int r = vb_queue_dqbuf(fh->dq->q, fh, &buf);
 
+		if (r == 0)
+			dev_fp_void(fh);
 		if (r != -EAGAIN) {
 			dev_unpark(&fh->dqbuf);
 			v4l2cuse_req_reply_ioctl(req, r, &buf, r < 0 ? 0 : sizeof(buf));
@@ -100,6 +128,7 @@ dev_wake_fh(struct v4l2cuse_fh *fh)
 	}
 	if (fh->read.req)
 		dev_read_retry(fh);
+	dev_fp_publish(fh);
 	dev_notify_poll(fh);
 }
 
@@ -148,6 +177,7 @@ dev_queue_event(struct v4l2cuse_fh *fh, const struct v4l2_event *ev)
 	e->sequence = fh->event_sequence++;
 	clock_gettime(CLOCK_MONOTONIC, &e->timestamp);
 	g_queue_push_tail(&fh->events, e);
+	dev_fp_publish(fh);
 	dev_notify_poll(fh);
 }
 
@@ -180,6 +210,7 @@ v4l2cuse_fh_open(struct v4l2cuse_device *dev, int open_flags, pid_t pid, uid_t u
 {
 	struct v4l2cuse_fh *fh;
 
+	dev->requests++;
 	if (dev->n_fhs >= V4L2CUSE_MAX_OPENS) {
 		*ret_err = -EMFILE;
 		return NULL;
@@ -202,6 +233,7 @@ v4l2cuse_fh_open(struct v4l2cuse_device *dev, int open_flags, pid_t pid, uid_t u
 	fh->link.data = fh;
 	g_queue_push_tail_link(&dev->fhs, &fh->link);
 	dev->n_fhs++;
+	dev_changed(dev);
 	return fh;
 }
 
@@ -210,15 +242,18 @@ v4l2cuse_fh_release(struct v4l2cuse_fh *fh)
 {
 	struct v4l2cuse_device *dev = fh->dev;
 
+	dev->requests++;
 	/* A parked request holds its own file reference: none can be left. */
 	if (fh->dqbuf.req || fh->read.req)
 		g_warning("bug: %s: release with a parked request", dev->name);
+	dev_fp_take(fh);	/* what the app did before it closed counts */
 	g_queue_unlink(&dev->fhs, &fh->link);
 	dev->n_fhs--;
 	if (fh->prio > V4L2_PRIORITY_UNSET && fh->prio <= V4L2_PRIORITY_RECORD)
 		dev->prio_count[fh->prio]--;
 	if (dev->writer == fh)
 		dev_writer_leave(dev);
+	dev_fp_free(fh);
 	if (dev->shim)
 		v4l2cuse_shim_fh_release(dev->shim, fh);	/* revoke its tokens */
 	if (fh->dq == dev->main)
@@ -230,6 +265,7 @@ v4l2cuse_fh_release(struct v4l2cuse_fh *fh)
 	g_array_unref(fh->subs);
 	g_queue_clear_full(&fh->events, g_free);
 	g_free(fh);
+	dev_changed(dev);
 }
 
 void
@@ -277,6 +313,8 @@ dev_dqbuf(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, const struct v4l2_bu
 		return;
 	}
 	r = vb_queue_dqbuf(fh->dq->q, fh, &buf);
+	if (r == 0)
+		dev_fp_void(fh);	/* it may have been published already */
 	if (r == -EAGAIN && !(fh->open_flags & O_NONBLOCK)) {
 		fh->dqbuf.buf = *arg;
 		dev_park(&fh->dqbuf, fh, req);
@@ -304,9 +342,9 @@ dev_read_retry(struct v4l2cuse_fh *fh)
 		v4l2cuse_req_reply_data(req, data, n);
 }
 
-void
-v4l2cuse_fh_read(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, size_t size,
-		 off_t off, int file_flags)
+static void
+dev_read(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, size_t size, off_t off,
+	 int file_flags)
 {
 	const void *data = NULL;
 	ssize_t n;
@@ -332,6 +370,15 @@ v4l2cuse_fh_read(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, size_t size,
 		v4l2cuse_req_reply_err(req, (int)n);
 	else
 		v4l2cuse_req_reply_data(req, data, n);
+}
+
+void
+v4l2cuse_fh_read(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, size_t size,
+		 off_t off, int file_flags)
+{
+	dev_request_begin(fh);
+	dev_read(fh, req, size, off, file_flags);
+	dev_request_end(fh);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -458,12 +505,15 @@ v4l2cuse_fh_write(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, const void *
 		  size_t size, off_t off)
 {
 	size_t taken = 0;
-	int r = dev_write_chunk(fh, buf, size, off, &taken);
+	int r;
 
+	dev_request_begin(fh);
+	r = dev_write_chunk(fh, buf, size, off, &taken);
 	if (r < 0)
 		v4l2cuse_req_reply_err(req, r);
 	else
 		v4l2cuse_req_reply_write(req, taken);
+	dev_request_end(fh);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -475,6 +525,7 @@ v4l2cuse_fh_poll(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, unsigned int 
 {
 	unsigned int revents;
 
+	dev_request_begin(fh);
 	if (ph) {
 		if (fh->ph && fh->dev->poll_ops)
 			fh->dev->poll_ops->destroy(fh->ph);
@@ -488,5 +539,6 @@ v4l2cuse_fh_poll(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, unsigned int 
 	if (!g_queue_is_empty(&fh->events))
 		revents |= POLLPRI;
 	req->ops->reply_poll(req, revents);
+	dev_request_end(fh);
 }
 

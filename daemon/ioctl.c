@@ -816,9 +816,9 @@ ioc_ext_ctrls(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
 
 /* ---------------------------------------------------------------------- */
 
-void
-v4l2cuse_fh_ioctl(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
-		  const struct v4l2cuse_ioctl_args *a)
+static void
+ioc_dispatch(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
+	     const struct v4l2cuse_ioctl_args *a)
 {
 	const struct ioc_info *info;
 	size_t size = _IOC_SIZE(a->cmd);
@@ -897,4 +897,13 @@ v4l2cuse_fh_ioctl(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
 		v4l2cuse_req_reply_err(req, r);
 	else
 		v4l2cuse_req_reply_ioctl(req, 0, &u, need_out);
+}
+
+void
+v4l2cuse_fh_ioctl(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
+		  const struct v4l2cuse_ioctl_args *a)
+{
+	dev_request_begin(fh);
+	ioc_dispatch(fh, req, a);
+	dev_request_end(fh);
 }

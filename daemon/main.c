@@ -34,7 +34,6 @@
 
 #define EXIT_USAGE 2
 #define DEFAULT_CONFIG SYSCONFDIR "/v4l2cuse/v4l2cuse.conf"
-#define STATUS_INTERVAL_S 5
 
 struct options {
 	char *device;
@@ -143,13 +142,6 @@ status_idle_cb(gpointer data)
 	st->status_idle = 0;
 	update_status(st);
 	return G_SOURCE_REMOVE;
-}
-
-static gboolean
-status_timer_cb(gpointer data)
-{
-	update_status(data);	/* consumers come and go without events */
-	return G_SOURCE_CONTINUE;
 }
 
 static gboolean
@@ -462,7 +454,6 @@ serve(struct daemon_state *st, struct v4l2cuse_conf *conf, bool cli)
 		if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec)
 			g_timeout_add(MAX(wd_usec / 2000, 1), watchdog_cb, st);
 #endif
-		g_timeout_add_seconds(STATUS_INTERVAL_S, status_timer_cb, st);
 		g_main_loop_run(st->loop);
 	}
 

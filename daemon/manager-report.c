@@ -200,13 +200,17 @@ v4l2cuse_manager_stats(struct v4l2cuse_manager *m, GString *out)
 				       "\nbuffer-memory-limit-bytes %" G_GUINT64_FORMAT
 				       "\nbuffer-memory-refused %" G_GUINT64_FORMAT
 				       "\nshim-connections %u\nshim-attached %u\nshim-tokens %u"
-				       "\nshim-mappings %u\nshim-refused %u\n",
+				       "\nshim-mappings %u\nshim-refused %u\nproduced %" G_GUINT64_FORMAT
+				       "\nticks-lost %" G_GUINT64_FORMAT
+				       "\nfast-frames %" G_GUINT64_FORMAT "\nfast-handles %u"
+				       "\ncuse-requests %" G_GUINT64_FORMAT "\n",
 				       md->conf->id, md->node, mdev_state_names[md->state],
 				       mdev_signal(md, &st), st.opens, st.consumers,
 				       st.streaming ? "yes" : "no", st.delivered, st.dropped, st.errors,
 				       st.parked, st.interrupted, st.buffer_memory, st.buffer_memory_limit,
 				       st.buffer_memory_refused, sh.connections, sh.authenticated,
-				       sh.tokens, sh.mappings, sh.refused);
+				       sh.tokens, sh.mappings, sh.refused, st.produced, st.ticks_lost,
+				       st.fast_frames, st.fast_handles, st.requests);
 	}
 }
 

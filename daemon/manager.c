@@ -57,6 +57,13 @@ mgr_changed(struct v4l2cuse_manager *m)
 		m->ev.changed(m->data);
 }
 
+/* A device's consumers came or went: STATUS follows without polling. */
+static void
+mgr_device_changed(void *data)
+{
+	mgr_changed(data);
+}
+
 static void
 mgr_check_settled(struct v4l2cuse_manager *m)
 {
@@ -180,6 +187,8 @@ mdev_build_device(struct mdev *md, char **ret_error)
 		spec = v4l2cuse_loopback_spec_with_writer(cfg.source, md->writer_node);
 	if (spec)
 		cfg.source = spec;
+	cfg.changed = mgr_device_changed;
+	cfg.changed_data = md->m;
 	md->dev = v4l2cuse_device_new(&cfg, &err);
 	if (!md->dev) {
 		*ret_error = g_strdup_printf("%s: %s", md->conf->where_source, err);
@@ -204,6 +213,8 @@ mdev_build_device(struct mdev *md, char **ret_error)
 		.global_budget = md->m->budget,
 		.hub = md->m->hub,
 		.output = true,
+		.changed = mgr_device_changed,
+		.changed_data = md->m,
 	};
 
 	md->wdev = v4l2cuse_device_new(&wcfg, &err);

@@ -47,6 +47,22 @@
 static void dev_timer_stop(struct v4l2cuse_device *dev);
 static int dev_arm_producer(struct v4l2cuse_device *dev);
 
+/*
+ * Ticks a late timer makes up for at once (each its own frame, stamped with
+ * its own time): as many as a queue can have buffers; beyond that a stall's
+ * ticks could only be dropped frames anyway, and are counted as such.
+ */
+#define DEV_MAX_CATCH_UP VB_MAX_BUFFERS
+
+static uint64_t
+dev_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* ---------------------------------------------------------------------- */
 /* The placeholder */
 
@@ -160,6 +176,7 @@ dev_queue_deliver(struct dev_queue *dq, struct vb_buffer *b, const struct v4l2cu
 	size_t len = vb_buffer_length(b);
 	uint32_t used = frame->error ? 0 : MIN((size_t)frame->bytesused, len);
 
+	vb_buffer_set_timestamp(b, frame->timestamp_ns);
 	if (!frame->error && mem != frame->data)
 		memcpy(mem, frame->data, used);
 	if (fmt->field == V4L2_FIELD_ALTERNATE)
@@ -185,21 +202,32 @@ dev_queue_deliver(struct dev_queue *dq, struct vb_buffer *b, const struct v4l2cu
 }
 
 /*
- * One frame: take the oldest buffer of every started queue, fill the first
- * one from the source and copy it into the others. A queue with no buffer
- * free misses the frame (a sequence gap for it alone). With no buffer at
- * all, a source with a wake fd still has its frame consumed, into a scratch
- * buffer, so that its fd stops being readable.
+ * One frame, due at @ts_ns: take the oldest buffer of every started queue,
+ * fill the first one from the source and copy it into the others. A queue
+ * with no buffer free misses the frame (a sequence gap for it alone). With
+ * no buffer at all, a source with a wake fd still has its frame consumed,
+ * into a scratch buffer, so that its fd stops being readable. The buffers
+ * the consumers queued through the preload shim's fast path since the last
+ * frame are taken first.
  */
 static void
-dev_produce_one(struct v4l2cuse_device *dev)
+dev_produce_one(struct v4l2cuse_device *dev, uint64_t ts_ns)
 {
-	unsigned int n = g_queue_get_length(&dev->streams), i = 0, first = n;
-	g_autofree struct vb_buffer **bufs = g_new0(struct vb_buffer *, MAX(n, 1u));
-	struct dev_queue **dqs = g_newa(struct dev_queue *, MAX(n, 1u));
-	struct timespec ts;
+	unsigned int n, i = 0, first;
+	g_autofree struct vb_buffer **bufs = NULL;
+	struct dev_queue **dqs;
 	int r;
 
+	for (GList *l = dev->streams.head; l; l = l->next) {
+		struct dev_queue *dq = l->data;
+
+		/* A shared device's queue has its handle; an exclusive one its owner. */
+		dev_fp_take(dq->fh ? dq->fh : (struct v4l2cuse_fh *)vb_queue_owner(dq->q));
+	}
+	n = g_queue_get_length(&dev->streams);
+	first = n;
+	bufs = g_new0(struct vb_buffer *, MAX(n, 1u));
+	dqs = g_newa(struct dev_queue *, MAX(n, 1u));
 	for (GList *l = dev->streams.head; l; l = l->next, i++) {
 		dqs[i] = l->data;
 		bufs[i] = g_queue_pop_head(&dqs[i]->active);
@@ -208,6 +236,7 @@ dev_produce_one(struct v4l2cuse_device *dev)
 	}
 	if (first == n && dev->wake_source == 0) {
 		dev->frames++;
+		dev->produced++;
 		for (i = 0; i < n; i++)
 			dev_queue_miss(dqs[i]);
 		return;
@@ -215,13 +244,12 @@ dev_produce_one(struct v4l2cuse_device *dev)
 	if (first == n && !dev->scratch)
 		dev->scratch = g_malloc(dev->fmt.sizeimage);
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	struct v4l2cuse_frame frame = {
 		.data = first < n ? vb_buffer_mem(bufs[first]) : dev->scratch,
 		.length = first < n ? vb_buffer_length(bufs[first]) : dev->fmt.sizeimage,
 		.fmt = &dev->fmt,
 		.sequence = dev->frames,
-		.timestamp_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+		.timestamp_ns = ts_ns,
 	};
 
 	r = dev->src->ops->produce(dev->src, &frame);
@@ -249,11 +277,13 @@ dev_produce_one(struct v4l2cuse_device *dev)
 		if (r == -EAGAIN)
 			return;
 		dev->frames++;
+		dev->produced++;
 		for (i = 0; i < n; i++)
 			dev_queue_miss(dqs[i]);
 		return;
 	}
 	dev->frames++;
+	dev->produced++;
 	if (r < 0) {
 		g_debug("%s: source failed to produce a frame: %s", dev->name, g_strerror(-r));
 		frame.error = true;
@@ -274,6 +304,22 @@ dev_produce_one(struct v4l2cuse_device *dev)
 		dev_queue_deliver(dqs[first], bufs[first], &frame);
 }
 
+/* @n ticks went by with no frame made (a stall): every started queue misses them. */
+static void
+dev_skip_ticks(struct v4l2cuse_device *dev, uint64_t n)
+{
+	for (GList *l = dev->streams.head; l; l = l->next) {
+		struct dev_queue *dq = l->data;
+
+		vb_queue_skip_sequence(dq->q, (unsigned int)MIN(n, (uint64_t)UINT_MAX));
+		dev->dropped += n;
+	}
+	dev->frames += (uint32_t)n;
+	dev->produced += n;
+	dev->ticks_lost += n;
+	dev->stalls++;
+}
+
 static gboolean
 dev_timer_cb(int fd, GIOCondition cond, gpointer data)
 {
@@ -283,11 +329,27 @@ dev_timer_cb(int fd, GIOCondition cond, gpointer data)
 	if (read(fd, &expirations, sizeof(expirations)) != sizeof(expirations))
 		return G_SOURCE_CONTINUE;
 	/*
-	 * Late ticks (a loaded machine) are not turned into drops: one frame
-	 * per wake-up, so the sequence only has gaps when no buffer was free.
+	 * Every tick is a frame stamped with the time it was due, so the rate
+	 * and the spacing of the timestamps are the requested ones whenever we
+	 * wake up: a late wake-up (a loaded machine) makes up for the ticks it
+	 * missed at once, into the buffers the consumers have queued (a queue
+	 * with none free misses the frame, a sequence gap for it alone); a
+	 * stall of more than DEV_MAX_CATCH_UP ticks drops the rest, as gaps.
+	 * No clock is read per frame.
 	 */
-	if (dev_streaming(dev))
-		dev_produce_one(dev);
+	if (expirations > DEV_MAX_CATCH_UP && dev_streaming(dev)) {
+		uint64_t skip = expirations - DEV_MAX_CATCH_UP;
+
+		dev_skip_ticks(dev, skip);
+		dev->next_tick_ns += skip * dev->tick_ns;
+		expirations = DEV_MAX_CATCH_UP;
+	}
+	for (uint64_t i = 0; i < expirations && dev_streaming(dev); i++) {
+		uint64_t due = dev->next_tick_ns;
+
+		dev->next_tick_ns += dev->tick_ns;
+		dev_produce_one(dev, due);
+	}
 	return G_SOURCE_CONTINUE;
 }
 
@@ -299,7 +361,7 @@ dev_wake_cb(int fd, GIOCondition cond, gpointer data)
 
 	/* On ERR/HUP the source reports the loss through produce(). */
 	if (dev_streaming(dev))
-		dev_produce_one(dev);
+		dev_produce_one(dev, dev_now_ns());
 	if (cond & (G_IO_ERR | G_IO_HUP | G_IO_NVAL) &&
 	    v4l2cuse_source_wake_fd(dev->src) == fd) {
 		/* Still the same dead fd: fall back to the timer, don't spin. */
@@ -312,23 +374,30 @@ dev_wake_cb(int fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
+/* The frame timer, on an absolute schedule: tick k is due at start + k * interval. */
 static int
 dev_timer_start(struct v4l2cuse_device *dev)
 {
 	uint64_t ns = (uint64_t)dev->interval.numerator * 1000000000ull /
 		      MAX(dev->interval.denominator, 1u);
-	struct itimerspec its = {
-		.it_interval = { .tv_sec = ns / 1000000000ull, .tv_nsec = ns % 1000000000ull },
-		.it_value = { .tv_sec = ns / 1000000000ull, .tv_nsec = ns % 1000000000ull },
-	};
+	uint64_t first;
+	struct itimerspec its;
 
+	ns = MAX(ns, 1u);
 	if (dev->timer_fd < 0) {
 		dev->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		if (dev->timer_fd < 0)
 			return -errno;
 	}
-	if (timerfd_settime(dev->timer_fd, 0, &its, NULL) < 0)
+	first = dev_now_ns() + ns;
+	its = (struct itimerspec){
+		.it_interval = { .tv_sec = ns / 1000000000ull, .tv_nsec = ns % 1000000000ull },
+		.it_value = { .tv_sec = first / 1000000000ull, .tv_nsec = first % 1000000000ull },
+	};
+	if (timerfd_settime(dev->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
 		return -errno;
+	dev->tick_ns = ns;
+	dev->next_tick_ns = first;
 	if (!dev->timer_source)
 		dev->timer_source = g_unix_fd_add(dev->timer_fd, G_IO_IN, dev_timer_cb, dev);
 	return 0;
@@ -414,6 +483,7 @@ dev_producer_stop(struct v4l2cuse_device *dev)
 	dev->src->ops->stop(dev->src);
 	dev_placeholder_stop(dev);
 	/* signal_lost stays: what the source showed last, until it produces again. */
+	dev_changed(dev);
 }
 
 void
@@ -481,6 +551,7 @@ dev_start_streaming(struct vb_queue *q, unsigned int count)
 	if (r < 0)
 		goto err_stop_source;
 	dq->started = true;
+	dev_changed(dev);
 	g_debug("%s: streaming %ux%u %.4s at %u/%u s", dev->name, dev->fmt.width,
 		dev->fmt.height, (const char *)&dev->fmt.pixelformat,
 		dev->interval.numerator, dev->interval.denominator);

@@ -177,26 +177,28 @@ shim_conn_free(struct shim_conn *c)
 }
 
 static int
-shim_send(struct shim_conn *c, const struct v4l2cuse_shim_reply *rep, int fd)
+shim_send(struct shim_conn *c, const struct v4l2cuse_shim_reply *rep, const int *fds,
+	  unsigned int n_fds)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = { (void *)rep, sizeof(*rep) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 
-	if (fd >= 0) {
+	if (n_fds) {
 		struct cmsghdr *cm;
 
+		g_assert(n_fds <= 2);
 		memset(&u, 0, sizeof(u));
 		mh.msg_control = u.buf;
-		mh.msg_controllen = sizeof(u.buf);
+		mh.msg_controllen = CMSG_SPACE(n_fds * sizeof(int));
 		cm = CMSG_FIRSTHDR(&mh);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+		cm->cmsg_len = CMSG_LEN(n_fds * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, n_fds * sizeof(int));
 	}
 	/*
 	 * The client waits for each reply, so at most one is in flight and
@@ -365,6 +367,25 @@ shim_staging(struct shim_conn *c, const struct v4l2cuse_shim_request *req,
 	return 0;
 }
 
+/* The handle's shared-memory queue (daemon/fastpath.c): memfd and socket. */
+static int
+shim_fastpath(struct shim_conn *c, const struct v4l2cuse_shim_request *req,
+	      struct v4l2cuse_shim_reply *rep, int *ret_fds)
+{
+	size_t size;
+	int r;
+
+	if (!c->fh)
+		return -EBADF;		/* the handle was closed */
+	if (req->fastpath.version != V4L2CUSE_FP_VERSION)
+		return -EPROTONOSUPPORT;
+	r = v4l2cuse_fh_fastpath(c->fh, &ret_fds[0], &ret_fds[1], &size);
+	if (r < 0)
+		return r;
+	rep->length = size;
+	return 0;
+}
+
 static gboolean
 shim_conn_cb(int fd, GIOCondition cond, gpointer data)
 {
@@ -372,7 +393,8 @@ shim_conn_cb(int fd, GIOCondition cond, gpointer data)
 	struct v4l2cuse_shim_request req;
 	struct v4l2cuse_shim_reply rep;
 	uint8_t buf[sizeof(req) + 1];
-	int out_fd = -1, r;
+	int out_fds[2] = { -1, -1 }, r;
+	unsigned int n_fds;
 	ssize_t n;
 
 	/* No control buffer: fds a client sends us are discarded by the kernel. */
@@ -398,17 +420,20 @@ shim_conn_cb(int fd, GIOCondition cond, gpointer data)
 	else if (!c->authenticated)
 		r = -EACCES;
 	else if (req.type == V4L2CUSE_SHIM_MAP)
-		r = shim_map(c, &req, &rep, &out_fd);
+		r = shim_map(c, &req, &rep, &out_fds[0]);
 	else if (req.type == V4L2CUSE_SHIM_UNMAP)
 		r = shim_unmap(c, &req);
 	else if (req.type == V4L2CUSE_SHIM_STAGING)
-		r = shim_staging(c, &req, &rep, &out_fd);
+		r = shim_staging(c, &req, &rep, &out_fds[0]);
+	else if (req.type == V4L2CUSE_SHIM_FASTPATH)
+		r = shim_fastpath(c, &req, &rep, out_fds);
 	else
 		r = -EOPNOTSUPP;
 	rep.status = r;
-	r = shim_send(c, &rep, out_fd);
-	if (out_fd >= 0)
-		close(out_fd);
+	n_fds = (out_fds[0] >= 0) + (out_fds[1] >= 0);
+	r = shim_send(c, &rep, out_fds, n_fds);
+	for (unsigned int i = 0; i < n_fds; i++)
+		close(out_fds[i]);
 	if (r < 0 || !c->authenticated) {
 		/* A refused HELLO (or anything before one) ends the connection. */
 		if (r < 0 && rep.type == V4L2CUSE_SHIM_MAP && rep.status == 0)

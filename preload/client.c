@@ -47,12 +47,16 @@ shim_is_cuse_node(int fd, dev_t *ret_rdev)
 	return true;
 }
 
+/*
+ * Send @req and receive its reply with up to @max_fds passed fds (-1 where
+ * none came; more are closed). 0 or -errno (transport).
+ */
 static int
 shim_send_recv(int sock, const struct v4l2cuse_shim_request *req,
-	       struct v4l2cuse_shim_reply *rep, int *ret_fd)
+	       struct v4l2cuse_shim_reply *rep, int *fds, unsigned int max_fds)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(SHIM_MAX_REPLY_FDS * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = { rep, sizeof(*rep) };
@@ -63,10 +67,11 @@ shim_send_recv(int sock, const struct v4l2cuse_shim_request *req,
 		.msg_controllen = sizeof(u.buf),
 	};
 	struct cmsghdr *cm;
+	unsigned int got = 0, i;
 	ssize_t n;
-	int fd = -1;
 
-	*ret_fd = -1;
+	for (i = 0; i < max_fds; i++)
+		fds[i] = -1;
 	do
 		n = send(sock, req, sizeof(*req), MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
@@ -78,34 +83,53 @@ shim_send_recv(int sock, const struct v4l2cuse_shim_request *req,
 	if (n < 0)
 		return errno == EAGAIN ? -ETIMEDOUT : -errno;
 	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+		size_t k;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (k = 0; k < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof(int));
+			if (got < max_fds)
+				fds[got++] = fd;
+			else
+				shim_real.close(fd);
+		}
 	}
 	if (n != (ssize_t)sizeof(*rep) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
 	    rep->seq != req->seq || rep->type != req->type) {
-		if (fd >= 0)
-			shim_real.close(fd);
+		for (i = 0; i < got; i++) {
+			shim_real.close(fds[i]);
+			fds[i] = -1;
+		}
 		return n == 0 ? -ECONNRESET : -EPROTO;
 	}
-	*ret_fd = fd;
 	return 0;
+}
+
+int
+shim_request_fds_locked(struct shim_handle *h, struct v4l2cuse_shim_request *req,
+			struct v4l2cuse_shim_reply *rep, int *fds, unsigned int max_fds)
+{
+	int r;
+
+	for (unsigned int i = 0; i < max_fds; i++)
+		fds[i] = -1;
+	if (h->sock < 0)
+		return -ENOTCONN;	/* a forked child: the parent's connection */
+	req->seq = ++h->seq;
+	r = shim_send_recv(h->sock, req, rep, fds, max_fds);
+	if (r < 0)
+		shim_debug("request %u failed: %s", req->type, strerror(-r));
+	return r;
 }
 
 int
 shim_request_locked(struct shim_handle *h, struct v4l2cuse_shim_request *req,
 		    struct v4l2cuse_shim_reply *rep, int *ret_fd)
 {
-	int r;
-
-	*ret_fd = -1;
-	if (h->sock < 0)
-		return -ENOTCONN;	/* a forked child: the parent's connection */
-	req->seq = ++h->seq;
-	r = shim_send_recv(h->sock, req, rep, ret_fd);
-	if (r < 0)
-		shim_debug("request %u failed: %s", req->type, strerror(-r));
-	return r;
+	return shim_request_fds_locked(h, req, rep, ret_fd, 1);
 }
 
 int
@@ -149,7 +173,7 @@ shim_connect(const struct v4l2cuse_shim_attach *a)
 	req.seq = 1;
 	req.hello.version = V4L2CUSE_SHIM_VERSION;
 	memcpy(req.hello.token, a->token, sizeof(req.hello.token));
-	r = shim_send_recv(sock, &req, &rep, &fd);
+	r = shim_send_recv(sock, &req, &rep, &fd, 1);
 	explicit_bzero(&req, sizeof(req));
 	if (r < 0)
 		goto err_close;

@@ -28,6 +28,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/close_range.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <time.h>
 #include <linux/videodev2.h>
 
 #include "shim.h"
@@ -62,6 +66,10 @@ shim_debug(const char *fmt, ...)
 /* Resolving the real functions, once */
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int (*real_poll_chk)(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
+static int (*real_ppoll_chk)(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
+			     const sigset_t *sigmask, size_t fdslen);
+static bool fastpath_on;		/* V4L2CUSE_FASTPATH is not 0 */
 
 static void
 init_real(void)
@@ -92,7 +100,18 @@ init_real(void)
 	R(syscall, "syscall");
 	R(fopen, "fopen");
 	R(fopen64, "fopen64");
+	R(poll, "poll");
+	R(ppoll, "ppoll");
+	R(select, "select");
+	R(pselect, "pselect");
+	R(epoll_ctl, "epoll_ctl");
+	R(epoll_wait, "epoll_wait");
+	R(epoll_pwait, "epoll_pwait");
+	R(epoll_pwait2, "epoll_pwait2");
 #undef R
+	real_poll_chk = (__typeof__(real_poll_chk))dlsym(RTLD_NEXT, "__poll_chk");
+	real_ppoll_chk = (__typeof__(real_ppoll_chk))dlsym(RTLD_NEXT, "__ppoll_chk");
+	fastpath_on = shim_fp_enabled();
 	if (!shim_real.fcntl64)
 		shim_real.fcntl64 = shim_real.fcntl;
 	if (!shim_real.mmap64)
@@ -139,6 +158,8 @@ after_open(int fd, int flags)
 	if (!(flags & O_PATH)) {
 		h = shim_attach(fd);
 		if (h) {
+			if (fastpath_on)
+				shim_fp_setup(h);
 			shim_fd_set(fd, h);
 			shim_handle_unref(h);
 		}
@@ -285,6 +306,7 @@ forget_fd(int fd)
 {
 	int saved = errno;
 
+	shim_epoll_forget_fd(fd);	/* a node's or an epoll set's registrations */
 	shim_fd_forget(fd);
 	errno = saved;
 }
@@ -696,6 +718,47 @@ userptr_dqbuf(int fd, struct v4l2_buffer *b)
 	}
 }
 
+/*
+ * QBUF and DQBUF through the handle's fast path: true when answered (*ret
+ * is the ioctl's result, errno set), false for the real ioctl (CUSE).
+ */
+static bool
+fast_qbuf(int fd, struct v4l2_buffer *b, int *ret)
+{
+	struct shim_handle *h = shim_fd_get(fd);
+	bool done = false;
+	int r = 0;
+
+	if (h && h->fp)
+		done = shim_fp_qbuf(h, b, &r);
+	shim_handle_unref(h);
+	if (done) {
+		*ret = r < 0 ? -1 : 0;
+		if (r < 0)
+			errno = -r;
+	}
+	return done;
+}
+
+static bool
+fast_dqbuf(int fd, struct v4l2_buffer *b, int *ret)
+{
+	struct shim_handle *h = shim_fd_get(fd);
+	bool done = false;
+	int r = 0, saved = errno;
+
+	if (h && h->fp)
+		done = shim_fp_dqbuf(h, fd, b, &r);
+	shim_handle_unref(h);
+	errno = saved;
+	if (done) {
+		*ret = r < 0 ? -1 : 0;
+		if (r < 0)
+			errno = -r;
+	}
+	return done;
+}
+
 static int
 shim_ioctl(int fd, unsigned long request, void *arg)
 {
@@ -729,9 +792,12 @@ shim_ioctl(int fd, unsigned long request, void *arg)
 				return -1;
 			}
 		}
+		if (b && request == VIDIOC_QBUF && fast_qbuf(fd, b, &r))
+			return r;
 		return shim_real.ioctl(fd, request, arg);
 	case VIDIOC_DQBUF:
-		r = shim_real.ioctl(fd, request, arg);
+		if (!b || !fast_dqbuf(fd, b, &r))
+			r = shim_real.ioctl(fd, request, arg);
 		if (r == 0 && b->memory == V4L2_MEMORY_USERPTR &&
 		    b->type == V4L2_BUF_TYPE_VIDEO_CAPTURE) {
 			saved = errno;
@@ -757,6 +823,203 @@ ioctl(int fd, unsigned long request, ...)
 	if (likely(!shim_fd_maybe_tracked(fd)))
 		return shim_real.ioctl(fd, request, arg);
 	return shim_ioctl(fd, request, arg);
+}
+
+/* ---------------------------------------------------------------------- */
+/* poll, select, epoll: fast-path handles wait on their wake-up socket (wait.c) */
+
+static struct timespec *
+ms_timespec(int ms, struct timespec *ts)
+{
+	if (ms < 0)
+		return NULL;
+	ts->tv_sec = ms / 1000;
+	ts->tv_nsec = (long)(ms % 1000) * 1000000;
+	return ts;
+}
+
+EXPORT int
+poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	struct timespec ts;
+
+	shim_init();
+	if (likely(!shim_poll_needed(fds, n)))
+		return shim_real.poll(fds, n, timeout);
+	return shim_poll(fds, n, ms_timespec(timeout, &ts), NULL, false);
+}
+
+EXPORT int
+ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *sigmask)
+{
+	shim_init();
+	if (likely(!shim_poll_needed(fds, n)))
+		return shim_real.ppoll(fds, n, timeout, sigmask);
+	return shim_poll(fds, n, timeout, sigmask, true);
+}
+
+/* _FORTIFY_SOURCE callers: glibc's checks, then the same as poll()/ppoll(). */
+EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
+EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
+		       const sigset_t *sigmask, size_t fdslen);
+
+EXPORT int
+__poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
+{
+	struct timespec ts;
+
+	shim_init();
+	if (fdslen / sizeof(*fds) < n || !shim_poll_needed(fds, n))
+		return real_poll_chk(fds, n, timeout, fdslen);
+	return shim_poll(fds, n, ms_timespec(timeout, &ts), NULL, false);
+}
+
+EXPORT int
+__ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
+	    const sigset_t *sigmask, size_t fdslen)
+{
+	shim_init();
+	if (fdslen / sizeof(*fds) < n || !shim_poll_needed(fds, n))
+		return real_ppoll_chk(fds, n, timeout, sigmask, fdslen);
+	return shim_poll(fds, n, timeout, sigmask, true);
+}
+
+EXPORT int
+select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *timeout)
+{
+	struct timespec ts;
+	int ret;
+
+	shim_init();
+	if (likely(!shim_select_needed(n, r, w, e)))
+		return shim_real.select(n, r, w, e, timeout);
+	if (timeout) {
+		if (timeout->tv_sec < 0 || timeout->tv_usec < 0 || timeout->tv_usec >= 1000000) {
+			errno = EINVAL;
+			return -1;
+		}
+		ts.tv_sec = timeout->tv_sec;
+		ts.tv_nsec = timeout->tv_usec * 1000;
+	}
+	ret = shim_select(n, r, w, e, timeout ? &ts : NULL, NULL, false);
+	if (timeout) {
+		timeout->tv_sec = ts.tv_sec;
+		timeout->tv_usec = ts.tv_nsec / 1000;
+	}
+	return ret;
+}
+
+EXPORT int
+pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *timeout,
+	const sigset_t *sigmask)
+{
+	struct timespec ts;
+
+	shim_init();
+	if (likely(!shim_select_needed(n, r, w, e)))
+		return shim_real.pselect(n, r, w, e, timeout, sigmask);
+	if (timeout)
+		ts = *timeout;
+	return shim_select(n, r, w, e, timeout ? &ts : NULL, sigmask, true);
+}
+
+EXPORT int
+epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	shim_init();
+	if (likely(!shim_fd_maybe_tracked(fd)))
+		return shim_real.epoll_ctl(epfd, op, fd, ev);
+	return shim_epoll_ctl(epfd, op, fd, ev);
+}
+
+/*
+ * The epoll_wait() family: our registrations' events are rewritten (or
+ * dropped, when a wake-up was stale: then the wait goes on for the time
+ * left).
+ */
+static int
+epoll_common(int epfd, struct epoll_event *ev, int max, const struct timespec *timeout,
+	     const sigset_t *sigmask, int kind)
+{
+	struct timespec left;
+	int64_t start = 0;
+	int r;
+
+	if (timeout)
+		left = *timeout;
+	for (;;) {
+		int ms = -1;
+
+		if (timeout && kind != 2) {
+			int64_t t = (int64_t)left.tv_sec * 1000 + (left.tv_nsec + 999999) / 1000000;
+
+			ms = t > INT_MAX ? INT_MAX : (int)t;
+		}
+		if (kind == 0)
+			r = shim_real.epoll_wait(epfd, ev, max, ms);
+		else if (kind == 1)
+			r = shim_real.epoll_pwait(epfd, ev, max, ms, sigmask);
+		else
+			r = shim_real.epoll_pwait2(epfd, ev, max, timeout ? &left : NULL, sigmask);
+		if (r <= 0 || !shim_epoll_maybe_ours())
+			return r;
+		r = shim_epoll_fix(epfd, ev, r);
+		if (r > 0 || (timeout && left.tv_sec == 0 && left.tv_nsec == 0))
+			return r;
+		if (timeout) {
+			struct timespec now;
+			int64_t ns;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (!start)
+				start = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+			ns = (int64_t)timeout->tv_sec * 1000000000 + timeout->tv_nsec -
+			     ((int64_t)now.tv_sec * 1000000000 + now.tv_nsec - start);
+			if (ns <= 0)
+				return 0;
+			left.tv_sec = ns / 1000000000;
+			left.tv_nsec = ns % 1000000000;
+		}
+	}
+}
+
+EXPORT int
+epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
+{
+	struct timespec ts;
+
+	shim_init();
+	if (likely(!shim_epoll_maybe_ours()))
+		return shim_real.epoll_wait(epfd, ev, max, timeout);
+	return epoll_common(epfd, ev, max, ms_timespec(timeout, &ts), NULL, 0);
+}
+
+EXPORT int
+epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *sigmask)
+{
+	struct timespec ts;
+
+	shim_init();
+	if (likely(!shim_epoll_maybe_ours()))
+		return shim_real.epoll_pwait(epfd, ev, max, timeout, sigmask);
+	return epoll_common(epfd, ev, max, ms_timespec(timeout, &ts), sigmask, 1);
+}
+
+EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
+			const struct timespec *timeout, const sigset_t *sigmask);
+
+EXPORT int
+epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *timeout,
+	     const sigset_t *sigmask)
+{
+	shim_init();
+	if (!shim_real.epoll_pwait2) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (likely(!shim_epoll_maybe_ours()))
+		return shim_real.epoll_pwait2(epfd, ev, max, timeout, sigmask);
+	return epoll_common(epfd, ev, max, timeout, sigmask, 2);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -10,6 +10,9 @@
  *           are mappings of their buffers; fork handling. Pure bookkeeping
  *           plus the mmap argument rules: the unit tests link it directly.
  * client.c  the daemon protocol: detection, attach, MAP/UNMAP/STAGING.
+ * fastpath.c the fast path: QBUF, DQBUF and readiness through the handle's
+ *           shared-memory queue instead of CUSE.
+ * wait.c    poll/ppoll/select/pselect and epoll for fast-path handles.
  * preload.c the interposed functions.
  *
  * Locking: shim_lock (track.c) guards the tables and handle reference
@@ -24,11 +27,16 @@
 #include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <sys/types.h>
 
 #include "v4l2cuse/shim-protocol.h"
 
 #define SHIM_MAX_BUFFERS 32		/* VB_MAX_BUFFERS */
+#define SHIM_MAX_REPLY_FDS 2		/* FASTPATH: memfd and socket */
 
 /* The real libc functions (dlsym(RTLD_NEXT) in the library, libc in tests). */
 struct shim_libc {
@@ -55,6 +63,18 @@ struct shim_libc {
 	long (*syscall)(long nr, ...);
 	FILE *(*fopen)(const char *path, const char *mode);
 	FILE *(*fopen64)(const char *path, const char *mode);
+	int (*poll)(struct pollfd *fds, nfds_t n, int timeout);
+	int (*ppoll)(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
+		     const sigset_t *sigmask);
+	int (*select)(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *timeout);
+	int (*pselect)(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *timeout,
+		       const sigset_t *sigmask);
+	int (*epoll_ctl)(int epfd, int op, int fd, struct epoll_event *ev);
+	int (*epoll_wait)(int epfd, struct epoll_event *ev, int max, int timeout);
+	int (*epoll_pwait)(int epfd, struct epoll_event *ev, int max, int timeout,
+			   const sigset_t *sigmask);
+	int (*epoll_pwait2)(int epfd, struct epoll_event *ev, int max,
+			    const struct timespec *timeout, const sigset_t *sigmask);
 };
 
 extern struct shim_libc shim_real;
@@ -73,6 +93,7 @@ struct shim_handle {
 	/* USERPTR: the daemon's staging memfd of each buffer, mapped read-only. */
 	void *staging[SHIM_MAX_BUFFERS];
 	size_t staging_len[SHIM_MAX_BUFFERS];
+	struct shim_fp *fp;		/* the fast path (fastpath.c), or NULL */
 };
 
 /* --- track.c --- */
@@ -142,7 +163,83 @@ int shim_request(struct shim_handle *h, struct v4l2cuse_shim_request *req,
 /* The same with h->io held by the caller. */
 int shim_request_locked(struct shim_handle *h, struct v4l2cuse_shim_request *req,
 			struct v4l2cuse_shim_reply *rep, int *ret_fd);
+/* The same with up to @max_fds passed fds (-1 where none came). */
+int shim_request_fds_locked(struct shim_handle *h, struct v4l2cuse_shim_request *req,
+			    struct v4l2cuse_shim_reply *rep, int *fds, unsigned int max_fds);
 /* Connect and authenticate with @a's token; the socket, or -errno. */
 int shim_connect(const struct v4l2cuse_shim_attach *a);
 /* Is @fd a character device of the cuse class? Fills *ret_rdev. */
 bool shim_is_cuse_node(int fd, dev_t *ret_rdev);
+
+/* --- fastpath.c --- */
+#include <linux/videodev2.h>
+
+/* A handle's fast path: the shared-memory queue and the wake-up socket. */
+struct shim_fp {
+	struct v4l2cuse_fp_shared *sh;	/* mapped read-write, shared with the daemon */
+	size_t size;
+	int sock;			/* our end of the wake-up socketpair */
+	pthread_mutex_t lock;		/* the rings and the fields below */
+	uint32_t done_tail;		/* completions consumed */
+	uint32_t sub_head;		/* submissions posted */
+	uint32_t qbufs_posted, acks_posted;
+	/* A buffer this handle dequeued through the ring, until it queues it. */
+	struct {
+		bool owned;
+		uint32_t epoch;
+		uint32_t length;	/* the buffer's own length */
+		struct v4l2_buffer requeue;
+	} bufs[SHIM_MAX_BUFFERS];
+	bool dead;			/* the daemon hung up: CUSE from now on */
+};
+
+/* Is the fast path wanted? (V4L2CUSE_FASTPATH=0 turns it off.) */
+bool shim_fp_enabled(void);
+/* Ask the daemon for @h's fast path; h->fp stays NULL if there is none. */
+void shim_fp_setup(struct shim_handle *h);
+void shim_fp_free(struct shim_fp *fp);
+/*
+ * QBUF and DQBUF (@fd is the app's, for its O_NONBLOCK) through the fast
+ * path: true when answered (*ret is 0 or -errno, *b filled as the kernel
+ * fills it), false when the request must go through CUSE.
+ */
+bool shim_fp_qbuf(struct shim_handle *h, struct v4l2_buffer *b, int *ret);
+bool shim_fp_dqbuf(struct shim_handle *h, int fd, struct v4l2_buffer *b, int *ret);
+/*
+ * poll() of @h from the shared state: true with *ret_revents (0: not ready
+ * yet, wait for POLLIN on shim_fp_wait_fd()), false when the node must be
+ * polled (CUSE): no fast path, or not streaming through it.
+ */
+bool shim_fp_poll(struct shim_handle *h, short events, short *ret_revents);
+int shim_fp_wait_fd(struct shim_handle *h);
+/*
+ * The wait fd reported @revents while shim_fp_poll() said "not ready":
+ * a hang-up ends the fast path (the daemon is gone), a stale wake-up is
+ * consumed.
+ */
+void shim_fp_woken(struct shim_handle *h, short revents);
+/* fork(): the child goes through CUSE (its parent's rings are not its own). */
+void shim_fp_forget_child(struct shim_handle *h);
+
+/* --- wait.c --- */
+/*
+ * poll()/ppoll() with fast-path handles: their readiness from the shared
+ * state, their waits on the wake-up socket. @timeout NULL: forever. @ppoll
+ * selects ppoll() (with @sigmask) for the waits.
+ */
+int shim_poll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
+	      const sigset_t *sigmask, bool ppoll);
+/* Does any fd of @fds (or of the fd_sets) belong to a fast-path handle? */
+bool shim_poll_needed(const struct pollfd *fds, nfds_t n);
+bool shim_select_needed(int n, const fd_set *r, const fd_set *w, const fd_set *e);
+/* select()/pselect() on top of shim_poll(); updates @timeout (µs) like Linux. */
+int shim_select(int n, fd_set *r, fd_set *w, fd_set *e, struct timespec *timeout,
+		const sigset_t *sigmask, bool pselect);
+/* epoll: a fast-path handle is watched through its wake-up socket. */
+int shim_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev);
+/* After epoll_wait: our registrations' events rewritten or dropped. */
+int shim_epoll_fix(int epfd, struct epoll_event *ev, int n);
+bool shim_epoll_maybe_ours(void);
+/* @fd (an app's node fd, or an epoll fd) is closed: drop our registrations. */
+void shim_epoll_forget_fd(int fd);
+void shim_epoll_forget_child(void);

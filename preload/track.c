@@ -94,6 +94,7 @@ shim_handle_unref_locked(struct shim_handle *h)
 	for (int i = 0; i < SHIM_MAX_BUFFERS; i++)
 		if (h->staging[i])
 			shim_real.munmap(h->staging[i], h->staging_len[i]);
+	shim_fp_free(h->fp);
 	/* The daemon drops this connection's mapping records with it. */
 	if (h->sock >= 0)
 		shim_real.close(h->sock);
@@ -387,7 +388,9 @@ shim_track_after_fork_child(void)
 			shim_real.close(h->sock);
 		h->sock = -1;
 		pthread_mutex_init(&h->io, NULL);
+		shim_fp_forget_child(h);	/* the rings are the parent's */
 	}
+	shim_epoll_forget_child();
 }
 
 static void

@@ -165,16 +165,17 @@ out_lock:
 /* --- QUERYBUF --------------------------------------------------------- */
 
 /*
- * __fill_v4l2_buffer(): the whole struct, zeroed first. bytesused is the
- * producer's while the buffer is queued or active, so it reads 0 then.
- * Locked.
+ * __fill_v4l2_buffer(): the whole struct, zeroed first, for @b in @state.
+ * bytesused is the producer's while the buffer is queued or active, so it
+ * reads 0 then. Locked.
  */
 void
-vb_fill_v4l2_buffer(struct vb_queue *q, struct vb_buffer *b, struct v4l2_buffer *out)
+vb_fill_v4l2_buffer_as(struct vb_queue *q, struct vb_buffer *b, enum vb_buf_state state,
+		       struct v4l2_buffer *out)
 {
 	/* Output buffers carry the client's payload throughout. */
 	bool producer_owned = !vb_is_output(q) &&
-			      (b->state == VB_BUF_QUEUED || b->state == VB_BUF_ACTIVE);
+			      (state == VB_BUF_QUEUED || state == VB_BUF_ACTIVE);
 
 	memset(out, 0, sizeof(*out));
 	out->index = b->index;
@@ -186,7 +187,7 @@ vb_fill_v4l2_buffer(struct vb_queue *q, struct vb_buffer *b, struct v4l2_buffer 
 	out->timestamp.tv_sec = (time_t)(b->timestamp_ns / 1000000000u);
 	out->timestamp.tv_usec = (suseconds_t)(b->timestamp_ns % 1000000000u / 1000u);
 	out->flags = V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC | V4L2_BUF_FLAG_TSTAMP_SRC_EOF;
-	switch (b->state) {
+	switch (state) {
 	case VB_BUF_QUEUED:
 	case VB_BUF_ACTIVE:
 	case VB_BUF_PREPARING:
@@ -213,6 +214,12 @@ vb_fill_v4l2_buffer(struct vb_queue *q, struct vb_buffer *b, struct v4l2_buffer 
 		out->m.offset = b->offset;
 		out->length = (uint32_t)b->length;
 	}
+}
+
+void
+vb_fill_v4l2_buffer(struct vb_queue *q, struct vb_buffer *b, struct v4l2_buffer *out)
+{
+	vb_fill_v4l2_buffer_as(q, b, b->state, out);
 }
 
 int

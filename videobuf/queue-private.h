@@ -92,6 +92,8 @@ struct vb_buffer {
 
 	uint32_t sequence;
 	uint64_t timestamp_ns;
+	bool timestamp_set;		/* the producer stamped it (vb_buffer_set_timestamp) */
+	uint64_t done_serial;		/* when it last joined the done list */
 	unsigned int mapped;
 
 	GList queued_link;		/* q->queued: QUEUED, ACTIVE, DONE, ERROR */
@@ -135,6 +137,8 @@ struct vb_queue {
 	unsigned int n_active;		/* owned by the driver */
 	uint32_t sequence;
 	uint32_t pair_field;		/* a frame's first field is done: TOP or BOTTOM, else 0 */
+	uint64_t done_serial;		/* buffers that joined the done list, ever */
+	unsigned int stream_epoch;	/* bumped by every cancel */
 
 	/* Read emulation cursor: the frame being read, DEQUEUED meanwhile. */
 	struct vb_buffer *rd_cur;
@@ -177,6 +181,12 @@ int vb_queue_setup_alloc_locked(struct vb_queue *q, uint32_t memory, unsigned in
 				size_t size, bool create, unsigned int *ret_count);
 void vb_queue_free_buffers_locked(struct vb_queue *q);
 void vb_fill_v4l2_buffer(struct vb_queue *q, struct vb_buffer *b, struct v4l2_buffer *out);
+/* The same, as if @b were in @state (the fast path's QBUF answer). */
+void vb_fill_v4l2_buffer_as(struct vb_queue *q, struct vb_buffer *b, enum vb_buf_state state,
+			    struct v4l2_buffer *out);
+
+/* read.c: vb2_core_poll's mask, without starting read emulation */
+unsigned int vb_poll_mask_locked(struct vb_queue *q, const void *owner, unsigned int events);
 
 /* stream.c: start and stop */
 int vb_queue_start_locked(struct vb_queue *q);

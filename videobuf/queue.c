@@ -128,10 +128,12 @@ vb_buf_set_state(struct vb_queue *q, struct vb_buffer *b, enum vb_buf_state stat
 
 	was = vb_state_on_done_list(old);
 	now = vb_state_on_done_list(state);
-	if (was && !now)
+	if (was && !now) {
 		g_queue_unlink(&q->done, &b->done_link);
-	else if (!was && now)
+	} else if (!was && now) {
 		g_queue_push_tail_link(&q->done, &b->done_link);
+		b->done_serial = ++q->done_serial;
+	}
 
 	if (old == VB_BUF_ACTIVE)
 		q->n_active--;

@@ -171,62 +171,57 @@ out_unlock:
 
 /*
  * vb2_core_poll() for an output queue: POLLOUT|POLLWRNORM while a buffer is
- * free to fill (not all are queued) or a done one can be dequeued.
+ * free to fill (not all are queued) or a done one can be dequeued. Locked.
  */
 static unsigned int
-vb_output_poll(struct vb_queue *q, unsigned int events)
+vb_output_poll_locked(struct vb_queue *q, unsigned int events)
 {
-	unsigned int mask = 0;
-
 	if (!(events & (POLLOUT | POLLWRNORM)))
 		return 0;
-	vb_queue_lock(q);
 	if (!q->streaming || q->error)
-		mask = POLLERR;
-	else if (q->queued.length < q->n_buffers || q->done.head)
-		mask = POLLOUT | POLLWRNORM;
-	vb_queue_unlock(q);
-	return mask;
+		return POLLERR;
+	if (q->queued.length < q->n_buffers || q->done.head)
+		return POLLOUT | POLLWRNORM;
+	return 0;
+}
+
+/* vb2_core_poll()'s mask once read emulation is (or is not) running. Locked. */
+unsigned int
+vb_poll_mask_locked(struct vb_queue *q, const void *owner, unsigned int events)
+{
+	if (vb_is_output(q))
+		return vb_output_poll_locked(q, events);
+	/* vb2_core_poll(): a capture queue only answers POLLIN/POLLRDNORM. */
+	if (!(events & (POLLIN | POLLRDNORM)))
+		return 0;
+	/* Nothing to wait for when not streaming or after an error. */
+	if (!q->streaming || q->error)
+		return POLLERR;
+	/* quirk_poll_must_check_waiting_for_buffers: no QBUF yet. */
+	if (q->waiting_for_buffers)
+		return POLLERR;
+	if (q->done.head)
+		return POLLIN | POLLRDNORM;
+	/* Our addition: the reader's unfinished frame is readable at once. */
+	if (q->mode == VB_MODE_READ && q->owner == owner && q->rd_cur &&
+	    q->rd_pos < q->rd_size)
+		return POLLIN | POLLRDNORM;
+	return 0;
 }
 
 unsigned int
 vb_queue_poll(struct vb_queue *q, const void *owner, unsigned int events)
 {
-	unsigned int mask = 0;
-
-	if (vb_is_output(q))
-		return vb_output_poll(q, events);
-	/* vb2_core_poll(): a capture queue only answers POLLIN/POLLRDNORM. */
-	if (!(events & (POLLIN | POLLRDNORM)))
-		return 0;
+	unsigned int mask;
 
 	vb_queue_lock(q);
 	/* Start read emulation only if the streaming API is unused. */
-	if (q->mode == VB_MODE_IDLE && q->n_buffers == 0 && !q->owner &&
-	    (q->cfg.io_modes & VB_IO_READ) && owner) {
-		if (vb_read_start_locked(q, owner) < 0) {
-			mask = POLLERR;
-			goto out_unlock;
-		}
-	}
-	/* Nothing to wait for when not streaming or after an error. */
-	if (!q->streaming || q->error) {
+	if (!vb_is_output(q) && (events & (POLLIN | POLLRDNORM)) &&
+	    q->mode == VB_MODE_IDLE && q->n_buffers == 0 && !q->owner &&
+	    (q->cfg.io_modes & VB_IO_READ) && owner && vb_read_start_locked(q, owner) < 0)
 		mask = POLLERR;
-		goto out_unlock;
-	}
-	/* quirk_poll_must_check_waiting_for_buffers: no QBUF yet. */
-	if (q->waiting_for_buffers) {
-		mask = POLLERR;
-		goto out_unlock;
-	}
-	if (q->done.head)
-		mask = POLLIN | POLLRDNORM;
-	/* Our addition: the reader's unfinished frame is readable at once. */
-	else if (q->mode == VB_MODE_READ && q->owner == owner && q->rd_cur &&
-		 q->rd_pos < q->rd_size)
-		mask = POLLIN | POLLRDNORM;
-
-out_unlock:
+	else
+		mask = vb_poll_mask_locked(q, owner, events);
 	vb_queue_unlock(q);
 	return mask;
 }

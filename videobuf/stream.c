@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <time.h>
@@ -122,6 +123,7 @@ vb_queue_cancel_locked(struct vb_queue *q)
 	q->waiting_for_buffers = true;
 	q->sequence = 0;
 	q->pair_field = 0;
+	q->stream_epoch++;
 	q->rd_cur = NULL;
 	q->rd_pos = 0;
 	q->rd_size = 0;
@@ -333,37 +335,125 @@ vb_check_stream_locked(struct vb_queue *q, const void *owner, uint32_t type)
 	return 0;
 }
 
+/*
+ * What DQBUF checks before it takes a done buffer (vb2_core_dqbuf(),
+ * __vb2_wait_for_done_vb()): 0, -EBUSY, -EINVAL (type, "streaming off"),
+ * -EIO (queue error). Locked.
+ */
+static int
+vb_check_dqbuf_locked(struct vb_queue *q, const void *owner, uint32_t type)
+{
+	int r = vb_check_stream_locked(q, owner, type);
+
+	if (r < 0)
+		return r;
+	if (!q->streaming)
+		return -EINVAL;
+	if (q->error)
+		return -EIO;
+	return 0;
+}
+
+/* The oldest done buffer goes to the client as @vb (may be NULL). Locked. */
+static void
+vb_dqbuf_head_locked(struct vb_queue *q, struct v4l2_buffer *vb)
+{
+	struct vb_buffer *b = q->done.head->data;
+
+	if (vb) {
+		vb_fill_v4l2_buffer(q, b, vb);
+		vb->flags &= ~V4L2_BUF_FLAG_DONE;
+	}
+	vb_buf_set_state(q, b, VB_BUF_DEQUEUED);
+}
+
 int
 vb_queue_dqbuf(struct vb_queue *q, const void *owner, struct v4l2_buffer *vb)
 {
-	struct vb_buffer *b;
 	int r;
 
 	if (!owner)
 		return -EINVAL;
 	vb_queue_lock(q);
-	r = vb_check_stream_locked(q, owner, vb->type);
-	if (r < 0)
-		goto out_unlock;
-	if (!q->streaming) {
-		/* __vb2_wait_for_done_vb(): "streaming off" */
-		r = -EINVAL;
-	} else if (q->error) {
-		r = -EIO;
-	} else if (!q->done.head) {
+	r = vb_check_dqbuf_locked(q, owner, vb->type);
+	if (r == 0 && !q->done.head)
 		r = -EAGAIN;
-	}
+	if (r == 0)
+		vb_dqbuf_head_locked(q, vb);
+	vb_queue_unlock(q);
+	return r;
+}
+
+/* --- The preload shim's fast path ------------------------------------- */
+
+int
+vb_queue_peek_done(struct vb_queue *q, const void *owner, uint64_t after,
+		   struct v4l2_buffer *dq, struct v4l2_buffer *requeue, uint64_t *ret_serial,
+		   uint32_t *ret_length)
+{
+	int r;
+
+	if (!owner)
+		return -EINVAL;
+	vb_queue_lock(q);
+	r = vb_check_dqbuf_locked(q, owner, q->cfg.type);
 	if (r < 0)
 		goto out_unlock;
+	r = -EAGAIN;
+	for (GList *l = q->done.head; l; l = l->next) {
+		struct vb_buffer *b = l->data;
 
-	b = q->done.head->data;
-	vb_fill_v4l2_buffer(q, b, vb);
-	vb_buf_set_state(q, b, VB_BUF_DEQUEUED);
-	vb->flags &= ~V4L2_BUF_FLAG_DONE;
-
+		if (b->done_serial <= after)
+			continue;
+		vb_fill_v4l2_buffer(q, b, dq);
+		dq->flags &= ~V4L2_BUF_FLAG_DONE;
+		vb_fill_v4l2_buffer_as(q, b, VB_BUF_QUEUED, requeue);
+		*ret_serial = b->done_serial;
+		*ret_length = (uint32_t)b->length;
+		r = 0;
+		break;
+	}
 out_unlock:
 	vb_queue_unlock(q);
 	return r;
+}
+
+int
+vb_queue_dqbuf_serial(struct vb_queue *q, const void *owner, uint64_t serial)
+{
+	int r;
+
+	if (!owner)
+		return -EINVAL;
+	vb_queue_lock(q);
+	r = vb_check_dqbuf_locked(q, owner, q->cfg.type);
+	if (r == 0 && (!q->done.head ||
+		       ((struct vb_buffer *)q->done.head->data)->done_serial != serial))
+		r = -ESTALE;
+	if (r == 0)
+		vb_dqbuf_head_locked(q, NULL);
+	vb_queue_unlock(q);
+	return r;
+}
+
+void
+vb_queue_snapshot(struct vb_queue *q, const void *owner, struct vb_queue_snapshot *ret)
+{
+	vb_queue_lock(q);
+	*ret = (struct vb_queue_snapshot){
+		.owned = owner && q->owner == owner && q->mode == VB_MODE_STREAMING,
+		.streaming = q->streaming,
+		.started = q->start_called,
+		.error = q->error,
+		.type = q->cfg.type,
+		.memory = q->memory,
+		.n_buffers = q->n_buffers,
+		.n_queued = q->queued.length,
+		.epoch = q->stream_epoch,
+		.generation = q->generation,
+		.poll = vb_poll_mask_locked(q, owner, POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM),
+	};
+	vb_queue_unlock(q);
 }
 
 /* --- STREAMON, STREAMOFF ---------------------------------------------- */
@@ -469,6 +559,13 @@ vb_buffer_bytesused(struct vb_buffer *b)
 }
 
 void
+vb_buffer_set_timestamp(struct vb_buffer *b, uint64_t ns)
+{
+	b->timestamp_ns = ns;
+	b->timestamp_set = true;
+}
+
+void
 vb_buffer_set_bytesused(struct vb_buffer *b, uint32_t bytesused)
 {
 	b->bytesused = (uint32_t)MIN((size_t)bytesused, b->length);
@@ -535,8 +632,10 @@ vb_buffer_done(struct vb_buffer *b, enum vb_buf_state state)
 	}
 	if (state != VB_BUF_QUEUED) {
 		b->sequence = vb_next_sequence(q, b->field);
-		b->timestamp_ns = vb_now_ns();
+		if (!b->timestamp_set)
+			b->timestamp_ns = vb_now_ns();
 	}
+	b->timestamp_set = false;
 	vb_buf_set_state(q, b, state);
 	vb_count(q, buf_done);
 	/* Buffers given back by stop_streaming are dropped: cancel wakes once. */

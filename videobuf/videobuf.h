@@ -310,11 +310,53 @@ int vb_queue_buffer_fd(struct vb_queue *q, unsigned int index, int *ret_fd);
 /* State of buffer @index (enum vb_buf_state), -EINVAL for a bad index. */
 int vb_queue_buffer_state(struct vb_queue *q, unsigned int index);
 
+/*
+ * --- The preload shim's fast path (daemon/fastpath.c, docs/shim.md). The
+ * daemon publishes done buffers to a client before the client dequeues
+ * them, and the client's DQBUF comes back later as an acknowledgement.
+ *
+ * Every buffer gets a new serial number each time it joins the done list.
+ * vb_queue_peek_done() fills @dq as DQBUF would return the oldest done
+ * buffer whose serial is above @after, @requeue as QBUF of it would return
+ * it afterwards (USERPTR: with the userptr and length of its last QBUF;
+ * output: with its last payload), its serial and its own length (what
+ * USERPTR QBUF needs at least, and output bytesused may be at most);
+ * -EAGAIN when there is none, DQBUF's errors otherwise. vb_queue_dqbuf_serial() is DQBUF of the
+ * oldest done buffer if its serial is @serial (-ESTALE if not), without
+ * the struct.
+ */
+int vb_queue_peek_done(struct vb_queue *q, const void *owner, uint64_t after,
+		       struct v4l2_buffer *dq, struct v4l2_buffer *requeue, uint64_t *ret_serial,
+		       uint32_t *ret_length);
+int vb_queue_dqbuf_serial(struct vb_queue *q, const void *owner, uint64_t serial);
+
+/* A queue as the fast path publishes it to one handle, read under one lock. */
+struct vb_queue_snapshot {
+	bool owned;		/* @owner owns the queue for streaming I/O */
+	bool streaming;		/* STREAMON done */
+	bool started;		/* start_streaming ran: buffers go to the driver */
+	bool error;		/* vb_queue_set_error() */
+	uint32_t type;
+	uint32_t memory;	/* V4L2_MEMORY_*, 0 without buffers */
+	unsigned int n_buffers;
+	unsigned int n_queued;	/* queued, active or done (not yet dequeued) */
+	unsigned int epoch;	/* bumped by every STREAMOFF, REQBUFS, release (cancel) */
+	unsigned int generation;	/* vb_queue_generation() */
+	unsigned int poll;	/* vb_queue_poll() for all of POLLIN/OUT/RDNORM/WRNORM,
+				 * without starting read emulation */
+};
+void vb_queue_snapshot(struct vb_queue *q, const void *owner, struct vb_queue_snapshot *ret);
+
 /* --- Producer side (any thread). --- */
 struct vb_queue *vb_buffer_queue(struct vb_buffer *b);
 unsigned int vb_buffer_index(struct vb_buffer *b);
 void *vb_buffer_mem(struct vb_buffer *b);	/* daemon-side memory */
 size_t vb_buffer_length(struct vb_buffer *b);
+/*
+ * The frame's CLOCK_MONOTONIC time, for the next vb_buffer_done() (which
+ * otherwise reads the clock itself).
+ */
+void vb_buffer_set_timestamp(struct vb_buffer *b, uint64_t ns);
 /* Clamped to vb_buffer_length(); reset to 0 at QBUF (capture). */
 void vb_buffer_set_bytesused(struct vb_buffer *b, uint32_t bytesused);
 /* The payload: an output buffer's, as the client queued it. */
@@ -330,8 +372,8 @@ void vb_buffer_set_field(struct vb_buffer *b, uint32_t field);
  * Give an ACTIVE buffer back. @state: DONE (filled), ERROR (failed,
  * dequeued with V4L2_BUF_FLAG_ERROR) or QUEUED (only from a failing
  * start_streaming). Stamps the sequence number (0 for the first buffer
- * after each start) and a CLOCK_MONOTONIC timestamp for DONE/ERROR and
- * wakes waiters. Anything but an ACTIVE buffer is refused (logged at debug
+ * after each start) and, unless vb_buffer_set_timestamp() gave one, the
+ * CLOCK_MONOTONIC time for DONE/ERROR, and wakes waiters. Anything but an ACTIVE buffer is refused (logged at debug
  * level as a driver bug).
  */
 void vb_buffer_done(struct vb_buffer *b, enum vb_buf_state state);

@@ -25,6 +25,10 @@
  *    of a USERPTR buffer (read-only use: the shim copies a dequeued frame
  *    to the app's pointer). Closing the connection releases every mapping
  *    record it holds.
+ * 4. Fast path. FASTPATH hands out the handle's shared-memory queue (the
+ *    memfd of struct v4l2cuse_fp_shared) and the one end of a stream
+ *    socketpair that wakes either side; from then on QBUF, DQBUF and
+ *    poll() of a streaming handle need no CUSE request (below).
  *
  * Every request gets exactly one reply, in order; the shim waits for it.
  * Messages are fixed-size structs in host byte order (both ends run on the
@@ -59,6 +63,7 @@ enum v4l2cuse_shim_msg_type {
 	V4L2CUSE_SHIM_MAP = 2,		/* offset, length -> index, map_id + memfd */
 	V4L2CUSE_SHIM_UNMAP = 3,	/* map_id -> status */
 	V4L2CUSE_SHIM_STAGING = 4,	/* index -> length + memfd (USERPTR) */
+	V4L2CUSE_SHIM_FASTPATH = 5,	/* version -> length + memfd, socket */
 };
 
 /* Shim -> daemon. */
@@ -81,21 +86,130 @@ struct v4l2cuse_shim_request {
 		struct {
 			uint32_t index;		/* buffer index */
 		} staging;
+		struct {
+			uint32_t version;	/* V4L2CUSE_FP_VERSION */
+		} fastpath;
 		uint8_t pad[48];
 	};
 };
 
-/* Daemon -> shim. MAP and STAGING successes carry one fd (SCM_RIGHTS). */
+/*
+ * Daemon -> shim. MAP and STAGING successes carry one fd (SCM_RIGHTS),
+ * FASTPATH two in one message: the memfd, then the socket.
+ */
 struct v4l2cuse_shim_reply {
 	uint32_t type;		/* the request's */
 	uint32_t seq;		/* the request's */
 	int32_t status;		/* 0 or -errno */
 	uint32_t index;		/* MAP: buffer index */
 	uint64_t map_id;	/* MAP: give it back with UNMAP */
-	uint64_t length;	/* MAP/STAGING: the buffer's length */
+	uint64_t length;	/* MAP/STAGING: the buffer's length; FASTPATH: the memfd's */
 	uint64_t reserved[2];
 };
 
+/*
+ * The fast path (docs/shim.md, "The fast path"): one memfd per handle,
+ * mapped MAP_SHARED by the daemon and the shim, and a SOCK_STREAM
+ * socketpair of which the shim holds one end.
+ *
+ * - Completions (daemon -> shim): the daemon publishes every done buffer
+ *   of a handle that streams (V4L2CUSE_FP_ACTIVE) as a struct
+ *   v4l2cuse_fp_done in @done[@done_head % V4L2CUSE_FP_DONE_RING] and then
+ *   advances @done_head; the shim's DQBUF takes the oldest one whose epoch
+ *   is the state's and answers with its @dq, then advances @done_tail and
+ *   posts an ACK with its serial. An epoch changes with every STREAMOFF,
+ *   REQBUFS and release: older entries are void.
+ * - Submissions (shim -> daemon): QBUF and ACK entries in
+ *   @sub[@sub_head % V4L2CUSE_FP_SUB_RING], then @sub_head advances. The
+ *   daemon takes them before every CUSE request of the handle, at every
+ *   frame of the device while the queue is V4L2CUSE_FP_TICKED, and when
+ *   the socket is written ("kick"); it advances @state.sub_tail. The shim
+ *   QBUFs through the ring only a buffer it dequeued through it in the same
+ *   epoch, answering with the entry's @requeue (USERPTR: m.userptr and
+ *   length, output: bytesused are the caller's, 0 meaning the length).
+ * - Everything else, and anything the shim cannot answer exactly from the
+ *   state (an index out of range, another memory type, not streaming, an
+ *   error state...), goes through CUSE as before, which is the reference.
+ * - poll(): capture POLLIN|POLLRDNORM while a completion of the current
+ *   epoch is unconsumed, POLLERR with V4L2CUSE_FP_POLLERR; output
+ *   POLLOUT|POLLWRNORM also while fewer than n_buffers are queued;
+ *   POLLPRI with V4L2CUSE_FP_EVENTS. The daemon writes a byte to the socket
+ *   whenever it publishes something; the shim waits for the socket.
+ *
+ * The daemon writes the state and the completions, and reads only
+ * @sub_head, @done_tail and @sub[] (as hostile input: one handle's ring
+ * can only name its own queue's buffers, and a ring the daemon cannot make
+ * sense of switches the handle back to CUSE for good).
+ */
+#define V4L2CUSE_FP_VERSION		1u
+#define V4L2CUSE_FP_MAGIC		0x48545046u	/* "FPTH" */
+#define V4L2CUSE_FP_DONE_RING		64u	/* > 2 * VB_MAX_BUFFERS */
+#define V4L2CUSE_FP_SUB_RING		128u
+
+/* state.flags */
+#define V4L2CUSE_FP_ACTIVE	(1u << 0)	/* owns its queue, streaming, no error */
+#define V4L2CUSE_FP_TICKED	(1u << 1)	/* the producer takes submissions every frame */
+#define V4L2CUSE_FP_POLLERR	(1u << 2)	/* poll() answers POLLERR */
+#define V4L2CUSE_FP_EVENTS	(1u << 3)	/* V4L2 events pending: POLLPRI */
+#define V4L2CUSE_FP_OUTPUT	(1u << 4)	/* an output queue: QBUF always kicks */
+#define V4L2CUSE_FP_BROKEN	(1u << 5)	/* the ring was corrupted: CUSE only */
+
+/* Written by the daemon under a sequence lock: odd @seq while it writes. */
+struct v4l2cuse_fp_state {
+	uint32_t seq;
+	uint32_t flags;			/* V4L2CUSE_FP_* */
+	uint32_t epoch;
+	uint32_t type;			/* V4L2_BUF_TYPE_* */
+	uint32_t memory;		/* V4L2_MEMORY_* of the buffers, 0 without */
+	uint32_t n_buffers;
+	uint32_t n_queued;		/* queued, active or done, as the daemon sees them */
+	uint32_t sub_tail;		/* submissions taken */
+	uint32_t qbufs_taken;		/* QBUF submissions taken, ever */
+	uint32_t acks_taken;		/* ACK submissions taken, ever */
+	uint32_t reserved[6];
+};
+
+struct v4l2cuse_fp_done {
+	uint32_t epoch;
+	uint32_t index;
+	uint64_t serial;		/* give it back in the ACK */
+	uint32_t length;		/* the buffer's own (USERPTR: QBUF needs as much) */
+	uint32_t reserved;
+	struct v4l2_buffer dq;		/* what DQBUF returns */
+	struct v4l2_buffer requeue;	/* what QBUF of it returns (see above) */
+};
+
+enum v4l2cuse_fp_op {
+	V4L2CUSE_FP_QBUF = 1,		/* index; userptr, length (USERPTR); bytesused (output) */
+	V4L2CUSE_FP_ACK = 2,		/* serial: the client dequeued that completion */
+};
+
+struct v4l2cuse_fp_sub {
+	uint32_t op;			/* enum v4l2cuse_fp_op */
+	uint32_t index;
+	uint64_t serial;
+	uint64_t userptr;
+	uint32_t length;
+	uint32_t bytesused;
+};
+
+struct v4l2cuse_fp_shared {
+	/* Daemon -> shim. */
+	uint32_t magic;			/* V4L2CUSE_FP_MAGIC */
+	uint32_t version;		/* V4L2CUSE_FP_VERSION */
+	uint32_t done_head;		/* completions published (release order) */
+	uint32_t reserved0;
+	struct v4l2cuse_fp_state state;
+	struct v4l2cuse_fp_done done[V4L2CUSE_FP_DONE_RING];
+	/* Shim -> daemon, on a page of its own. */
+	uint32_t sub_head __attribute__((aligned(4096)));	/* submissions posted */
+	uint32_t done_tail;		/* completions consumed */
+	uint32_t reserved1[14];
+	struct v4l2cuse_fp_sub sub[V4L2CUSE_FP_SUB_RING];
+};
+
 _Static_assert(sizeof(struct v4l2cuse_shim_attach) == 176, "attach ABI");
+_Static_assert(sizeof(struct v4l2cuse_fp_done) == 200, "fast path ABI");
+_Static_assert(sizeof(struct v4l2cuse_fp_sub) == 32, "fast path ABI");
 _Static_assert(sizeof(struct v4l2cuse_shim_request) == 56, "request ABI");
 _Static_assert(sizeof(struct v4l2cuse_shim_reply) == 48, "reply ABI");

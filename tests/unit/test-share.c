@@ -103,6 +103,22 @@ arm(struct v4l2cuse_fh *fh)
 	fake_poll(fh, POLLIN);
 }
 
+/*
+ * The device's counters. A queue sees a sequence gap only where the device
+ * counted a dropped frame for it: a frame that found none of its buffers
+ * free, which happens to a consumer that requeues at once too when a late
+ * wake-up of the test makes up for more ticks than it has buffers queued
+ * (daemon/producer.c), or a tick lost in a longer stall.
+ */
+static struct v4l2cuse_device_stats
+dev_stats(struct v4l2cuse_device *dev)
+{
+	struct v4l2cuse_device_stats st;
+
+	v4l2cuse_device_get_stats(dev, &st);
+	return st;
+}
+
 static void
 test_every_consumer_gets_every_frame(struct fixture *f, gconstpointer data)
 {
@@ -115,28 +131,31 @@ test_every_consumer_gets_every_frame(struct fixture *f, gconstpointer data)
 	v4l2cuse_device_get_stats(f->dev, &st);
 	g_assert_cmpuint(st.consumers, ==, 2);
 	g_assert_true(st.shared);
-	for (int i = 0; i < 40; i++) {
+	while (a.frames < 40) {
 		struct v4l2_buffer ba, bb;
-		int ra, rb;
 
 		arm(a.fh);
 		tick();
-		ra = consumer_dqbuf(&a, &ba);
-		rb = consumer_dqbuf(&b, &bb);
-		/* One frame per tick, to both (each requeues at once). */
-		g_assert_cmpint(ra, ==, 0);
-		g_assert_cmpint(rb, ==, 0);
-		g_assert_cmpint(consumer_dqbuf(&a, &ba) == -EAGAIN, ==, true);
-		if (memcmp(a.mem[ba.index], b.mem[bb.index], SIZEIMAGE) == 0)
-			same++;
-		g_assert_cmpint(qbuf(&a, ba.index), ==, 0);
-		g_assert_cmpint(qbuf(&b, bb.index), ==, 0);
+		/*
+		 * Each frame to both (each requeues at once); a late wake-up
+		 * brings the ticks it missed together.
+		 */
+		g_assert_cmpint(consumer_dqbuf(&a, &ba), ==, 0);
+		do {
+			g_assert_cmpint(consumer_dqbuf(&b, &bb), ==, 0);
+			g_assert_cmpuint(ba.sequence, ==, bb.sequence);
+			if (memcmp(a.mem[ba.index], b.mem[bb.index], SIZEIMAGE) == 0)
+				same++;
+			g_assert_cmpint(qbuf(&a, ba.index), ==, 0);
+			g_assert_cmpint(qbuf(&b, bb.index), ==, 0);
+		} while (consumer_dqbuf(&a, &ba) == 0);
+		g_assert_cmpint(consumer_dqbuf(&b, &bb), ==, -EAGAIN);
 	}
 	/* The same frame, byte for byte, and no consumer missed one. */
-	g_assert_cmpuint(same, ==, 40);
-	g_assert_cmpuint(a.frames, ==, 40);
-	g_assert_cmpuint(b.frames, ==, 40);
-	g_assert_cmpuint(a.gaps + b.gaps, ==, 0);
+	g_assert_cmpuint(same, ==, a.frames);
+	g_assert_cmpuint(b.frames, ==, a.frames);
+	g_assert_cmpuint(a.gaps, ==, b.gaps);
+	g_assert_cmpuint(a.gaps + b.gaps, <=, dev_stats(f->dev).dropped);
 	fake_consumer_close(&a);
 	fake_consumer_close(&b);
 	v4l2cuse_device_get_stats(f->dev, &st);
@@ -149,6 +168,7 @@ static void
 test_slow_consumer(struct fixture *f, gconstpointer data)
 {
 	struct fake_consumer fast, slow;
+	struct v4l2cuse_device_stats st;
 	struct v4l2_buffer b;
 	unsigned int slow_frames = 0;
 
@@ -158,11 +178,19 @@ test_slow_consumer(struct fixture *f, gconstpointer data)
 		arm(fast.fh);
 		tick();
 		g_assert_cmpint(consumer_dqbuf(&fast, &b), ==, 0);
-		g_assert_cmpint(qbuf(&fast, b.index), ==, 0);
+		do
+			g_assert_cmpint(qbuf(&fast, b.index), ==, 0);
+		while (consumer_dqbuf(&fast, &b) == 0);
 	}
-	/* The fast one never waited for the slow one. */
-	g_assert_cmpuint(fast.frames, ==, 20);
-	g_assert_cmpuint(fast.gaps, ==, 0);
+	/*
+	 * The fast one never waited for the slow one: its gaps are its own
+	 * drops, what the device dropped beyond every frame after the slow
+	 * one's two (both streamed from the first tick on).
+	 */
+	g_assert_cmpuint(fast.frames, >=, 20);
+	st = dev_stats(f->dev);
+	g_assert_cmpuint(st.dropped, >=, st.produced - 2);
+	g_assert_cmpuint(fast.gaps, <=, st.dropped - (st.produced - 2));
 	/* The slow one has its two oldest frames, then a gap of its own. */
 	while (consumer_dqbuf(&slow, &b) == 0) {
 		slow_frames++;
@@ -175,7 +203,8 @@ test_slow_consumer(struct fixture *f, gconstpointer data)
 	tick();
 	g_assert_cmpint(consumer_dqbuf(&slow, &b), ==, 0);
 	g_assert_cmpuint(b.sequence, >, 2);	/* the frames it missed: a gap */
-	g_assert_cmpuint(slow.gaps, ==, 1);
+	g_assert_cmpuint(slow.gaps, >=, 1);
+	g_assert_cmpuint(slow.gaps, ==, 1);	/* 0, 1, then the gap */
 	fake_consumer_close(&slow);
 	fake_consumer_close(&fast);
 }
@@ -190,6 +219,8 @@ test_one_leaves(struct fixture *f, gconstpointer data)
 	struct v4l2_buffer buf = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 				   .memory = V4L2_MEMORY_MMAP };
 	struct fake_parked *parked;
+	uint64_t d0;
+	unsigned int g0;
 
 	consumer_start(&a, f->dev, NBUF);
 	consumer_start(&b, f->dev, NBUF);
@@ -215,7 +246,9 @@ test_one_leaves(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(parked->result, ==, -EINTR);
 	fake_consumer_close(&b);
 
-	/* c streamed on through all of it, without a gap. */
+	/* c streamed on through all of it, alone now: its gaps are the drops. */
+	d0 = dev_stats(f->dev).dropped;
+	g0 = c.gaps;
 	for (int i = 0; i < 10; i++) {
 		arm(c.fh);
 		tick();
@@ -223,7 +256,7 @@ test_one_leaves(struct fixture *f, gconstpointer data)
 			g_assert_cmpint(qbuf(&c, buf.index), ==, 0);
 	}
 	g_assert_cmpuint(c.frames, >=, 10);
-	g_assert_cmpuint(c.gaps, ==, 0);
+	g_assert_cmpuint(c.gaps - g0, <=, dev_stats(f->dev).dropped - d0);
 	v4l2cuse_fh_release(a.fh);
 	fake_consumer_close(&c);
 }
@@ -308,7 +341,7 @@ test_readers(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(got1, >=, 8);
 	g_assert_cmpuint(got2, >=, 8);
 	g_assert_cmpuint(got3, >=, 8);
-	g_assert_cmpuint(m.gaps, ==, 0);
+	g_assert_cmpuint(m.gaps, <=, dev_stats(f->dev).dropped);
 	v4l2cuse_fh_release(r1);
 	fake_consumer_close(&m);
 	v4l2cuse_fh_release(r2);

@@ -14,6 +14,7 @@
 #	V4L2CUSE_KVER     guest kernel release (uname -r)
 #	V4L2CUSE_MODDIR   module cache root, the -d argument of modprobe
 #	V4L2CUSE_TEST_*   passed through from the environment of vm-run.sh
+# The host's load average while the VM runs: vm_host_load.
 # Scratch space: /tmp, /run, /dev/shm, /var/tmp are tmpfs. HOME=/root is
 # read-only; XDG_*_HOME point into /tmp.
 #
@@ -25,6 +26,13 @@
 if [[ -z ${V4L2CUSE_RESULTS:-} || -z ${V4L2CUSE_MODDIR:-} ]]; then
 	echo "lib.sh: not inside the test VM; run the script through tests/vm/vm-run.sh" >&2
 	exit 99
+fi
+
+# V4L2CUSE_TEST_FASTPATH=0 on the host runs a script's shim clients without
+# the shim's fast path (every streaming ioctl and poll through CUSE).
+if [[ -n ${V4L2CUSE_TEST_FASTPATH:-} ]]; then
+	export V4L2CUSE_FASTPATH=$V4L2CUSE_TEST_FASTPATH
+	echo "# V4L2CUSE_FASTPATH=$V4L2CUSE_FASTPATH"
 fi
 
 _vm_n=0
@@ -205,6 +213,12 @@ vm_wait_for()
 	done
 	not_ok "$desc" "still false after ${secs}s: $*"
 	return 1
+}
+
+# vm_host_load: the host's 1-minute load average, sampled by vm-run.sh every 5 s.
+vm_host_load()
+{
+	tail -n 1 "$V4L2CUSE_RESULTS/.vm/host-load" 2>/dev/null | awk '{ print $2 }'
 }
 
 # vm_stat KEY [GROUP]: KEY's value in [GROUP] (default: daemon; a device:

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Fault tests (issue 8), with the clients of tests/vm/fault-client.c:
-#  1. a client SIGKILLed while parked in DQBUF (shim), in read(), in poll():
-#     parked in an interruptible wait (S, never D), the daemon answers the
-#     parked DQBUF and read() because of the interrupt (its `interrupted`
-#     counter, not a frame), the client is reaped, and the daemon serves the
-#     next client;
+#  1. a client SIGKILLed while waiting in DQBUF (in the shim, through its
+#     fast path; and parked in the daemon with V4L2CUSE_FASTPATH=0), in
+#     read(), in poll(): in an interruptible wait (S, never D), the daemon
+#     answers the parked DQBUF and read() because of the interrupt (its
+#     `interrupted` counter, not a frame), the client is reaped, and the
+#     daemon serves the next client;
 #  2. the daemon SIGKILLed while 3 clients stream (read(), mmap through
 #     v4l2cuse-run, a poll() loop): each ends with an error (errno or
 #     revents recorded), none hangs (60 s); a supervisor restarts the
@@ -228,7 +229,12 @@ part_parked()
 	vm_wait_node /dev/video42 60 || bail_out "/dev/video42 did not appear: $(tail -5 "$R/daemon-slow.log")"
 
 	diag "t=${SECONDS}s: parked clients"
-	park_kill "parked in DQBUF (shim, MMAP)" 1 "$run" "$client" dqbuf /dev/video42
+	# Through the shim's fast path a blocking DQBUF waits in the shim
+	# itself (on its wake-up socket): nothing is parked in the daemon.
+	park_kill "waiting in DQBUF (shim fast path, MMAP)" 0 "$run" "$client" dqbuf /dev/video42
+	next_client "the fast-path DQBUF kill"
+	park_kill "parked in DQBUF (shim, V4L2CUSE_FASTPATH=0)" 1 \
+		env V4L2CUSE_FASTPATH=0 "$run" "$client" dqbuf /dev/video42
 	next_client "the DQBUF kill"
 	park_kill "parked in read()" 1 "$client" read /dev/video42
 	next_client "the read() kill"

@@ -9,7 +9,8 @@
 #     (v4l2cuse-run v4l2-ctl --stream-mmap) at once: their streaming
 #     intervals overlap, each gets every frame it asked for, whole, with the
 #     75% bars, and the reader that leaves first disturbs nobody.
-#  2. A consumer SIGKILLed while parked in DQBUF: the others keep
+#  2. A consumer SIGKILLed while parked in DQBUF (under the shim with
+#     V4L2CUSE_FASTPATH=0, so that the DQBUF parks in the daemon): the others keep
 #     streaming; its queue, memfds, mappings and parked request are gone
 #     (v4l2cuse-ctl stats: consumers, parked, shim-mappings; the daemon's
 #     memfd count).
@@ -204,7 +205,9 @@ survivor=$!
 vm_on_exit kill "$survivor"
 wait_stat shared consumers -ge 1 || true
 m0=$(memfds)
-"$run" "$client" /dev/video42 mmap 0 >"$T/victim.out" 2>&1 &
+# Without the shim's fast path: through it a blocking DQBUF waits in the
+# shim, not parked in the daemon (test-faults.sh kills one waiting there).
+V4L2CUSE_FASTPATH=0 "$run" "$client" /dev/video42 mmap 0 >"$T/victim.out" 2>&1 &
 victim=$!
 vm_on_exit kill "$victim"
 # Both parked at once: at 15 fps each waits most of the time.

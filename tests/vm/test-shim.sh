@@ -6,7 +6,8 @@
 # --stream-mmap/--stream-user/-w (libv4l2's raw syscalls) with pixel checks,
 # another uid refused, nothing of a client left in the daemon once it is gone
 # (also after SIGKILL), and v4l2-compliance -s and -f under the shim (MMAP
-# and USERPTR tested, 0 failures, 0 warnings). ffmpeg and GStreamer:
+# and USERPTR tested, 0 failures, no warning but sequence gaps of frames the
+# daemon dropped). ffmpeg and GStreamer:
 # test-shim-media.sh; OpenCV, mpv, Chromium: test-shim-apps.sh.
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
@@ -55,14 +56,37 @@ check "shim handle: STREAMING" bash -c "'$run' v4l2-ctl -d $dev -D | grep -A4 'D
 
 # --- v4l2-ctl -------------------------------------------------------------------
 
+# fast_frames: the frames dequeued through the shim's fast path so far.
+fast_frames()
+{
+	timeout 30 "$ctl" stats | vm_stat fast-frames "device shim"
+}
+# fast_check DESC BEFORE: all 30 frames of the run since BEFORE came through
+# the fast path (none with V4L2CUSE_FASTPATH=0).
+fast_check()
+{
+	local want=30 got
+	[[ ${V4L2CUSE_FASTPATH:-} != 0 ]] || want=0
+	got=$(($(fast_frames) - $2))
+	if ((got == want)); then
+		ok "$1: $got of 30 frames through the fast path"
+	else
+		not_ok "$1: $want of 30 frames through the fast path" "got $got"
+	fi
+}
+
+f0=$(fast_frames)
 check "v4l2-ctl --stream-mmap --stream-count=30" \
 	timeout 120 "$run" v4l2-ctl -d $dev --set-fmt-video=width=$W,height=$H,pixelformat=YUYV \
 	--stream-mmap --stream-count=30 --stream-to="$R/ctl-mmap.yuyv"
+fast_check "v4l2-ctl mmap" "$f0"
 check "v4l2-ctl mmap: 30 frames, bars" bash -c "[[ \$(stat -c %s '$R/ctl-mmap.yuyv') == $((30 * FRAME)) ]] &&
 	tail -c $FRAME '$R/ctl-mmap.yuyv' >'$R/ctl-mmap-last.yuyv' &&
 	python3 '$check_frames' '$R/ctl-mmap-last.yuyv' $W $H --frames 1 --bars75"
+f0=$(fast_frames)
 check "v4l2-ctl --stream-user --stream-count=30" \
 	timeout 120 "$run" v4l2-ctl -d $dev --stream-user --stream-count=30 --stream-to="$R/ctl-user.yuyv"
+fast_check "v4l2-ctl userptr" "$f0"
 check "v4l2-ctl userptr: 30 frames, bars" bash -c "[[ \$(stat -c %s '$R/ctl-user.yuyv') == $((30 * FRAME)) ]] &&
 	tail -c $FRAME '$R/ctl-user.yuyv' >'$R/ctl-user-last.yuyv' &&
 	python3 '$check_frames' '$R/ctl-user-last.yuyv' $W $H --frames 1 --bars75"
@@ -189,18 +213,32 @@ check "daemon alive" kill -0 "$daemon_pid"
 
 # --- v4l2-compliance under the shim --------------------------------------------
 
+# compliance TAG CMD...: 0 failures, and no warning but sequence gaps that
+# are frames the daemon dropped: under TCG on a loaded host the tool (or the
+# daemon) can stall for more frame periods than the tool has buffers queued;
+# the producer then delivers the frames that were due into the buffers there
+# are and drops the rest, counted (stats: dropped), as a kernel driver does.
 compliance()
 {
-	local tag=$1 out total
+	local tag=$1 out total d0 d1 gaps warnings
 	shift
 	out=$R/compliance-$tag.txt
+	d0=$(timeout 30 "$ctl" --socket /tmp/ctl43.sock stats | vm_stat dropped "device compliance")
 	timeout 600 "$@" >"$out" 2>&1 || true
-	total=$(grep -E '^Total for ' "$out" | tail -1)
-	diag "$tag: $total"
-	if grep -qE '^Total for .*Failed: 0, Warnings: 0' <<<"$total"; then
-		ok "v4l2-compliance $tag: $total"
+	d1=$(timeout 30 "$ctl" --socket /tmp/ctl43.sock stats | vm_stat dropped "device compliance")
+	total=$({ grep -E '^Total for ' "$out" || true; } | tail -1)
+	# No gap at all is the usual case: grep's status 1 must not end the script.
+	gaps=$({ grep -oE 'got sequence number [0-9]+, expected [0-9]+' "$out" || true; } |
+		awk '{ if ($4 <= $6) bad = 1; s += $4 - $6 } END { print bad ? 999999 : s + 0 }')
+	warnings=$({ grep -oE 'warn: .*' "$out" || true; } |
+		grep -vE 'warn: v4l2-test-buffers.cpp\([0-9]+\): got sequence number [0-9]+, expected [0-9]+' || true)
+	diag "$tag: $total; sequence gaps: $gaps frames, the daemon dropped $((d1 - d0))"
+	if grep -qE '^Total for .*Failed: 0, Warnings: [0-9]+' <<<"$total" && [[ -z $warnings ]] &&
+		((gaps <= d1 - d0)); then
+		ok "v4l2-compliance $tag: $total (gaps: $gaps dropped frames)"
 	else
-		not_ok "v4l2-compliance $tag has 0 failures and 0 warnings" "$total"
+		not_ok "v4l2-compliance $tag has 0 failures and no warning but dropped frames" \
+			"$total; gaps $gaps, dropped $((d1 - d0))"
 		grep -E 'fail:|warn:' "$out" | head -40 | sed 's/^/#   /'
 	fi
 }
@@ -213,6 +251,8 @@ compliance()
 # and 51 times in two runs of test-share.sh; here a gap needs a 3 s stall.
 # -f streams every format.
 cat >/tmp/compliance.conf <<'CONF'
+[daemon]
+control-socket = /tmp/ctl43.sock
 [device compliance]
 node = video43
 source = pattern,fps=5,sizes=320x240

@@ -19,6 +19,8 @@
 #   V4L2CUSE_VM_MEM       guest memory in MiB (default 2048)
 #   V4L2CUSE_VM_SMP       guest vCPUs (default 2)
 #   V4L2CUSE_VM_RESULTS   results dir (default <build>/vm-results/<script name>)
+#   V4L2CUSE_VM_APPEND    more kernel arguments, e.g. "clocksource=tsc tsc=reliable"
+#                         (the benchmarks: docs/performance.md)
 #   V4L2CUSE_TEST_*       passed through into the VM unchanged
 #
 # Exit status: the script's, or 99 if the VM could not run it (missing tools,
@@ -402,12 +404,22 @@ qemu=(qemu-system-x86_64
 	-m "${V4L2CUSE_VM_MEM:-2048}" -smp "${V4L2CUSE_VM_SMP:-2}"
 	-nographic -no-reboot -nic none
 	-kernel "$vm_kernel" -initrd "$vm_initrd"
-	-append "console=ttyS0 quiet panic=-1"
+	-append "console=ttyS0 quiet panic=-1${V4L2CUSE_VM_APPEND:+ $V4L2CUSE_VM_APPEND}"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=${results//,/,,},mount_tag=results,security_model=none")
 
 log "booting kernel $vm_kver for ${script#"$vm_src"/} (timeout ${timeout_s}s)"
 t1=$SECONDS
+# The host's load while the VM runs, every 5 s, for the guest to read
+# (.vm/host-load: "EPOCH LOAD1 LOAD5 LOAD15"): the figures of a benchmark
+# mean little without it (the host is shared).
+(
+	while :; do
+		echo "$(date +%s) $(cut -d' ' -f1-3 /proc/loadavg)" >>"$results/.vm/host-load"
+		sleep 5
+	done
+) &
+load_pid=$!
 # qemu gets /dev/null as stdin: with stdin closed -nographic fails, and with a
 # pipe the guest would read it as keystrokes. The console is streamed with
 # terminal escapes (SeaBIOS screen clears) stripped and kept as console.log.
@@ -417,6 +429,8 @@ timeout -k 10 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 |
 		-e 's/\x1b[^[()]//g' -e 's/\x1b//g' -e 's/\r//g' |
 	tee "$results/console.log"
 qemu_rc=${PIPESTATUS[0]}
+kill "$load_pid" 2>/dev/null
+wait "$load_pid" 2>/dev/null
 set -e
 t_vm=$((SECONDS - t1))
 

@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The fast path, the shim's side (docs/shim.md, "The fast path"; the
+ * layout and its rules are in include/v4l2cuse/shim-protocol.h): QBUF,
+ * DQBUF and poll readiness of a streaming handle from the handle's
+ * shared-memory queue, so a streamed frame costs no CUSE request.
+ *
+ * The rule that keeps it exact: answer here only what the published state
+ * answers for certain; everything else goes through CUSE, which is the
+ * reference, and the daemon takes our submissions before any CUSE request
+ * of the handle, so it sees them in the app's order.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/videodev2.h>
+
+#include "shim.h"
+
+bool
+shim_fp_enabled(void)
+{
+	const char *v = secure_getenv("V4L2CUSE_FASTPATH");
+
+	return !v || strcmp(v, "0") != 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Setup */
+
+void
+shim_fp_setup(struct shim_handle *h)
+{
+	struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_FASTPATH };
+	struct v4l2cuse_shim_reply rep;
+	struct shim_fp *fp;
+	int fds[SHIM_MAX_REPLY_FDS], r;
+	struct stat st;
+	void *mem;
+
+	req.fastpath.version = V4L2CUSE_FP_VERSION;
+	pthread_mutex_lock(&h->io);
+	r = shim_request_fds_locked(h, &req, &rep, fds, SHIM_MAX_REPLY_FDS);
+	pthread_mutex_unlock(&h->io);
+	if (r < 0 || rep.status < 0 || fds[0] < 0 || fds[1] < 0) {
+		shim_debug("no fast path: %s", strerror(r < 0 ? -r : rep.status < 0 ? -rep.status
+										: EPROTO));
+		goto err_close;
+	}
+	if (fstat(fds[0], &st) < 0 || (uint64_t)st.st_size != rep.length ||
+	    rep.length < sizeof(struct v4l2cuse_fp_shared)) {
+		shim_debug("no fast path: unexpected memfd");
+		goto err_close;
+	}
+	mem = shim_real.mmap(NULL, rep.length, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	if (mem == MAP_FAILED)
+		goto err_close;
+	fp = calloc(1, sizeof(*fp));
+	if (!fp) {
+		shim_real.munmap(mem, rep.length);
+		goto err_close;
+	}
+	fp->sh = mem;
+	fp->size = rep.length;
+	if (fp->sh->magic != V4L2CUSE_FP_MAGIC || fp->sh->version != V4L2CUSE_FP_VERSION) {
+		shim_debug("no fast path: layout %#x/%u", fp->sh->magic, fp->sh->version);
+		shim_real.munmap(mem, rep.length);
+		free(fp);
+		goto err_close;
+	}
+	fp->sock = fds[1];
+	pthread_mutex_init(&fp->lock, NULL);
+	shim_real.close(fds[0]);
+	h->fp = fp;
+	shim_debug("fast path: %zu bytes, socket %d", fp->size, fp->sock);
+	return;
+
+err_close:
+	for (int i = 0; i < SHIM_MAX_REPLY_FDS; i++)
+		if (fds[i] >= 0)
+			shim_real.close(fds[i]);
+}
+
+void
+shim_fp_free(struct shim_fp *fp)
+{
+	if (!fp)
+		return;
+	shim_real.munmap(fp->sh, fp->size);
+	shim_real.close(fp->sock);
+	pthread_mutex_destroy(&fp->lock);
+	free(fp);
+}
+
+void
+shim_fp_forget_child(struct shim_handle *h)
+{
+	shim_fp_free(h->fp);
+	h->fp = NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The shared state */
+
+/* The state under its sequence lock; false if the daemon never finished a write. */
+static bool
+fp_state(struct shim_fp *fp, struct v4l2cuse_fp_state *st)
+{
+	const struct v4l2cuse_fp_state *s = &fp->sh->state;
+
+	for (int tries = 0; tries < 10000; tries++) {
+		uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+
+		if (seq & 1) {
+			sched_yield();	/* the daemon is writing it (or was preempted doing so) */
+			continue;
+		}
+		st->flags = __atomic_load_n(&s->flags, __ATOMIC_RELAXED);
+		st->epoch = __atomic_load_n(&s->epoch, __ATOMIC_RELAXED);
+		st->type = __atomic_load_n(&s->type, __ATOMIC_RELAXED);
+		st->memory = __atomic_load_n(&s->memory, __ATOMIC_RELAXED);
+		st->n_buffers = __atomic_load_n(&s->n_buffers, __ATOMIC_RELAXED);
+		st->n_queued = __atomic_load_n(&s->n_queued, __ATOMIC_RELAXED);
+		st->sub_tail = __atomic_load_n(&s->sub_tail, __ATOMIC_RELAXED);
+		st->qbufs_taken = __atomic_load_n(&s->qbufs_taken, __ATOMIC_RELAXED);
+		st->acks_taken = __atomic_load_n(&s->acks_taken, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&s->seq, __ATOMIC_RELAXED) == seq)
+			return true;
+	}
+	return false;
+}
+
+/* The handle streams through the fast path: the state to answer from. */
+static bool
+fp_active(struct shim_fp *fp, struct v4l2cuse_fp_state *st)
+{
+	return fp && !fp->dead && fp_state(fp, st) && (st->flags & V4L2CUSE_FP_ACTIVE);
+}
+
+/*
+ * Skip completions of an older epoch; true if one of @epoch is waiting.
+ * fp->lock held.
+ */
+static bool
+fp_pending_locked(struct shim_fp *fp, uint32_t epoch)
+{
+	uint32_t head = __atomic_load_n(&fp->sh->done_head, __ATOMIC_ACQUIRE);
+
+	if (head - fp->done_tail > V4L2CUSE_FP_DONE_RING)
+		fp->done_tail = head - V4L2CUSE_FP_DONE_RING;	/* never: the daemon waits */
+	while (fp->done_tail != head &&
+	       fp->sh->done[fp->done_tail % V4L2CUSE_FP_DONE_RING].epoch != epoch)
+		fp->done_tail++;
+	__atomic_store_n(&fp->sh->done_tail, fp->done_tail, __ATOMIC_RELEASE);
+	return fp->done_tail != head;
+}
+
+static void
+fp_kick(struct shim_fp *fp)
+{
+	/* Full means a kick is already pending; MSG_NOSIGNAL: the daemon may be gone. */
+	(void)!send(fp->sock, "", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+/* Room for one submission? fp->lock held. */
+static struct v4l2cuse_fp_sub *
+fp_sub_slot_locked(struct shim_fp *fp, const struct v4l2cuse_fp_state *st)
+{
+	if (fp->sub_head - st->sub_tail >= V4L2CUSE_FP_SUB_RING)
+		return NULL;
+	return &fp->sh->sub[fp->sub_head % V4L2CUSE_FP_SUB_RING];
+}
+
+static void
+fp_sub_post_locked(struct shim_fp *fp)
+{
+	fp->sub_head++;
+	__atomic_store_n(&fp->sh->sub_head, fp->sub_head, __ATOMIC_RELEASE);
+}
+
+/*
+ * The wake-up socket carries a byte per change; once the app has taken
+ * what there is, read them all, and if something arrived meanwhile (whose
+ * byte we just read), ask the daemon to wake us again: a poll() or epoll
+ * on the socket must see it. fp->lock held.
+ */
+static void
+fp_settle_locked(struct shim_fp *fp, const struct v4l2cuse_fp_state *st)
+{
+	char buf[256];
+	struct v4l2cuse_fp_state now;
+
+	while (recv(fp->sock, buf, sizeof(buf), MSG_DONTWAIT) == (ssize_t)sizeof(buf))
+		;
+	if (!fp_state(fp, &now))
+		return;
+	if (now.epoch != st->epoch || (now.flags & V4L2CUSE_FP_EVENTS) ||
+	    fp_pending_locked(fp, now.epoch))
+		fp_kick(fp);
+}
+
+/* ---------------------------------------------------------------------- */
+/* QBUF, DQBUF */
+
+bool
+shim_fp_qbuf(struct shim_handle *h, struct v4l2_buffer *b, int *ret)
+{
+	struct shim_fp *fp = h->fp;
+	struct v4l2cuse_fp_state st;
+	struct v4l2cuse_fp_sub *e;
+	bool output;
+	unsigned int i = b->index;
+
+	if (!fp_active(fp, &st) || b->type != st.type || b->memory != st.memory ||
+	    i >= st.n_buffers || i >= SHIM_MAX_BUFFERS)
+		return false;
+	output = st.flags & V4L2CUSE_FP_OUTPUT;
+	pthread_mutex_lock(&fp->lock);
+	/* Only a buffer we dequeued in this epoch: its state is known to be ours. */
+	if (!fp->bufs[i].owned || fp->bufs[i].epoch != st.epoch)
+		goto out_cuse;
+	/* vb2's checks that could refuse it: CUSE gives the errno. */
+	if (st.memory == V4L2_MEMORY_USERPTR &&
+	    (b->m.userptr == 0 || b->length < fp->bufs[i].length))
+		goto out_cuse;
+	if (output && b->bytesused > fp->bufs[i].length)
+		goto out_cuse;
+	e = fp_sub_slot_locked(fp, &st);
+	if (!e)
+		goto out_cuse;		/* full: CUSE takes the ring first */
+	*e = (struct v4l2cuse_fp_sub){
+		.op = V4L2CUSE_FP_QBUF,
+		.index = i,
+		.userptr = b->m.userptr,
+		.length = b->length,
+		.bytesused = b->bytesused,
+	};
+	fp_sub_post_locked(fp);
+	fp->qbufs_posted++;
+	fp->bufs[i].owned = false;
+	{
+		struct v4l2_buffer arg = *b;
+
+		*b = fp->bufs[i].requeue;
+		if (st.memory == V4L2_MEMORY_USERPTR) {
+			b->m.userptr = arg.m.userptr;
+			b->length = arg.length;
+		}
+		if (output)
+			b->bytesused = arg.bytesused ? arg.bytesused : fp->bufs[i].length;
+	}
+	/* Unless the producer takes it at its next frame, tell the daemon now. */
+	if (!(st.flags & V4L2CUSE_FP_TICKED))
+		fp_kick(fp);
+	pthread_mutex_unlock(&fp->lock);
+	*ret = 0;
+	return true;
+
+out_cuse:
+	pthread_mutex_unlock(&fp->lock);
+	return false;
+}
+
+/* Take the oldest completion: 1, 0 if none, -1 if it cannot be acknowledged. */
+static int
+fp_pop_locked(struct shim_fp *fp, const struct v4l2cuse_fp_state *st, struct v4l2_buffer *b)
+{
+	struct v4l2cuse_fp_done d;
+	struct v4l2cuse_fp_sub *e;
+
+	if (!fp_pending_locked(fp, st->epoch))
+		return 0;
+	e = fp_sub_slot_locked(fp, st);
+	if (!e)
+		return -1;
+	memcpy(&d, &fp->sh->done[fp->done_tail % V4L2CUSE_FP_DONE_RING], sizeof(d));
+	if (d.index >= SHIM_MAX_BUFFERS)
+		return -1;
+	*e = (struct v4l2cuse_fp_sub){ .op = V4L2CUSE_FP_ACK, .index = d.index,
+				       .serial = d.serial };
+	fp_sub_post_locked(fp);
+	fp->acks_posted++;
+	fp->done_tail++;
+	__atomic_store_n(&fp->sh->done_tail, fp->done_tail, __ATOMIC_RELEASE);
+	fp->bufs[d.index].owned = true;
+	fp->bufs[d.index].epoch = d.epoch;
+	fp->bufs[d.index].length = d.length;
+	fp->bufs[d.index].requeue = d.requeue;
+	*b = d.dq;
+	return 1;
+}
+
+/* Wait for the daemon's next wake-up: 0, -EINTR, or -EPIPE if it is gone. */
+static int
+fp_wait(struct shim_fp *fp)
+{
+	struct pollfd p = { .fd = fp->sock, .events = POLLIN };
+
+	/* A signal handler ends the wait, as it ends vb2's (EINTR). */
+	if (shim_real.poll(&p, 1, -1) < 0)
+		return errno == EINTR ? -EINTR : -errno;
+	if (p.revents & (POLLHUP | POLLERR | POLLNVAL)) {
+		fp->dead = true;
+		return -EPIPE;
+	}
+	return 0;
+}
+
+bool
+shim_fp_dqbuf(struct shim_handle *h, int fd, struct v4l2_buffer *b, int *ret)
+{
+	struct shim_fp *fp = h->fp;
+	struct v4l2cuse_fp_state st;
+	int r;
+
+	for (;;) {
+		struct v4l2_buffer out;
+		int flags;
+
+		if (!fp_active(fp, &st) || b->type != st.type)
+			return false;	/* not streaming through it, or an error: CUSE */
+		pthread_mutex_lock(&fp->lock);
+		r = fp_pop_locked(fp, &st, &out);
+		if (r > 0 && !fp_pending_locked(fp, st.epoch))
+			fp_settle_locked(fp, &st);
+		pthread_mutex_unlock(&fp->lock);
+		if (r < 0)
+			return false;	/* the ring is full: CUSE takes it first */
+		if (r > 0) {
+			*b = out;
+			*ret = 0;
+			return true;
+		}
+		/* The file's flags now: fcntl(F_SETFL) counts, as for the kernel. */
+		flags = shim_real.fcntl(fd, F_GETFL);
+		if (flags >= 0 && (flags & O_NONBLOCK)) {
+			pthread_mutex_lock(&fp->lock);
+			fp_settle_locked(fp, &st);
+			pthread_mutex_unlock(&fp->lock);
+			*ret = -EAGAIN;
+			return true;
+		}
+		r = fp_wait(fp);
+		if (r == -EINTR) {
+			*ret = -EINTR;
+			return true;
+		}
+		if (r < 0)
+			return false;	/* the daemon is gone: CUSE answers that */
+		pthread_mutex_lock(&fp->lock);
+		fp_settle_locked(fp, &st);
+		pthread_mutex_unlock(&fp->lock);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Readiness */
+
+bool
+shim_fp_poll(struct shim_handle *h, short events, short *ret_revents)
+{
+	struct shim_fp *fp = h->fp;
+	struct v4l2cuse_fp_state st;
+	short mask = 0;
+	bool pending;
+
+	if (!fp_active(fp, &st))
+		return false;
+	pthread_mutex_lock(&fp->lock);
+	pending = fp_pending_locked(fp, st.epoch);
+	if (st.flags & V4L2CUSE_FP_OUTPUT) {
+		/* vb2: a buffer is free to fill (not queued), or one is done. */
+		uint32_t queued = st.n_queued + (fp->qbufs_posted - st.qbufs_taken) -
+				  (fp->acks_posted - st.acks_taken);
+
+		if (!(events & (POLLOUT | POLLWRNORM)))
+			mask = 0;
+		else if (st.flags & V4L2CUSE_FP_POLLERR)
+			mask = POLLERR;
+		else if (pending || queued < st.n_buffers)
+			mask = POLLOUT | POLLWRNORM;
+	} else if (events & (POLLIN | POLLRDNORM)) {
+		if (st.flags & V4L2CUSE_FP_POLLERR)
+			mask = POLLERR;
+		else if (pending)
+			mask = POLLIN | POLLRDNORM;
+	}
+	pthread_mutex_unlock(&fp->lock);
+	if (st.flags & V4L2CUSE_FP_EVENTS)
+		mask |= POLLPRI;
+	*ret_revents = mask;
+	return true;
+}
+
+int
+shim_fp_wait_fd(struct shim_handle *h)
+{
+	return h->fp ? h->fp->sock : -1;
+}
+
+void
+shim_fp_woken(struct shim_handle *h, short revents)
+{
+	struct shim_fp *fp = h->fp;
+	struct v4l2cuse_fp_state st;
+
+	if (!fp)
+		return;
+	if (revents & (POLLHUP | POLLERR | POLLNVAL)) {
+		fp->dead = true;
+		return;
+	}
+	if (!fp_state(fp, &st))
+		return;
+	pthread_mutex_lock(&fp->lock);
+	fp_settle_locked(fp, &st);
+	pthread_mutex_unlock(&fp->lock);
+}
