@@ -7,7 +7,8 @@
  *    BT.709, an HD one labelled BT.601), and switching size switches it;
  *  - a camera that reports DEFAULT gets the kernel's defaults for its
  *    height: SMPTE 170M / BT.601 below 720 lines, Rec. 709 / BT.709 from
- *    720 on, limited range, 709 transfer function;
+ *    720 on, limited range, 709 transfer function; one that reports only
+ *    sRGB (a UVC webcam) the defaults of sRGB: BT.601 at every size;
  *  - the camera's frames are read in that colorimetry: its YUYV converted
  *    to R'G'B' decodes with the camera's matrix and range (pixels against
  *    the formula, within 2), and re-encoded to another Y'CbCr format they
@@ -46,6 +47,11 @@ static const struct fake_camera_mode labelled_modes[] = {
 /* DEFAULT everywhere (as many UVC cameras answer): SD and HD sizes. */
 static const struct fake_camera_mode default_modes[] = {
 	{ 640, 480 }, { 720, 576 }, { 1280, 720 }, { 1920, 1080 },
+};
+
+/* sRGB and nothing more (what uvcvideo reports): BT.601 at every size. */
+static const struct fake_camera_mode srgb_modes[] = {
+	{ 640, 480, V4L2_COLORSPACE_SRGB }, { 1280, 720, V4L2_COLORSPACE_SRGB },
 };
 
 static const struct fake_camera_mode full_modes[] = {
@@ -223,7 +229,8 @@ assert_passthrough(struct v4l2cuse_source *src, const struct fake_camera_mode *m
  * helper's): v4l2cuse_convert_frame() takes the target's colorimetry from
  * format.c for the fourcc and height and ignores the negotiated format's
  * ycbcr_enc and quantization, so where the camera's label is not format.c's
- * (an SD size labelled BT.709, full range) the frame is re-encoded into
+ * (an sRGB webcam at 720 lines and more, an SD size labelled BT.709, full
+ * range) the frame is re-encoded into
  * format.c's while the device reports the camera's. That output, and only
  * that, marks the test incomplete (TODO) instead of failing it.
  */
@@ -307,6 +314,26 @@ test_default(void)
 }
 
 static void
+test_srgb(void)
+{
+	static const struct fake_camera cam = CAMERA(srgb_modes);
+	struct v4l2cuse_source *src;
+
+	fake_camera_install(&cam);
+	src = ts_make("uvc:/fake/camera");
+	for (size_t i = 0; i < G_N_ELEMENTS(srgb_modes); i++) {
+		const struct fake_camera_mode *m = &srgb_modes[i];
+
+		/* V4L2_MAP_YCBCR_ENC_DEFAULT(SRGB) is BT.601, whatever the height. */
+		assert_passthrough(src, m, V4L2_COLORSPACE_SRGB, V4L2_YCBCR_ENC_601, LIM,
+				   V4L2_XFER_FUNC_SRGB);
+		assert_decodes_as(src, m->width, m->height, false, false);
+	}
+	v4l2cuse_source_destroy(src);
+	fake_camera_remove();
+}
+
+static void
 test_full_range(void)
 {
 	static const struct fake_camera cam = CAMERA(full_modes);
@@ -373,7 +400,8 @@ static void
 test_copy(void)
 {
 	static const struct fake_camera cams[] = {
-		CAMERA(default_modes), CAMERA(labelled_modes), CAMERA(full_modes),
+		CAMERA(default_modes), CAMERA(labelled_modes), CAMERA(srgb_modes),
+		CAMERA(full_modes),
 	};
 
 	for (size_t c = 0; c < G_N_ELEMENTS(cams); c++) {
@@ -394,6 +422,7 @@ main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/uvc-colour/per-size", test_per_size);
 	g_test_add_func("/uvc-colour/default", test_default);
+	g_test_add_func("/uvc-colour/srgb", test_srgb);
 	g_test_add_func("/uvc-colour/full-range", test_full_range);
 	g_test_add_func("/uvc-colour/reencode", test_reencode);
 	g_test_add_func("/uvc-colour/copy", test_copy);
