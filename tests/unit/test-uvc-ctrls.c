@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The uvc source's controls against a fake camera (a struct uvc_backend
- * that answers the ioctls from tables): every standard class is offered
+ * The uvc source's controls against a fake camera (fake-camera.h, its
+ * controls answered from tables here): every standard class is offered
  * (camera class too), a driver's own class and read-only controls are
  * not; sets reach the camera; changes made on the camera (control events)
  * arrive through control_fd()/control_update(): values, flags, ranges.
@@ -11,13 +11,12 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 #include <glib.h>
 #include <linux/videodev2.h>
 
 #include "v4l2cuse/source.h"
-#include "uvc-private.h"
+#include "fake-camera.h"
 
 struct fake_ctrl {
 	struct v4l2_query_ext_ctrl q;
@@ -52,7 +51,6 @@ static const char *const exposure_menu[] = {
 	"Auto Mode", "Manual Mode", "Shutter Priority Mode", "Aperture Priority Mode",
 };
 
-static int fake_fd = -1;	/* an eventfd: the camera's "fd" and its event fd */
 static GQueue fake_events = G_QUEUE_INIT;
 static unsigned int fake_subscribed;
 
@@ -66,87 +64,11 @@ fake_find(uint32_t id)
 	return NULL;
 }
 
+/* The camera's controls and events (fake-camera.c answers the rest). */
 static int
-fake_open(const char *path)
-{
-	fake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	return fake_fd;
-}
-
-static int
-fake_attach(int fd)
-{
-	return 0;
-}
-
-static void
-fake_close(int fd)
-{
-	close(fd);
-}
-
-static int
-fake_fmt(struct v4l2_format *f)
-{
-	if (f->type != V4L2_BUF_TYPE_VIDEO_CAPTURE)
-		return -EINVAL;
-	f->fmt.pix = (struct v4l2_pix_format){
-		.width = 640, .height = 480, .pixelformat = V4L2_PIX_FMT_YUYV,
-		.field = V4L2_FIELD_NONE, .bytesperline = 1280, .sizeimage = 640 * 480 * 2,
-	};
-	return 0;
-}
-
-static int
-fake_ioctl(int fd, unsigned long req, void *arg)
+ctrl_ioctl(int fd, unsigned long req, void *arg)
 {
 	switch (req) {
-	case VIDIOC_QUERYCAP: {
-		struct v4l2_capability *c = arg;
-
-		memset(c, 0, sizeof(*c));
-		strcpy((char *)c->card, "fake camera");
-		strcpy((char *)c->bus_info, "fake:0");
-		c->capabilities = V4L2_CAP_VIDEO_CAPTURE | V4L2_CAP_STREAMING;
-		return 0;
-	}
-	case VIDIOC_ENUM_FMT: {
-		struct v4l2_fmtdesc *d = arg;
-
-		if (d->index > 0)
-			return -EINVAL;
-		d->pixelformat = V4L2_PIX_FMT_YUYV;
-		return 0;
-	}
-	case VIDIOC_ENUM_FRAMESIZES: {
-		struct v4l2_frmsizeenum *s = arg;
-
-		if (s->index > 0)
-			return -EINVAL;
-		s->type = V4L2_FRMSIZE_TYPE_DISCRETE;
-		s->discrete.width = 640;
-		s->discrete.height = 480;
-		return 0;
-	}
-	case VIDIOC_ENUM_FRAMEINTERVALS: {
-		struct v4l2_frmivalenum *i = arg;
-
-		if (i->index > 0)
-			return -EINVAL;
-		i->type = V4L2_FRMIVAL_TYPE_DISCRETE;
-		i->discrete = (struct v4l2_fract){ 1, 30 };
-		return 0;
-	}
-	case VIDIOC_G_FMT:
-	case VIDIOC_TRY_FMT:
-	case VIDIOC_S_FMT:
-		return fake_fmt(arg);
-	case VIDIOC_G_PARM: {
-		struct v4l2_streamparm *p = arg;
-
-		p->parm.capture.timeperframe = (struct v4l2_fract){ 1, 30 };
-		return 0;
-	}
 	case VIDIOC_QUERY_EXT_CTRL: {
 		struct v4l2_query_ext_ctrl *q = arg;
 		uint32_t id = q->id & ~(V4L2_CTRL_FLAG_NEXT_CTRL | V4L2_CTRL_FLAG_NEXT_COMPOUND);
@@ -203,7 +125,7 @@ fake_ioctl(int fd, unsigned long req, void *arg)
 		*(struct v4l2_event *)arg = *ev;
 		g_free(ev);
 		if (g_queue_is_empty(&fake_events))
-			while (read(fake_fd, &n, sizeof(n)) > 0)
+			while (read(fd, &n, sizeof(n)) > 0)
 				;
 		return 0;
 	}
@@ -212,32 +134,12 @@ fake_ioctl(int fd, unsigned long req, void *arg)
 	}
 }
 
-static void *
-fake_mmap(int fd, size_t length, int64_t offset)
-{
-	return NULL;
-}
+static const struct fake_camera_mode fake_modes[] = {
+	{ 640, 480 },
+};
 
-static void
-fake_munmap(void *addr, size_t length)
-{
-}
-
-static int
-fake_event_fd(int fd, uint32_t *ret_events)
-{
-	*ret_events = EPOLLIN;
-	return fd;
-}
-
-static const struct uvc_backend fake_backend = {
-	.open = fake_open,
-	.attach = fake_attach,
-	.close = fake_close,
-	.ioctl = fake_ioctl,
-	.mmap = fake_mmap,
-	.munmap = fake_munmap,
-	.event_fd = fake_event_fd,
+static const struct fake_camera fake_camera = {
+	.modes = fake_modes, .n_modes = G_N_ELEMENTS(fake_modes), .ioctl = ctrl_ioctl,
 };
 
 /* Another application changes a control on the camera: the kernel's event. */
@@ -257,7 +159,7 @@ fake_event(uint32_t id, uint32_t changes, int64_t value, uint32_t flags, int32_t
 	ev->u.ctrl.maximum = max;
 	ev->u.ctrl.step = 1;
 	g_queue_push_tail(&fake_events, ev);
-	g_assert_cmpint(write(fake_fd, &one, sizeof(one)), ==, sizeof(one));
+	g_assert_cmpint(write(fake_camera_fd(), &one, sizeof(one)), ==, sizeof(one));
 }
 
 static bool
@@ -296,7 +198,7 @@ test_classes_and_events(void)
 	int64_t v;
 	int cfd;
 
-	v4l2cuse_uvc_set_backend(&fake_backend);
+	fake_camera_install(&fake_camera);
 	g_assert_cmpint(v4l2cuse_source_create("uvc:/fake/camera", &src, &error), ==, 0);
 	g_assert_null(error);
 
@@ -347,7 +249,7 @@ test_classes_and_events(void)
 	g_assert_false(readable(cfd));
 
 	v4l2cuse_source_destroy(src);
-	v4l2cuse_uvc_set_backend(NULL);
+	fake_camera_remove();
 }
 
 int
