@@ -6,7 +6,7 @@
 # readiness over a NOTIFY_SOCKET only after the self-tests, v4l2-compliance
 # on the three served nodes, the taken one reported and retried, SIGHUP
 # adding and removing devices while a consumer streams from another without
-# a dropped frame, v4l2cuse-ctl (list, add, remove, set-source from pattern
+# a lost tick, v4l2cuse-ctl (list, add, remove, set-source from pattern
 # to file while streaming, set-placeholder, permissions), the watchdog, and
 # a clean SIGTERM that answers a parked read().
 set -euo pipefail
@@ -40,6 +40,12 @@ wait_check()
 }
 
 # ctl_field ID COLUMN: a column of the device's row in `v4l2cuse-ctl list`.
+# ticks_lost ID: the device's producer ticks that made no frame (a stall).
+ticks_lost()
+{
+	"$ctl" stats | vm_stat ticks-lost "device $1"
+}
+
 ctl_field()
 {
 	"$ctl" list | awk -v id="$1" -v col="$2" '
@@ -76,10 +82,10 @@ write_conf()
 	selftest-timeout = 20
 	control-group = video
 
-	# 5 fps and 16 read() buffers: a python reader keeps up even on a
-	# loaded TCG host (it may fall 3 s behind), so any dropped frame would
-	# be the daemon's fault. (The daemon's own late ticks are no drops: one
-	# frame per wake-up.)
+	# 5 fps and 16 read() buffers: a python reader keeps up unless a
+	# loaded TCG host holds it back more than 3 s (CI at load 16 saw 11
+	# frames dropped for want of a buffer). The checks across the reload
+	# and the switch therefore count the producer's lost ticks, not drops.
 	[device pat]
 	node = video40
 	label = Pattern cam
@@ -211,7 +217,8 @@ wait_check "a read() consumer streams from video40" 20 \
 	bash -c "[[ \$(wc -l <'$R/consume.log') -gt 20 ]]"
 d0=$(ctl_field pat DELIVERED)
 x0=$(ctl_field pat DROPPED)
-diag "before SIGHUP: pat delivered $d0, dropped $x0"
+t0=$(ticks_lost pat)
+diag "before SIGHUP: pat delivered $d0, dropped $x0, ticks lost $t0"
 readies=$(grep -c 'READY=1' "$notify_log")
 write_conf new
 kill -HUP "$pid"
@@ -225,13 +232,16 @@ check "untouched devices kept their nodes (log: 3 kept)" \
 sleep 2
 d1=$(ctl_field pat DELIVERED)
 x1=$(ctl_field pat DROPPED)
-diag "after SIGHUP: pat delivered $d1, dropped $x1"
-# (DROPPED counts from the device's creation: v4l2-compliance above may
-# have left some; what matters is that none were added across the reload.)
-if [[ $x1 == "$x0" && $d1 -gt $d0 ]]; then
-	ok "no dropped frame on video40 across the reload (delivered $d0 -> $d1, dropped $x1)"
+t1=$(ticks_lost pat)
+diag "after SIGHUP: pat delivered $d1, dropped $x1, ticks lost $t1"
+# A reload that held up the untouched device's producer would lose ticks
+# (a stall longer than its 16 buffers' worth is counted there); frames the
+# reader did not take in time are dropped and counted (DROPPED), which is
+# the reader's pace, not the reload's.
+if [[ $t1 == "$t0" && $d1 -gt $d0 ]]; then
+	ok "video40 streams on across the reload (delivered $d0 -> $d1, no tick lost; dropped $x0 -> $x1)"
 else
-	not_ok "no dropped frame on video40 across the reload" "delivered $d0 -> $d1, dropped $x0 -> $x1"
+	not_ok "video40 streams on across the reload" "delivered $d0 -> $d1, ticks lost $t0 -> $t1"
 fi
 # Continuity seen by the consumer: every read() a whole frame, no error, and
 # frames read match frames delivered (read() emulation keeps at most 3).
@@ -266,7 +276,9 @@ check "frames change content after the switch, same size" bash -c "
 check "ctl list shows the new source" bash -c "'$ctl' list | grep -E '^pat ' | grep -qF '$file_spec'"
 d2=$(ctl_field pat DELIVERED)
 x2=$(ctl_field pat DROPPED)
-check "no dropped frame across the switch (dropped $x1 -> $x2, delivered $d1 -> $d2)" test "$x2" = "$x1"
+t2=$(ticks_lost pat)
+check "no tick lost across the switch (ticks lost $t1 -> $t2, delivered $d1 -> $d2, dropped $x1 -> $x2)" \
+	test "$t2" = "$t1"
 
 # --- 4. ctl add / set-placeholder / remove, permissions ----------------------
 check "ctl add stall (a source that fails every frame)" \
