@@ -8,6 +8,8 @@
  *
  *   convert-pairs --all [SECONDS_PER_CASE]  every raw input to every raw
  *                                           target at 1920x1080 (default 0.3)
+ *   convert-pairs SECONDS IN OUT            one pair at 1920x1080 (fourccs:
+ *                                           YUYV RGB3 ...), e.g. under perf
  *
  * Inputs are made once: a moving-gradient R'G'B' picture converted by the
  * converter itself to each input format (MJPEG: a JPEG of it), in 4
@@ -217,7 +219,12 @@ main(int argc, char **argv)
 	printf("# %ux%u in, %u frames, %.2f s per case, best of %u rounds\n", BW, BH, NFRAMES,
 	       seconds, ROUNDS);
 	printf("| case | wall fps | fps per CPU-second | CPU ms/frame |\n|---|---|---|---|\n");
-	if (all) {
+	if (!all && argc == 4 && strlen(argv[2]) == 4 && strlen(argv[3]) == 4) {
+		bench_case(cv, find_input(cv, in, &n_in, v4l2_fourcc(argv[2][0], argv[2][1],
+								    argv[2][2], argv[2][3])),
+			   v4l2_fourcc(argv[3][0], argv[3][1], argv[3][2], argv[3][3]), BW, BH, dst,
+			   seconds);
+	} else if (all) {
 		/* Every raw format the converter reads, to every raw one it writes. */
 		const struct v4l2cuse_format_info *fi, *fo;
 
