@@ -20,6 +20,9 @@
 #include "config.h"
 
 #include <math.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include <glib.h>
 
@@ -130,8 +133,49 @@ cv_xf_init(struct cv_xf *xf, struct cv_ycc from, struct cv_ycc to)
  * The loops below take their coefficients into locals and their planes as
  * restrict pointers: with nothing that may alias, gcc vectorises them
  * (sources/meson.build asks for its dynamic cost model; the -O2 default
- * one leaves them scalar, 4x slower).
+ * one leaves them scalar, 4x slower). Where SSE2 is there (every x86-64),
+ * the Y'CbCr transform's loops are written with it instead, 16 samples a
+ * step in 16-bit lanes with 32-bit sums (gcc's own vectorisation widens
+ * every byte to 32 bits first and was 56% of YUYV -> RGB3 at 1080p); the
+ * arithmetic is the scalar loops', so the bytes are the same, and the
+ * scalar loops finish each line's last samples.
  */
+
+#ifdef __SSE2__
+/* 8 int32 sums >> CV_Q, twice, clamped to 16 bytes. */
+static inline __m128i
+cv_sse2_pack(__m128i a, __m128i b, __m128i c, __m128i d)
+{
+	return _mm_packus_epi16(_mm_packs_epi32(_mm_srai_epi32(a, CV_Q), _mm_srai_epi32(b, CV_Q)),
+				_mm_packs_epi32(_mm_srai_epi32(c, CV_Q), _mm_srai_epi32(d, CV_Q)));
+}
+
+/* Bytes minus 128 as two vectors of eight int16. */
+static inline void
+cv_sse2_centre(const uint8_t *p, __m128i *lo, __m128i *hi)
+{
+	const __m128i zero = _mm_setzero_si128(), c128 = _mm_set1_epi16(128);
+	__m128i v = _mm_loadu_si128((const __m128i *)p);
+
+	*lo = _mm_sub_epi16(_mm_unpacklo_epi8(v, zero), c128);
+	*hi = _mm_sub_epi16(_mm_unpackhi_epi8(v, zero), c128);
+}
+
+/* (u * k_u + v * k_v + add) for the 8 (u, v) pairs of @u, @v: 4 + 4 int32. */
+static inline void
+cv_sse2_madd(__m128i u, __m128i v, __m128i k, __m128i add, __m128i *lo, __m128i *hi)
+{
+	*lo = _mm_add_epi32(_mm_madd_epi16(_mm_unpacklo_epi16(u, v), k), add);
+	*hi = _mm_add_epi32(_mm_madd_epi16(_mm_unpackhi_epi16(u, v), k), add);
+}
+
+/* The k_u, k_v pair of cv_sse2_madd() in every lane. */
+static inline __m128i
+cv_sse2_pair(int32_t k_u, int32_t k_v)
+{
+	return _mm_set1_epi32((int32_t)(((uint32_t)(uint16_t)k_v << 16) | (uint16_t)k_u));
+}
+#endif
 
 /* The luma term of a chroma line, per luma pixel (each chroma sample twice). */
 static void
@@ -139,8 +183,27 @@ cv_xf_corr(const struct cv_xf *xf, const uint8_t *restrict cb, const uint8_t *re
 	   uint32_t cw, int32_t *restrict corr)
 {
 	const int32_t k_cb = xf->y_cb, k_cr = xf->y_cr, add = xf->add[0];
+	uint32_t c = 0;
 
-	for (uint32_t c = 0; c < cw; c++) {
+#ifdef __SSE2__
+	const __m128i k = cv_sse2_pair(k_cb, k_cr), a = _mm_set1_epi32(add);
+
+	for (; c + 16 <= cw; c += 16) {
+		__m128i u[2], v[2], s[4];
+
+		cv_sse2_centre(cb + c, &u[0], &u[1]);
+		cv_sse2_centre(cr + c, &v[0], &v[1]);
+		cv_sse2_madd(u[0], v[0], k, a, &s[0], &s[1]);
+		cv_sse2_madd(u[1], v[1], k, a, &s[2], &s[3]);
+		for (unsigned int i = 0; i < 4; i++) {
+			_mm_storeu_si128((__m128i *)(corr + 2 * c + 8 * i),
+					 _mm_unpacklo_epi32(s[i], s[i]));
+			_mm_storeu_si128((__m128i *)(corr + 2 * c + 8 * i + 4),
+					 _mm_unpackhi_epi32(s[i], s[i]));
+		}
+	}
+#endif
+	for (; c < cw; c++) {
 		int32_t v = (cb[c] - 128) * k_cb + (cr[c] - 128) * k_cr + add;
 
 		corr[2 * c] = v;
@@ -153,8 +216,29 @@ cv_xf_luma(const struct cv_xf *xf, const uint8_t *restrict s, const int32_t *res
 	   uint32_t w, uint8_t *restrict d)
 {
 	const int32_t k = xf->y_y;
+	uint32_t x = 0;
 
-	for (uint32_t x = 0; x < w; x++) {
+#ifdef __SSE2__
+	const __m128i zero = _mm_setzero_si128(), k16 = _mm_set1_epi16((int16_t)k);
+
+	for (; x + 16 <= w; x += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(s + x)), p[2], q[4];
+
+		p[0] = _mm_unpacklo_epi8(v, zero);
+		p[1] = _mm_unpackhi_epi8(v, zero);
+		for (unsigned int i = 0; i < 2; i++) {
+			/* s * k as int32: the low and high halves of the 16-bit products */
+			__m128i lo = _mm_mullo_epi16(p[i], k16), hi = _mm_mulhi_epi16(p[i], k16);
+
+			q[2 * i] = _mm_add_epi32(_mm_unpacklo_epi16(lo, hi),
+						 _mm_loadu_si128((const __m128i *)(corr + x + 8 * i)));
+			q[2 * i + 1] = _mm_add_epi32(_mm_unpackhi_epi16(lo, hi),
+						     _mm_loadu_si128((const __m128i *)(corr + x + 8 * i + 4)));
+		}
+		_mm_storeu_si128((__m128i *)(d + x), cv_sse2_pack(q[0], q[1], q[2], q[3]));
+	}
+#endif
+	for (; x < w; x++) {
 		int32_t v = (s[x] * k + corr[x]) >> CV_Q;
 
 		d[x] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
@@ -167,8 +251,26 @@ cv_xf_chroma(const struct cv_xf *xf, const uint8_t *restrict cb, const uint8_t *
 {
 	const int32_t bb = xf->cb_cb, br = xf->cb_cr, rb = xf->cr_cb, rr = xf->cr_cr;
 	const int32_t ab = xf->add[1], ar = xf->add[2];
+	uint32_t c = 0;
 
-	for (uint32_t c = 0; c < cw; c++) {
+#ifdef __SSE2__
+	const __m128i kb = cv_sse2_pair(bb, br), kr = cv_sse2_pair(rb, rr);
+	const __m128i vab = _mm_set1_epi32(ab), var = _mm_set1_epi32(ar);
+
+	for (; c + 16 <= cw; c += 16) {
+		__m128i u[2], v[2], b[4], r[4];
+
+		cv_sse2_centre(cb + c, &u[0], &u[1]);
+		cv_sse2_centre(cr + c, &v[0], &v[1]);
+		cv_sse2_madd(u[0], v[0], kb, vab, &b[0], &b[1]);
+		cv_sse2_madd(u[1], v[1], kb, vab, &b[2], &b[3]);
+		cv_sse2_madd(u[0], v[0], kr, var, &r[0], &r[1]);
+		cv_sse2_madd(u[1], v[1], kr, var, &r[2], &r[3]);
+		_mm_storeu_si128((__m128i *)(dcb + c), cv_sse2_pack(b[0], b[1], b[2], b[3]));
+		_mm_storeu_si128((__m128i *)(dcr + c), cv_sse2_pack(r[0], r[1], r[2], r[3]));
+	}
+#endif
+	for (; c < cw; c++) {
 		int32_t u = cb[c] - 128, v = cr[c] - 128;
 		int32_t b = (u * bb + v * br + ab) >> CV_Q, r = (u * rb + v * rr + ar) >> CV_Q;
 
