@@ -332,13 +332,55 @@ v4l2cuse_convert_ycc_pic(struct v4l2cuse_convert *cv, const struct cv_pic *in, s
 
 /* --- R'G'B' to Y'CbCr --------------------------------------------------- */
 
+#ifdef __SSE2__
+/*
+ * The weighted sums of two vectors of int16 (B, G, R, A) quadruples (@p,
+ * @q: 2 each) with weights @k (kb, kg, kr, 0, twice): 4 int32 in order.
+ */
+static inline __m128i
+cv_sse2_dot4(__m128i p, __m128i q, __m128i k)
+{
+	__m128i a = _mm_madd_epi16(p, k), b = _mm_madd_epi16(q, k);
+
+	/* (b*kb + g*kg, r*kr) pairs: add each pair's second half into its first */
+	a = _mm_shuffle_epi32(_mm_add_epi32(a, _mm_srli_epi64(a, 32)), _MM_SHUFFLE(3, 1, 2, 0));
+	b = _mm_shuffle_epi32(_mm_add_epi32(b, _mm_srli_epi64(b, 32)), _MM_SHUFFLE(3, 1, 2, 0));
+	return _mm_unpacklo_epi64(a, b);
+}
+
+static inline __m128i
+cv_sse2_weights(int32_t k0, int32_t k1, int32_t k2)
+{
+	return _mm_setr_epi16((int16_t)k0, (int16_t)k1, (int16_t)k2, 0, (int16_t)k0, (int16_t)k1,
+			      (int16_t)k2, 0);
+}
+#endif
+
 static void
 cv_argb_luma(const uint8_t *restrict s, uint32_t w, const int32_t k[3], int32_t add,
 	     uint8_t *restrict d)
 {
 	const int32_t kb = k[0], kg = k[1], kr = k[2], a = add + CV_HALF;
+	uint32_t x = 0;
 
-	for (uint32_t x = 0; x < w; x++) {
+#ifdef __SSE2__
+	const __m128i zero = _mm_setzero_si128(), kv = cv_sse2_weights(kb, kg, kr);
+	const __m128i av = _mm_set1_epi32(a);
+
+	for (; x + 16 <= w; x += 16) {
+		__m128i y[4];
+
+		for (unsigned int i = 0; i < 4; i++) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(s + 4 * x + 16 * i));
+
+			y[i] = _mm_add_epi32(cv_sse2_dot4(_mm_unpacklo_epi8(v, zero),
+							  _mm_unpackhi_epi8(v, zero), kv),
+					     av);
+		}
+		_mm_storeu_si128((__m128i *)(d + x), cv_sse2_pack(y[0], y[1], y[2], y[3]));
+	}
+#endif
+	for (; x < w; x++) {
 		int32_t v = (kb * s[4 * x] + kg * s[4 * x + 1] + kr * s[4 * x + 2] + a) >> CV_Q;
 
 		d[x] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
@@ -353,8 +395,41 @@ cv_argb_chroma(const uint8_t *restrict s0, const uint8_t *restrict s1, uint32_t 
 {
 	const int32_t b0 = k[1][0], b1 = k[1][1], b2 = k[1][2], ab = 4 * add[1] + 2 * CV_ONE;
 	const int32_t r0 = k[2][0], r1 = k[2][1], r2 = k[2][2], ar = 4 * add[2] + 2 * CV_ONE;
+	uint32_t x = 0;
 
-	for (uint32_t x = 0; x < cw; x++) {
+#ifdef __SSE2__
+	const __m128i zero = _mm_setzero_si128();
+	const __m128i kb = cv_sse2_weights(b0, b1, b2), kr = cv_sse2_weights(r0, r1, r2);
+	const __m128i vab = _mm_set1_epi32(ab), var = _mm_set1_epi32(ar);
+
+	/* 8 chroma samples (16 pixels) a step */
+	for (; x + 8 <= cw; x += 8) {
+		__m128i z[4], u[2], v[2];
+
+		for (unsigned int i = 0; i < 4; i++) {
+			__m128i l0 = _mm_loadu_si128((const __m128i *)(s0 + 8 * x + 16 * i));
+			__m128i l1 = _mm_loadu_si128((const __m128i *)(s1 + 8 * x + 16 * i));
+			/* the two lines' pixels 0, 1 and 2, 3 added in int16 */
+			__m128i p = _mm_add_epi16(_mm_unpacklo_epi8(l0, zero),
+						  _mm_unpacklo_epi8(l1, zero));
+			__m128i q = _mm_add_epi16(_mm_unpackhi_epi8(l0, zero),
+						  _mm_unpackhi_epi8(l1, zero));
+
+			/* and the pixel pairs: the (B, G, R, A) sums of 2 chroma samples */
+			z[i] = _mm_add_epi16(_mm_unpacklo_epi64(p, q), _mm_unpackhi_epi64(p, q));
+		}
+		for (unsigned int i = 0; i < 2; i++) {
+			u[i] = _mm_srai_epi32(_mm_add_epi32(cv_sse2_dot4(z[2 * i], z[2 * i + 1], kb),
+							    vab), 2);
+			v[i] = _mm_srai_epi32(_mm_add_epi32(cv_sse2_dot4(z[2 * i], z[2 * i + 1], kr),
+							    var), 2);
+		}
+		/* >> (CV_Q + 2) in all: 2 above, CV_Q in cv_sse2_pack() */
+		_mm_storel_epi64((__m128i *)(dcb + x), cv_sse2_pack(u[0], u[1], u[0], u[1]));
+		_mm_storel_epi64((__m128i *)(dcr + x), cv_sse2_pack(v[0], v[1], v[0], v[1]));
+	}
+#endif
+	for (; x < cw; x++) {
 		int32_t sb = s0[8 * x] + s0[8 * x + 4] + s1[8 * x] + s1[8 * x + 4];
 		int32_t sg = s0[8 * x + 1] + s0[8 * x + 5] + s1[8 * x + 1] + s1[8 * x + 5];
 		int32_t sr = s0[8 * x + 2] + s0[8 * x + 6] + s1[8 * x + 2] + s1[8 * x + 6];
