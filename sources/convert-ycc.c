@@ -14,7 +14,8 @@
  * transform is linear: luma gets a term from chroma (BT.601 and BT.709 weigh
  * R, G and B differently), taken from the chroma sample the pixel shares,
  * the way 4:2:x is read everywhere else. Integer math in 14-bit fixed
- * point, in loops the compiler vectorises.
+ * point, in SSE2 on x86-64 and in loops the compiler vectorises elsewhere
+ * (and for the last samples of a line), with the same results.
  */
 
 #include "config.h"
