@@ -6,11 +6,19 @@
  *
  *   convert-pairs [SECONDS_PER_CASE]       (default 1.0)
  *
+ *   convert-pairs --all [SECONDS_PER_CASE]  every raw input to every raw
+ *                                           target at 1920x1080 (default 0.3)
+ *   convert-pairs SECONDS IN OUT            one pair at 1920x1080 (fourccs:
+ *                                           YUYV RGB3 ...), e.g. under perf
+ *
  * Inputs are made once: a moving-gradient R'G'B' picture converted by the
  * converter itself to each input format (MJPEG: a JPEG of it), in 4
- * different frames, so that no two calls see the same bytes. Each figure
- * is the best of three rounds of SECONDS_PER_CASE / 3, in frames per
- * second on one core (the converter is single-threaded). Uses only the
+ * different frames, so that no two calls see the same bytes. A case runs
+ * ROUNDS rounds of SECONDS_PER_CASE / ROUNDS each and reports the best
+ * round twice: in frames per second of wall-clock time, and in frames per
+ * second of this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), i.e. per
+ * core: the converter is single-threaded, and the CPU figure does not drop
+ * when other processes share the core (the wall one does). Uses only the
  * converter's public API, so the same file measures older versions of it.
  * See docs/performance.md ("Converter").
  */
@@ -31,6 +39,7 @@
 #define BW	1920
 #define BH	1080
 #define NFRAMES	4
+#define ROUNDS	5
 
 struct input {
 	uint32_t fourcc;
@@ -39,13 +48,18 @@ struct input {
 };
 
 static double
-now(void)
+now(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
+
+struct rate {
+	double wall;	/* frames per second of wall-clock time */
+	double cpu;	/* frames per second of this thread's CPU time */
+};
 
 static struct v4l2_pix_format
 pix_of(uint32_t fourcc, uint32_t w, uint32_t h)
@@ -63,10 +77,24 @@ pix_of(uint32_t fourcc, uint32_t w, uint32_t h)
 static void
 make_input(struct v4l2cuse_convert *cv, uint32_t fourcc, struct input *in)
 {
-	uint8_t *rgb = g_malloc((size_t)BW * BH * 3);
-	struct v4l2_pix_format pix = pix_of(fourcc, BW, BH);
+	uint8_t *rgb;
+	struct v4l2_pix_format pix;
 
 	in->fourcc = fourcc;
+	if (!v4l2cuse_format_info(fourcc)) {
+		/* A format the converter only reads: a byte ramp (any bytes are samples). */
+		size_t size = v4l2cuse_convert_input_size(fourcc, BW, BH, 0);
+
+		for (unsigned int n = 0; n < NFRAMES; n++) {
+			in->data[n] = g_malloc(size);
+			in->size[n] = size;
+			for (size_t i = 0; i < size; i++)
+				in->data[n][i] = (uint8_t)(i / 7 + n * 3 + (i / (BW * 2)) * 5);
+		}
+		return;
+	}
+	rgb = g_malloc((size_t)BW * BH * 3);
+	pix = pix_of(fourcc, BW, BH);
 	for (unsigned int n = 0; n < NFRAMES; n++) {
 		struct v4l2cuse_image img = {
 			.fourcc = V4L2_PIX_FMT_RGB24, .width = BW, .height = BH, .data = rgb,
@@ -94,12 +122,12 @@ make_input(struct v4l2cuse_convert *cv, uint32_t fourcc, struct input *in)
 	g_free(rgb);
 }
 
-/* Frames per second of @in to @out for @seconds. */
-static double
+/* Frames per second of @in to @out for @seconds (wall clock). */
+static struct rate
 run(struct v4l2cuse_convert *cv, const struct input *in, const struct v4l2_pix_format *out,
     uint8_t *dst, double seconds)
 {
-	double t0 = now(), t;
+	double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID), t;
 	unsigned long frames = 0;
 
 	do {
@@ -117,9 +145,40 @@ run(struct v4l2cuse_convert *cv, const struct input *in, const struct v4l2_pix_f
 			}
 			frames++;
 		}
-		t = now() - t0;
+		t = now(CLOCK_MONOTONIC) - t0;
 	} while (t < seconds);
-	return frames / t;
+	return (struct rate){
+		.wall = frames / t, .cpu = frames / (now(CLOCK_THREAD_CPUTIME_ID) - c0),
+	};
+}
+
+static const struct input *
+find_input(struct v4l2cuse_convert *cv, struct input *in, size_t *n_in, uint32_t fourcc)
+{
+	for (size_t i = 0; i < *n_in; i++)
+		if (in[i].fourcc == fourcc)
+			return &in[i];
+	make_input(cv, fourcc, &in[*n_in]);
+	return &in[(*n_in)++];
+}
+
+/* One table line: the best of ROUNDS rounds, wall and CPU each. */
+static void
+bench_case(struct v4l2cuse_convert *cv, const struct input *src, uint32_t fourcc, uint32_t w,
+	   uint32_t h, uint8_t *dst, double seconds)
+{
+	struct v4l2_pix_format out = pix_of(fourcc, w, h);
+	struct rate best = { 0, 0 };
+
+	for (unsigned int r = 0; r < ROUNDS; r++) {
+		struct rate rate = run(cv, src, &out, dst, seconds / ROUNDS);
+
+		best.wall = MAX(best.wall, rate.wall);
+		best.cpu = MAX(best.cpu, rate.cpu);
+	}
+	printf("| %.4s %ux%u -> %.4s %ux%u | %.0f | %.0f | %.2f |\n", (const char *)&src->fourcc,
+	       BW, BH, (const char *)&fourcc, w, h, best.wall, best.cpu, 1000.0 / best.cpu);
+	fflush(stdout);
 }
 
 int
@@ -136,9 +195,11 @@ main(int argc, char **argv)
 		{ V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_MJPEG, BW, BH },
 		{ V4L2_PIX_FMT_NV12, V4L2_PIX_FMT_YUYV, BW, BH },
 		{ V4L2_PIX_FMT_NV12, V4L2_PIX_FMT_RGB24, BW, BH },
+		{ V4L2_PIX_FMT_NV12, V4L2_PIX_FMT_MJPEG, BW, BH },
 		{ V4L2_PIX_FMT_YUV420, V4L2_PIX_FMT_RGB24, BW, BH },
 		{ V4L2_PIX_FMT_RGB24, V4L2_PIX_FMT_YUYV, BW, BH },
 		{ V4L2_PIX_FMT_RGB24, V4L2_PIX_FMT_YUV420, BW, BH },
+		{ V4L2_PIX_FMT_RGB24, V4L2_PIX_FMT_MJPEG, BW, BH },
 		{ V4L2_PIX_FMT_MJPEG, V4L2_PIX_FMT_YUYV, BW, BH },
 		{ V4L2_PIX_FMT_MJPEG, V4L2_PIX_FMT_RGB24, BW, BH },
 		{ V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_YUYV, 1280, 720 },
@@ -146,37 +207,43 @@ main(int argc, char **argv)
 		{ V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_RGB24, 1280, 720 },
 		{ V4L2_PIX_FMT_MJPEG, V4L2_PIX_FMT_YUYV, 1280, 720 },
 	};
-	static const uint32_t inputs[] = {
-		V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_NV12, V4L2_PIX_FMT_YUV420, V4L2_PIX_FMT_RGB24,
-		V4L2_PIX_FMT_MJPEG,
-	};
-	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
+	bool all = argc > 1 && strcmp(argv[1], "--all") == 0;
+	double seconds = argc > 1 + all ? atof(argv[1 + all]) : all ? 0.3 : 1.0;
 	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
-	struct input in[G_N_ELEMENTS(inputs)];
+	struct input in[64];
+	size_t n_in = 0;
 	uint8_t *dst = g_malloc((size_t)BW * BH * 4);
 
 	if (seconds <= 0)
-		seconds = 1.0;
-	for (size_t i = 0; i < G_N_ELEMENTS(inputs); i++)
-		make_input(cv, inputs[i], &in[i]);
-	printf("# %ux%u in, %u frames, %.1f s per case, best of 3\n", BW, BH, NFRAMES, seconds);
-	printf("| case | fps | ms/frame |\n|---|---|---|\n");
-	for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
-		struct v4l2_pix_format out = pix_of(cases[c].out, cases[c].w, cases[c].h);
-		const struct input *src = NULL;
-		double best = 0;
+		seconds = all ? 0.3 : 1.0;
+	printf("# %ux%u in, %u frames, %.2f s per case, best of %u rounds\n", BW, BH, NFRAMES,
+	       seconds, ROUNDS);
+	printf("| case | wall fps | fps per CPU-second | CPU ms/frame |\n|---|---|---|---|\n");
+	if (!all && argc == 4 && strlen(argv[2]) == 4 && strlen(argv[3]) == 4) {
+		bench_case(cv, find_input(cv, in, &n_in, v4l2_fourcc(argv[2][0], argv[2][1],
+								    argv[2][2], argv[2][3])),
+			   v4l2_fourcc(argv[3][0], argv[3][1], argv[3][2], argv[3][3]), BW, BH, dst,
+			   seconds);
+	} else if (all) {
+		/* Every raw format the converter reads, to every raw one it writes. */
+		const struct v4l2cuse_format_info *fi, *fo;
 
-		for (size_t i = 0; i < G_N_ELEMENTS(inputs); i++)
-			if (inputs[i] == cases[c].in)
-				src = &in[i];
-		for (unsigned int r = 0; r < 3; r++)
-			best = MAX(best, run(cv, src, &out, dst, seconds / 3));
-		printf("| %.4s %ux%u -> %.4s %ux%u | %.0f | %.2f |\n", (const char *)&cases[c].in,
-		       BW, BH, (const char *)&cases[c].out, cases[c].w, cases[c].h, best,
-		       1000.0 / best);
-		fflush(stdout);
+		for (unsigned int i = 0; (fi = v4l2cuse_format_lookup_by_index(i)); i++) {
+			if (fi->compressed)
+				continue;
+			for (unsigned int o = 0; (fo = v4l2cuse_format_by_index(o)); o++) {
+				if (fo->compressed || fo->fourcc == fi->fourcc)
+					continue;
+				bench_case(cv, find_input(cv, in, &n_in, fi->fourcc), fo->fourcc,
+					   BW, BH, dst, seconds);
+			}
+		}
+	} else {
+		for (size_t c = 0; c < G_N_ELEMENTS(cases); c++)
+			bench_case(cv, find_input(cv, in, &n_in, cases[c].in), cases[c].out,
+				   cases[c].w, cases[c].h, dst, seconds);
 	}
-	for (size_t i = 0; i < G_N_ELEMENTS(inputs); i++)
+	for (size_t i = 0; i < n_in; i++)
 		for (unsigned int n = 0; n < NFRAMES; n++)
 			g_free(in[i].data[n]);
 	g_free(dst);

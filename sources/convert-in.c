@@ -79,10 +79,9 @@ cv_chroma_resample(const struct cv_pic *pic, const uint8_t *const c[2], const si
 static int
 cv_in_yuv(struct v4l2cuse_convert *cv, const struct v4l2cuse_format_info *f,
 	  const struct v4l2cuse_image *in, const size_t off[3], const size_t stride[3],
-	  bool need420, struct cv_pic *pic)
+	  bool need420, struct cv_ycc ycc, struct cv_pic *pic)
 {
 	uint32_t w = in->width, h = in->height, cw = w / 2;
-	struct cv_ycc ycc = v4l2cuse_convert_colorimetry(f->fourcc, h, in->ycbcr_enc, in->quantization);
 	const uint8_t *base = in->data;
 	unsigned int vs = need420 || f->vdiv > 1 ? 1 : 0;
 	bool swap = v4l2cuse_pack_cr_first(f->fourcc);
@@ -147,10 +146,10 @@ cv_in_yuv(struct v4l2cuse_convert *cv, const struct v4l2cuse_format_info *f,
 		cb = (uint8_t *)pic->p[1 + swap];
 		cr = (uint8_t *)pic->p[2 - swap];
 		if (vs)
-			(uyvy ? UYVYToI420 : YUY2ToI420)(base, (int)stride[0], buf, (int)w, cb,
+			(uyvy ? UYVYToI420 : YUY2ToI420)(base + off[0], (int)stride[0], buf, (int)w, cb,
 							 (int)cw, cr, (int)cw, (int)w, (int)h);
 		else
-			(uyvy ? UYVYToI422 : YUY2ToI422)(base, (int)stride[0], buf, (int)w, cb,
+			(uyvy ? UYVYToI422 : YUY2ToI422)(base + off[0], (int)stride[0], buf, (int)w, cb,
 							 (int)cw, cr, (int)cw, (int)w, (int)h);
 		return 0;
 	}
@@ -228,10 +227,11 @@ cv_argb_to_yuv(struct v4l2cuse_convert *cv, const struct cv_pic *argb, const str
 
 int
 v4l2cuse_convert_input(struct v4l2cuse_convert *cv, const struct v4l2cuse_image *in,
-		       const struct cv_want *want, struct cv_pic *pic)
+		       const struct cv_want *want, uint32_t y0, uint32_t lines, struct cv_pic *pic)
 {
 	const struct v4l2cuse_format_info *f = v4l2cuse_format_lookup(in->fourcc);
-	uint32_t w = in->width, h = in->height;
+	uint32_t w = in->width, h = lines;
+	struct v4l2cuse_image rows = *in;
 	size_t off[3], stride[3];
 	struct cv_pic argb, dec;
 	uint8_t *buf;
@@ -255,9 +255,23 @@ v4l2cuse_convert_input(struct v4l2cuse_convert *cv, const struct v4l2cuse_image 
 		}
 		return 0;
 	}
-	v4l2cuse_convert_layout(f, w, h, in->bytesperline, off, stride);
+	/*
+	 * Rows [y0, y0 + lines) as a picture of their own (y0 even: a 4:2:0
+	 * chroma line belongs to one strip); the colorimetry is the whole
+	 * frame's, as it depends on its height.
+	 */
+	v4l2cuse_convert_layout(f, w, in->height, in->bytesperline, off, stride);
+	for (unsigned int i = 0; i < f->n_planes; i++)
+		off[i] += stride[i] * (i ? y0 / f->vdiv : y0);
+	rows.height = lines;
 	if (f->yuv)
-		return cv_in_yuv(cv, f, in, off, stride, want->need420, pic);
+		return cv_in_yuv(cv, f, &rows, off, stride, want->need420,
+				 v4l2cuse_convert_colorimetry(f->fourcc, in->height, in->ycbcr_enc,
+							      in->quantization),
+				 pic);
+	/* One plane from here on. */
+	rows.data = in->data + off[0];
+	in = &rows;
 
 	if (f->fourcc == V4L2_PIX_FMT_GREY) {
 		*pic = (struct cv_pic){

@@ -211,11 +211,12 @@ cv_pack_grey(struct v4l2cuse_convert *cv, const struct cv_pic *pic, uint8_t *dst
 
 /* --- Y'CbCr targets ----------------------------------------------------- */
 
+/* @in: lines [y0, y0 + in->h) of a frame of @height lines. */
 static int
 cv_pack_yuv(struct v4l2cuse_convert *cv, const struct cv_pic *in,
-	    const struct v4l2cuse_format_info *oi, uint8_t *dst)
+	    const struct v4l2cuse_format_info *oi, uint32_t height, uint32_t y0, uint8_t *dst)
 {
-	struct cv_ycc ycc = v4l2cuse_convert_colorimetry(oi->fourcc, in->h, 0, 0);
+	struct cv_ycc ycc = v4l2cuse_convert_colorimetry(oi->fourcc, height, 0, 0);
 	uint32_t fourcc = oi->fourcc;
 	size_t off[3], stride[3];
 	uint8_t *d[3];
@@ -227,9 +228,9 @@ cv_pack_yuv(struct v4l2cuse_convert *cv, const struct cv_pic *in,
 
 	if (in->kind != CV_YUV || (in->vs == 0 && oi->vdiv > 1))
 		return -EINVAL;
-	v4l2cuse_format_frame_size(oi, in->w, in->h, 0, off, stride);
+	v4l2cuse_format_frame_size(oi, in->w, height, 0, off, stride);
 	for (unsigned int i = 0; i < 3; i++)
-		d[i] = dst + off[i];
+		d[i] = dst + off[i] + stride[i] * (i ? y0 / oi->vdiv : y0);
 
 	if (oi->n_planes == 3 && !cv_ycc_equal(in->ycc, ycc)) {
 		/* YU12, YV12: the transform writes the target's planes. */
@@ -271,23 +272,53 @@ cv_pack_yuv(struct v4l2cuse_convert *cv, const struct cv_pic *in,
 
 int
 v4l2cuse_convert_pack(struct v4l2cuse_convert *cv, const struct cv_pic *pic,
-		      const struct v4l2_pix_format *out, uint8_t *dst, size_t dst_len,
+		      const struct v4l2_pix_format *out, uint32_t y0, uint8_t *dst, size_t dst_len,
 		      uint32_t *ret_bytesused)
 {
 	const struct v4l2cuse_format_info *oi = v4l2cuse_format_lookup(out->pixelformat);
 
 	*ret_bytesused = out->sizeimage;
 	if (oi->compressed)
-		return pic->kind == CV_YUV
+		return pic->kind == CV_YUV && y0 == 0
 			       ? v4l2cuse_convert_jpeg_encode(cv, pic, dst,
 							      MIN(dst_len, (size_t)out->sizeimage),
 							      ret_bytesused)
 			       : -EINVAL;
 	if (v4l2cuse_convert_is_rgb_target(oi))
-		return cv_pack_rgb(cv, pic, oi->fourcc, dst);
+		return cv_pack_rgb(cv, pic, oi->fourcc,
+				   dst + (size_t)y0 * pic->w * oi->bpp[0] / 8);
 	if (oi->fourcc == V4L2_PIX_FMT_GREY) {
-		cv_pack_grey(cv, pic, dst);
+		cv_pack_grey(cv, pic, dst + (size_t)y0 * pic->w);
 		return 0;
 	}
-	return cv_pack_yuv(cv, pic, oi, dst);
+	return cv_pack_yuv(cv, pic, oi, out->height, y0, dst);
+}
+
+/*
+ * A picture (the frame's full height) packed in strips of CV_STRIP_LINES,
+ * so that the packer's own steps (a colour transform, grey's ARGB) stay in
+ * the cache between them.
+ */
+int
+v4l2cuse_convert_pack_strips(struct v4l2cuse_convert *cv, const struct cv_pic *pic,
+			     const struct v4l2_pix_format *out, uint8_t *dst, size_t dst_len,
+			     uint32_t *ret_bytesused)
+{
+	if (v4l2cuse_format_lookup(out->pixelformat)->compressed || pic->h % 2)
+		return v4l2cuse_convert_pack(cv, pic, out, 0, dst, dst_len, ret_bytesused);
+	for (uint32_t y0 = 0; y0 < pic->h; y0 += CV_STRIP_LINES) {
+		struct cv_pic strip = *pic;
+		int r;
+
+		strip.h = MIN(CV_STRIP_LINES, pic->h - y0);
+		for (unsigned int i = 0; i < 3; i++)
+			strip.p[i] = pic->p[i] ? pic->p[i] + pic->stride[i] *
+							     (i && pic->kind == CV_YUV ? y0 >> pic->vs
+										       : y0)
+					       : NULL;
+		r = v4l2cuse_convert_pack(cv, &strip, out, y0, dst, dst_len, ret_bytesused);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }

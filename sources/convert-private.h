@@ -43,6 +43,8 @@ struct v4l2cuse_convert {
 		size_t size;
 	} bufs[CV_N_BUFS];
 	bool strict_jpeg;
+	/* Convert and pack whole frames, no strips: the reference of the strip test. */
+	bool whole_frames;
 
 	struct jpeg_decompress_struct dinfo;
 	struct v4l2cuse_jpeg_err derr;
@@ -55,6 +57,15 @@ struct v4l2cuse_convert {
 };
 
 #define CV_JPEG_QUALITY	85	/* MJPEG output, before the fallback */
+
+/*
+ * Raw frames are converted in strips of this many lines (even: whole 4:2:0
+ * chroma lines), input to target, so that every intermediate of a strip
+ * (at 1920 wide: 30-120 KiB each) stays in the L2 cache instead of making
+ * a round trip through memory per stage. Every step is line-local, so
+ * strips give the same bytes as whole frames (tests/unit/test-convert-strips.c).
+ */
+#define CV_STRIP_LINES	16
 
 /*
  * A Y'CbCr colorimetry: the matrix (BT.601 or BT.709) and the range
@@ -122,8 +133,13 @@ struct cv_ycc v4l2cuse_convert_colorimetry(uint32_t fourcc, uint32_t height, uin
 /* Planes of a tight Y'CbCr 4:2:x picture in @buf (w * h + 2 * w/2 * h>>vs bytes). */
 void v4l2cuse_convert_pic_yuv(struct cv_pic *pic, uint32_t w, uint32_t h, unsigned int vs,
 			      struct cv_ycc ycc, uint8_t *buf);
+/*
+ * Lines [@y0, @y0 + @lines) of @in (@y0 even) as a picture of their own; a
+ * JPEG only whole (0, its height).
+ */
 int v4l2cuse_convert_input(struct v4l2cuse_convert *cv, const struct v4l2cuse_image *in,
-			   const struct cv_want *want, struct cv_pic *pic);
+			   const struct cv_want *want, uint32_t y0, uint32_t lines,
+			   struct cv_pic *pic);
 
 /* convert-out.c */
 void v4l2cuse_convert_scale(struct v4l2cuse_convert *cv, const struct cv_pic *in, uint32_t w,
@@ -132,9 +148,14 @@ void v4l2cuse_convert_copy_plane(uint8_t *dst, size_t dstride, const uint8_t *sr
 				 size_t row_bytes, uint32_t rows);
 /* Targets made from R'G'B': the RGB formats. */
 bool v4l2cuse_convert_is_rgb_target(const struct v4l2cuse_format_info *oi);
+/* @pic as lines [@y0, @y0 + pic->h) of frame @out in @dst (MJPEG: only whole). */
 int v4l2cuse_convert_pack(struct v4l2cuse_convert *cv, const struct cv_pic *pic,
-			  const struct v4l2_pix_format *out, uint8_t *dst, size_t dst_len,
-			  uint32_t *ret_bytesused);
+			  const struct v4l2_pix_format *out, uint32_t y0, uint8_t *dst,
+			  size_t dst_len, uint32_t *ret_bytesused);
+/* The whole frame @pic packed strip by strip. */
+int v4l2cuse_convert_pack_strips(struct v4l2cuse_convert *cv, const struct cv_pic *pic,
+				 const struct v4l2_pix_format *out, uint8_t *dst, size_t dst_len,
+				 uint32_t *ret_bytesused);
 
 /* convert-ycc.c */
 /*

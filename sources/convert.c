@@ -177,6 +177,30 @@ cv_same_samples(const struct v4l2cuse_format_info *f, const struct v4l2cuse_imag
 			    v4l2cuse_convert_colorimetry(out->pixelformat, out->height, 0, 0));
 }
 
+/*
+ * A raw frame to a raw target of its size (even width and height), input
+ * and pack strip by strip (CV_STRIP_LINES).
+ */
+static int
+cv_convert_strips(struct v4l2cuse_convert *cv, const struct v4l2cuse_image *in,
+		  const struct cv_want *want, const struct v4l2_pix_format *out, uint8_t *dst,
+		  size_t dst_len, uint32_t *ret_bytesused)
+{
+	for (uint32_t y0 = 0; y0 < out->height; y0 += CV_STRIP_LINES) {
+		uint32_t lines = MIN(CV_STRIP_LINES, out->height - y0);
+		struct cv_pic pic;
+		int r;
+
+		r = v4l2cuse_convert_input(cv, in, want, y0, lines, &pic);
+		if (r < 0)
+			return r;
+		r = v4l2cuse_convert_pack(cv, &pic, out, y0, dst, dst_len, ret_bytesused);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int
 v4l2cuse_convert_frame(struct v4l2cuse_convert *cv, const struct v4l2cuse_image *in,
 		       const struct v4l2_pix_format *out, void *dst, size_t dst_len,
@@ -218,14 +242,19 @@ v4l2cuse_convert_frame(struct v4l2cuse_convert *cv, const struct v4l2cuse_image 
 		.ycc = v4l2cuse_convert_colorimetry(f_out, h, 0, 0),
 		.w = w, .h = h,
 	};
-	r = v4l2cuse_convert_input(cv, in, &want, &pic);
+	if (!f->compressed && !oi->compressed && in->width == w && in->height == h &&
+	    w % 2 == 0 && h % 2 == 0 && !cv->whole_frames)
+		return cv_convert_strips(cv, in, &want, out, dst, dst_len, ret_bytesused);
+	r = v4l2cuse_convert_input(cv, in, &want, 0, in->height, &pic);
 	if (r < 0)
 		return r;
 	if (pic.w != w || pic.h != h) {
 		v4l2cuse_convert_scale(cv, &pic, w, h, &scaled);
 		pic = scaled;
 	}
-	return v4l2cuse_convert_pack(cv, &pic, out, dst, dst_len, ret_bytesused);
+	if (cv->whole_frames)
+		return v4l2cuse_convert_pack(cv, &pic, out, 0, dst, dst_len, ret_bytesused);
+	return v4l2cuse_convert_pack_strips(cv, &pic, out, dst, dst_len, ret_bytesused);
 }
 
 int
@@ -243,7 +272,7 @@ v4l2cuse_convert_to_rgb24(struct v4l2cuse_convert *cv, const struct v4l2cuse_ima
 	r = cv_validate(in, &f);
 	if (r < 0)
 		return r;
-	r = v4l2cuse_convert_input(cv, in, &want, &pic);
+	r = v4l2cuse_convert_input(cv, in, &want, 0, in->height, &pic);
 	if (r < 0)
 		return r;
 	rgb = (struct v4l2_pix_format){
@@ -251,7 +280,7 @@ v4l2cuse_convert_to_rgb24(struct v4l2cuse_convert *cv, const struct v4l2cuse_ima
 		.bytesperline = pic.w * 3, .sizeimage = pic.w * pic.h * 3,
 	};
 	buf = v4l2cuse_convert_buf(cv, CV_BUF_STILL, rgb.sizeimage);
-	r = v4l2cuse_convert_pack(cv, &pic, &rgb, buf, rgb.sizeimage, &used);
+	r = v4l2cuse_convert_pack(cv, &pic, &rgb, 0, buf, rgb.sizeimage, &used);
 	if (r < 0)
 		return r;
 	*ret_rgb = buf;

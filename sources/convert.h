@@ -24,7 +24,10 @@
  * (no colour conversion in between). Our own code (convert-ycc.c) does what neither offers:
  * Y'CbCr from one matrix or range to another, and R'G'B' to BT.709 Y'CbCr.
  * Same format, size and colorimetry is a copy; MJPEG in and MJPEG out at
- * the same size passes the JPEG through unchanged.
+ * the same size passes the JPEG through unchanged. A raw input to a raw
+ * target of its own size runs input and pack in strips of 16 lines, so
+ * the intermediates stay in the cache; a scaled picture is packed in
+ * strips. Strips give the same bytes as whole frames.
  *
  * Colour: every frame comes out in the colorimetry format.c reports for
  * the target (v4l2cuse_format_colorimetry(): Y'CbCr BT.601 below 720 lines
