@@ -211,12 +211,14 @@ cv_pack_grey(struct v4l2cuse_convert *cv, const struct cv_pic *pic, uint8_t *dst
 
 /* --- Y'CbCr targets ----------------------------------------------------- */
 
-/* @in: lines [y0, y0 + in->h) of a frame of @height lines. */
+/* @in: lines [y0, y0 + in->h) of a frame of @out's height. */
 static int
 cv_pack_yuv(struct v4l2cuse_convert *cv, const struct cv_pic *in,
-	    const struct v4l2cuse_format_info *oi, uint32_t height, uint32_t y0, uint8_t *dst)
+	    const struct v4l2cuse_format_info *oi, const struct v4l2_pix_format *out,
+	    uint32_t y0, uint8_t *dst)
 {
-	struct cv_ycc ycc = v4l2cuse_convert_colorimetry(oi->fourcc, height, 0, 0);
+	struct cv_ycc ycc = v4l2cuse_convert_target_colorimetry(out);
+	uint32_t height = out->height;
 	uint32_t fourcc = oi->fourcc;
 	size_t off[3], stride[3];
 	uint8_t *d[3];
@@ -291,7 +293,7 @@ v4l2cuse_convert_pack(struct v4l2cuse_convert *cv, const struct cv_pic *pic,
 		cv_pack_grey(cv, pic, dst + (size_t)y0 * pic->w);
 		return 0;
 	}
-	return cv_pack_yuv(cv, pic, oi, out->height, y0, dst);
+	return cv_pack_yuv(cv, pic, oi, out, y0, dst);
 }
 
 /*

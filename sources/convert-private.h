@@ -128,6 +128,8 @@ size_t v4l2cuse_convert_layout(const struct v4l2cuse_format_info *f, uint32_t w,
 /* format.c's colorimetry for @fourcc at @height, @enc/@quant (non-zero) overriding it. */
 struct cv_ycc v4l2cuse_convert_colorimetry(uint32_t fourcc, uint32_t height, uint32_t enc,
 				   uint32_t quant);
+/* What a target @out is written in: its own colorimetry if set, else format.c's. */
+struct cv_ycc v4l2cuse_convert_target_colorimetry(const struct v4l2_pix_format *out);
 
 /* convert-in.c */
 /* Planes of a tight Y'CbCr 4:2:x picture in @buf (w * h + 2 * w/2 * h>>vs bytes). */

@@ -70,6 +70,25 @@ v4l2cuse_convert_colorimetry(uint32_t fourcc, uint32_t height, uint32_t enc, uin
 	};
 }
 
+/*
+ * The Y'CbCr a target is written in: its own colorimetry where it has one
+ * (a camera's label passed on at the camera's format, a writer's), else
+ * format.c's for its format and height.
+ */
+struct cv_ycc
+v4l2cuse_convert_target_colorimetry(const struct v4l2_pix_format *out)
+{
+	uint32_t enc = out->ycbcr_enc, quant = out->quantization;
+
+	if (out->colorspace) {
+		if (enc == V4L2_YCBCR_ENC_DEFAULT)
+			enc = V4L2_MAP_YCBCR_ENC_DEFAULT(out->colorspace);
+		if (quant == V4L2_QUANTIZATION_DEFAULT)
+			quant = V4L2_MAP_QUANTIZATION_DEFAULT(false, out->colorspace, enc);
+	}
+	return v4l2cuse_convert_colorimetry(out->pixelformat, out->height, enc, quant);
+}
+
 void
 v4l2cuse_convert_image_colorimetry(struct v4l2cuse_image *img, const struct v4l2_pix_format *pix)
 {
@@ -174,7 +193,7 @@ cv_same_samples(const struct v4l2cuse_format_info *f, const struct v4l2cuse_imag
 	return !f->yuv ||
 	       cv_ycc_equal(v4l2cuse_convert_colorimetry(in->fourcc, in->height, in->ycbcr_enc,
 						 in->quantization),
-			    v4l2cuse_convert_colorimetry(out->pixelformat, out->height, 0, 0));
+			    v4l2cuse_convert_target_colorimetry(out));
 }
 
 /*
@@ -239,7 +258,7 @@ v4l2cuse_convert_frame(struct v4l2cuse_convert *cv, const struct v4l2cuse_image 
 		/* 4:2:0 targets; MJPEG from R'G'B' and grey, like libjpeg's default */
 		.need420 = (oi->n_planes > 1 && oi->vdiv > 1) ||
 			   (oi->compressed && !f->yuv && !f->compressed),
-		.ycc = v4l2cuse_convert_colorimetry(f_out, h, 0, 0),
+		.ycc = v4l2cuse_convert_target_colorimetry(out),
 		.w = w, .h = h,
 	};
 	if (!f->compressed && !oi->compressed && in->width == w && in->height == h &&

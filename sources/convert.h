@@ -29,10 +29,13 @@
  * the intermediates stay in the cache; a scaled picture is packed in
  * strips. Strips give the same bytes as whole frames.
  *
- * Colour: every frame comes out in the colorimetry format.c reports for
- * the target (v4l2cuse_format_colorimetry(): Y'CbCr BT.601 below 720 lines
- * and BT.709 from 720 on, limited range; R'G'B' full range; GREY full-range
- * BT.601 luma; MJPEG JFIF, full-range BT.601). Inputs are read in the
+ * Colour: a Y'CbCr target is written in the Y'CbCr encoding and
+ * quantization its struct v4l2_pix_format gives (a camera's or a writer's
+ * label passed on; DEFAULT ones as the kernel maps its colorspace), and
+ * where it gives no colorspace in the colorimetry format.c reports for it
+ * (v4l2cuse_format_colorimetry(): Y'CbCr BT.601 below 720 lines
+ * and BT.709 from 720 on, limited range); R'G'B' is full range; GREY
+ * full-range BT.601 luma; MJPEG JFIF, full-range BT.601. Inputs are read in the
  * colorimetry struct v4l2cuse_image gives, format.c's for their format and
  * size by default; a JPEG is always JFIF. Y'CbCr -> Y'CbCr across matrices
  * takes the luma correction from the chroma sample a pixel shares.
