@@ -40,6 +40,8 @@ done
 opts=trans=virtio,version=9p2000.L,msize=512000
 mount -t 9p -o "$opts,ro" hostroot /mnt || die "cannot mount the host root (9p tag hostroot)"
 mount -t 9p -o "$opts" results /results || die "cannot mount the results export (9p tag results)"
+# vm-run.sh's boot watchdog waits for this.
+: >/results/.vm/booted
 
 # Written by vm-run.sh: V4L2CUSE_SRC, V4L2CUSE_BUILD, V4L2CUSE_RESULTS, ...
 set -a
