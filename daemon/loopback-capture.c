@@ -27,28 +27,6 @@
 /* ---------------------------------------------------------------------- */
 /* The capture end */
 
-static int
-lb_capture_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc)
-{
-	return v4l2cuse_modes_enum_format(&lb_of(src)->modes, index, ret_fourcc);
-}
-
-static int
-lb_capture_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index,
-			  uint32_t *ret_width, uint32_t *ret_height)
-{
-	return v4l2cuse_modes_enum_framesize(&lb_of(src)->modes, fourcc, index, ret_width,
-					     ret_height);
-}
-
-static int
-lb_capture_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
-			      uint32_t height, unsigned int index, struct v4l2_fract *ret)
-{
-	return v4l2cuse_modes_enum_frameinterval(&lb_of(src)->modes, fourcc, width, height, index,
-						 ret);
-}
-
 /* The pace: a tick every frame interval, from @from_ns on. */
 static void
 lb_capture_pace(struct lb_source *s, uint64_t from_ns)
@@ -182,9 +160,9 @@ const struct v4l2cuse_source_ops lb_capture_ops = {
 	.name = "loopback",
 	.create = lb_create,
 	.destroy = lb_destroy,
-	.enum_format = lb_capture_enum_format,
-	.enum_framesize = lb_capture_enum_framesize,
-	.enum_frameinterval = lb_capture_enum_frameinterval,
+	.enum_format = v4l2cuse_modes_source_enum_format,
+	.enum_framesize = v4l2cuse_modes_source_enum_framesize,
+	.enum_frameinterval = v4l2cuse_modes_source_enum_frameinterval,
 	.start = lb_capture_start,
 	.stop = lb_capture_stop,
 	.produce = lb_capture_produce,
@@ -208,7 +186,7 @@ lb_capture_setup(struct lb_source *s, const char *spec, char **ret_error)
 	r = lb_parse_opts(spec, &o, &writer, ret_error);
 	if (r < 0)
 		return r;
-	r = v4l2cuse_modes_from_options(&s->modes, o, ret_error);
+	r = v4l2cuse_modes_from_options(&s->ms.modes, o, ret_error);
 	if (r < 0 ||
 	    (r = v4l2cuse_opts_get_bool(o, "keep_format", false, &keep, ret_error)) < 0 ||
 	    (r = v4l2cuse_opts_get_bool(o, "sustain_framerate", true, &sustain, ret_error)) < 0 ||

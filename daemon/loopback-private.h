@@ -61,12 +61,12 @@ enum lb_end {
 };
 
 struct lb_source {
-	struct v4l2cuse_source base;
+	/* First: the base and, for the capture end, its offer (the enum_* ops). */
+	struct v4l2cuse_modes_source ms;
 	struct loopback *lb;
 	enum lb_end end;
 
 	/* The capture end. */
-	struct v4l2cuse_modes modes;
 	struct v4l2_pix_format pix;
 	bool started;
 	struct v4l2cuse_convert *cv;

@@ -308,13 +308,13 @@ v4l2cuse_loopback_create(struct v4l2cuse_loopbacks *reg, const char *spec,
 	s = g_new0(struct lb_source, 1);
 	s->epfd = s->evfd = s->tfd = -1;
 	s->link.data = s;
-	s->base.ops = writer_end ? &lb_writer_ops : &lb_capture_ops;
+	s->ms.base.ops = writer_end ? &lb_writer_ops : &lb_capture_ops;
 	s->end = writer_end ? LB_WRITER : LB_CAPTURE;
 	s->lb = lb_get(reg, name);
 	if (!writer_end && (r = lb_capture_setup(s, spec, ret_error)) < 0) {
-		lb_destroy(&s->base);
+		lb_destroy(&s->ms.base);
 		return r;
 	}
-	*ret_src = &s->base;
+	*ret_src = &s->ms.base;
 	return 0;
 }
