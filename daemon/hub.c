@@ -42,6 +42,7 @@
 
 #include "v4l2cuse/format.h"
 #include "v4l2cuse/source.h"
+#include "util/clock.h"
 #include "util/macros.h"
 #include "convert.h"
 #include "hub.h"
@@ -167,17 +168,14 @@ static void hub_watch(struct hub_input *in);
 static void
 hub_produce(struct hub_input *in)
 {
-	struct timespec ts;
-	int r;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	struct v4l2cuse_frame frame = {
 		.data = in->staging,
 		.length = in->staging_len,
 		.fmt = &in->fmt,
 		.sequence = in->frames,
-		.timestamp_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+		.timestamp_ns = v4l2cuse_now_ns(),
 	};
+	int r;
 
 	r = in->src->ops->produce(in->src, &frame);
 	hub_watch(in);		/* the source may have changed its wake fd */

@@ -60,7 +60,7 @@ lb_capture_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	s->shown_gen = 0;	/* the last written frame, if any, is news to a new stream */
 	s->interval_ns = (uint64_t)iv.numerator * 1000000000u / iv.denominator;
 	s->delivered_ns = 0;
-	lb_capture_pace(s, lb_now_ns());
+	lb_capture_pace(s, v4l2cuse_now_ns());
 	g_queue_push_tail_link(&s->lb->captures, &s->link);
 	return 0;
 }
@@ -103,7 +103,7 @@ lb_capture_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 {
 	struct lb_source *s = lb_of(src);
 	struct loopback *lb = s->lb;
-	uint64_t n, now = lb_now_ns();
+	uint64_t n, now = v4l2cuse_now_ns();
 	bool tick = false, fresh;
 	int r;
 

@@ -39,15 +39,6 @@ static const struct v4l2cuse_control lb_controls[] = {
 	  .minimum = 0, .maximum = LB_TIMEOUT_MAX_MS, .step = 1 },
 };
 
-uint64_t
-lb_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ---------------------------------------------------------------------- */
 /* The registry */
 
