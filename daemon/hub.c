@@ -42,6 +42,7 @@
 
 #include "v4l2cuse/format.h"
 #include "v4l2cuse/source.h"
+#include "util/cleanup.h"
 #include "util/clock.h"
 #include "util/macros.h"
 #include "convert.h"
@@ -231,9 +232,7 @@ hub_unwatch(struct hub_input *in)
 	if (in->timer_source)
 		g_source_remove(in->timer_source);
 	in->timer_source = 0;
-	if (in->timer_fd >= 0)
-		close(in->timer_fd);
-	in->timer_fd = -1;
+	clear_fd(&in->timer_fd);
 }
 
 /* fanout: follow the source's wake fd, or a timer at the input's rate. */
@@ -383,8 +382,7 @@ tap_destroy(struct v4l2cuse_source *src)
 		hub_input_free(in);
 	}
 	close(t->evfd);
-	if (t->ctl_evfd >= 0)
-		close(t->ctl_evfd);
+	clear_fd(&t->ctl_evfd);
 	v4l2cuse_convert_free(t->cv);
 	g_free(t);
 }

@@ -179,12 +179,9 @@ lb_destroy(struct v4l2cuse_source *src)
 		v4l2cuse_loopback_set_writer(src, 0);
 	if (s->end == LB_CAPTURE)
 		lb_capture_stop(src);
-	if (s->epfd >= 0)
-		close(s->epfd);
-	if (s->evfd >= 0)
-		close(s->evfd);
-	if (s->tfd >= 0)
-		close(s->tfd);
+	clear_fd(&s->epfd);
+	clear_fd(&s->evfd);
+	clear_fd(&s->tfd);
 	lb_put(s->lb);
 	v4l2cuse_convert_free(s->cv);
 	g_free(s->cache);
