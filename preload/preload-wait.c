@@ -160,18 +160,15 @@ epoll_common(int epfd, struct epoll_event *ev, int max, const struct timespec *t
 		if (r > 0 || (timeout && left.tv_sec == 0 && left.tv_nsec == 0))
 			return r;
 		if (timeout) {
-			struct timespec now;
-			int64_t ns;
-
-			clock_gettime(CLOCK_MONOTONIC, &now);
+			/*
+			 * Counted from the end of the first wait, as it always
+			 * was: after a stale wake-up the whole @timeout may pass
+			 * once more (up to twice @timeout in all).
+			 */
 			if (!start)
-				start = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-			ns = (int64_t)timeout->tv_sec * 1000000000 + timeout->tv_nsec -
-			     ((int64_t)now.tv_sec * 1000000000 + now.tv_nsec - start);
-			if (ns <= 0)
+				start = shim_now_ns();
+			if (!shim_time_left(timeout, start, &left))
 				return 0;
-			left.tv_sec = ns / 1000000000;
-			left.tv_nsec = ns % 1000000000;
 		}
 	}
 }

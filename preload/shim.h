@@ -229,6 +229,10 @@ void shim_fp_woken(struct shim_handle *h, short revents);
 void shim_fp_forget_child(struct shim_handle *h);
 
 /* --- wait.c --- */
+/* CLOCK_MONOTONIC in ns. */
+int64_t shim_now_ns(void);
+/* What is left of @total (NULL: forever) after @start; false when nothing. */
+bool shim_time_left(const struct timespec *total, int64_t start, struct timespec *left);
 /*
  * poll()/ppoll() with fast-path handles: their readiness from the shared
  * state, their waits on the wake-up socket. @timeout NULL: forever. @ppoll
