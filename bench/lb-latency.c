@@ -27,32 +27,18 @@
 
 #include <linux/videodev2.h>
 
+#include "bench.h"
+
 #define MAX_SAMPLES 100000
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
+/* The system's busy CPU time so far (bench.h's jiffies), in seconds. */
 static double
 busy_seconds(void)
 {
-	unsigned long long v[10] = { 0 };
-	FILE *f = fopen("/proc/stat", "r");
+	unsigned long long busy, total;
 
-	if (!f || fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
-			 &v[3], &v[4], &v[5], &v[6], &v[7]) != 8) {
-		if (f)
-			fclose(f);
-		return 0;
-	}
-	fclose(f);
-	/* user nice system (idle iowait) irq softirq steal */
-	return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / sysconf(_SC_CLK_TCK);
+	cpu_jiffies(&busy, &total);
+	return (double)busy / sysconf(_SC_CLK_TCK);
 }
 
 static int
@@ -97,8 +83,8 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "write") == 0 && argc >= 6) {
 		double fps = atof(argv[4]), secs = atof(argv[5]);
-		uint64_t period = (uint64_t)(1e9 / fps), end = now_ns() + (uint64_t)(secs * 1e9);
-		uint64_t next = now_ns();
+		uint64_t period = (uint64_t)(1e9 / fps), end = v4l2cuse_now_ns() + (uint64_t)(secs * 1e9);
+		uint64_t next = v4l2cuse_now_ns();
 		uint8_t *buf;
 
 		r = set_fmt(fd, V4L2_BUF_TYPE_VIDEO_OUTPUT, w, h, &size);
@@ -111,12 +97,12 @@ main(int argc, char **argv)
 			buf[i] = 100;
 			buf[i + 1] = 128;
 		}
-		while (now_ns() < end) {
+		while (v4l2cuse_now_ns() < end) {
 			uint64_t t;
 			struct timespec ts;
 
 			next += period;
-			t = now_ns();
+			t = v4l2cuse_now_ns();
 			memcpy(buf, &t, sizeof(t));
 			if (write(fd, buf, size) != (ssize_t)size) {
 				perror("write");
@@ -130,7 +116,7 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "read") == 0) {
 		double secs = atof(argv[4]), b0 = busy_seconds(), b1;
-		uint64_t end = now_ns() + (uint64_t)(secs * 1e9), last = 0;
+		uint64_t end = v4l2cuse_now_ns() + (uint64_t)(secs * 1e9), last = 0;
 		uint64_t *lat = calloc(MAX_SAMPLES, sizeof(*lat));
 		unsigned int frames = 0, n = 0;
 		uint8_t *buf;
@@ -141,9 +127,9 @@ main(int argc, char **argv)
 			return 1;
 		}
 		buf = malloc(size + 1);
-		while (now_ns() < end) {
+		while (v4l2cuse_now_ns() < end) {
 			ssize_t got = read(fd, buf, size + 1);
-			uint64_t t, now = now_ns();
+			uint64_t t, now = v4l2cuse_now_ns();
 
 			if (got < 0 && errno == EINTR)
 				continue;

@@ -18,14 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "bench.h"
 
 static void *
 map_memfd(size_t size, int prot)
@@ -68,13 +61,13 @@ main(int argc, char **argv)
 		memset(dst, 0, size);
 		mprotect(src, size, PROT_READ);	/* the bridge maps it read-only */
 		for (int round = 0; round < 3; round++) {
-			double t0 = now(), t;
+			double t0 = now_s(), t;
 
 			for (long i = 0; i < copies; i++) {
 				memcpy(dst, src, size);
 				__asm__ volatile("" : : "r"(dst) : "memory");
 			}
-			t = (now() - t0) / (double)copies;
+			t = (now_s() - t0) / (double)copies;
 			if (t < best)
 				best = t;
 		}

@@ -23,15 +23,8 @@
 
 #include "v4l2cuse/format.h"
 #include "v4l2cuse/source.h"
+#include "bench.h"
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static double
 bench_memcpy(size_t size, double seconds)
@@ -42,12 +35,12 @@ bench_memcpy(size_t size, double seconds)
 
 	memset(a, 0x5a, size);
 	memset(b, 0, size);
-	t0 = now();
+	t0 = now_s();
 	do {
 		memcpy(b, a, size);
 		a[n % size]++;		/* keep the copy from being elided */
 		n++;
-		t = now();
+		t = now_s();
 	} while (t - t0 < seconds);
 	g_free(a);
 	g_free(b);
@@ -81,7 +74,7 @@ bench_source(const char *spec, uint32_t fourcc, uint32_t w, uint32_t h, double s
 	f.fmt = &pix;
 	/* warm up: first frame builds the line cache / JPEG row cache */
 	src->ops->produce(src, &f);
-	t0 = now();
+	t0 = now_s();
 	do {
 		f.sequence = (uint32_t)++n;
 		f.timestamp_ns = (uint64_t)n * 33333333u;
@@ -90,7 +83,7 @@ bench_source(const char *spec, uint32_t fourcc, uint32_t w, uint32_t h, double s
 			break;
 		}
 		bytes += f.bytesused;
-		t = now();
+		t = now_s();
 	} while (t - t0 < seconds);
 	g_free(f.data);
 	v4l2cuse_source_destroy(src);

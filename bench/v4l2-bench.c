@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <linux/videodev2.h>
 
-#include "v4l2-bench.h"
+#include "bench.h"
 
 static int
 bench_rtt(const char *dev, int n)

@@ -28,7 +28,7 @@
 #include <unistd.h>
 #include <linux/videodev2.h>
 
-#include "v4l2-bench.h"
+#include "bench.h"
 
 #define MAX_BUFS 32
 

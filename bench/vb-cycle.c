@@ -26,6 +26,7 @@
 
 #include <glib.h>
 
+#include "util/clock.h"
 #include "videobuf.h"
 
 #define CAP V4L2_BUF_TYPE_VIDEO_CAPTURE
@@ -158,14 +159,6 @@ producer_main(void *data)
 	}
 }
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void
 must(int r, const char *what)
@@ -247,7 +240,7 @@ run(const char *mode, unsigned long cycles, unsigned int nbuf)
 
 		must(vb_queue_qbuf(bn.q, OWNER, &b), "qbuf");
 	}
-	t0 = now_ns();
+	t0 = v4l2cuse_now_ns();
 	for (i = 0; i < cycles; i++) {
 		struct v4l2_buffer b;
 
@@ -258,7 +251,7 @@ run(const char *mode, unsigned long cycles, unsigned int nbuf)
 		b.flags = 0;
 		must(vb_queue_qbuf(bn.q, OWNER, &b), "qbuf");
 	}
-	t1 = now_ns();
+	t1 = v4l2cuse_now_ns();
 
 	if (bn.cross) {
 		if (bn.spin) {

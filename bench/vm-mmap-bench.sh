@@ -83,7 +83,7 @@ for d in /dev/video42 "$vivid"; do
 	check "rtt $d" bash -c "'$B/bench/v4l2-bench' rtt $d 300 | tee -a '$out'"
 done
 
-# The window hook (bench/v4l2-bench.h): the daemon's CPU ticks, the bench
+# The window hook (bench/bench.h): the daemon's CPU ticks, the bench
 # device's counters and the host's load, right before and after the window.
 cat >"$T/hook" <<'HOOK'
 #!/bin/bash

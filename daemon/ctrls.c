@@ -247,29 +247,27 @@ ctrl_lookup_query(struct v4l2cuse_device *dev, uint32_t id)
 	return dev_ctrl_find(dev, id);
 }
 
+/*
+ * As v4l2-ctrls' v4l2_queryctrl(): the extended query, narrowed to the old
+ * structure (the 64-bit limits truncated to 32 bits).
+ */
 int
 dev_queryctrl(struct v4l2cuse_device *dev, struct v4l2_queryctrl *q)
 {
-	struct dev_ctrl *c = ctrl_lookup_query(dev, q->id);
+	struct v4l2_query_ext_ctrl ext = { .id = q->id };
+	int r = dev_query_ext_ctrl(dev, &ext);
 
-	uint32_t asked = q->id;
-
-	if (!c)
-		return -EINVAL;
+	if (r < 0)
+		return r;
 	memset(q, 0, sizeof(*q));
-	/* Old-style private ids are answered under the id asked for. */
-	q->id = ctrl_is_private_id(asked) ? asked : c->id;
-	q->type = ctrl_type(c);
-	q->flags = ctrl_flags(c);
-	if (ctrl_is_class(c)) {
-		g_strlcpy((char *)q->name, ctrl_class_name(c->id), sizeof(q->name));
-		return 0;
-	}
-	g_strlcpy((char *)q->name, c->desc->name, sizeof(q->name));
-	q->minimum = (int32_t)c->desc->minimum;
-	q->maximum = (int32_t)c->desc->maximum;
-	q->step = (int32_t)c->desc->step;
-	q->default_value = (int32_t)c->desc->default_value;
+	q->id = ext.id;
+	q->type = ext.type;
+	q->flags = ext.flags;
+	g_strlcpy((char *)q->name, ext.name, sizeof(q->name));
+	q->minimum = (int32_t)ext.minimum;
+	q->maximum = (int32_t)ext.maximum;
+	q->step = (int32_t)ext.step;
+	q->default_value = (int32_t)ext.default_value;
 	return 0;
 }
 
@@ -283,6 +281,7 @@ dev_query_ext_ctrl(struct v4l2cuse_device *dev, struct v4l2_query_ext_ctrl *q)
 	if (!c)
 		return -EINVAL;
 	memset(q, 0, sizeof(*q));
+	/* Old-style private ids are answered under the id asked for. */
 	q->id = ctrl_is_private_id(asked) ? asked : c->id;
 	q->type = ctrl_type(c);
 	q->flags = ctrl_flags(c);

@@ -299,20 +299,10 @@ v4l2cuse_fh_fastpath(struct v4l2cuse_fh *fh, int *ret_memfd, int *ret_sock, size
 	size = (size + (size_t)page - 1) & ~((size_t)page - 1);
 	if (vb_budget_charge(dev->budget, size, "fast-path queue") < 0)
 		return -ENOMEM;
-	memfd = memfd_create("v4l2cuse-fastpath", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	memfd = vb_memfd_new("v4l2cuse-fastpath", size, &mem);
 	if (memfd < 0) {
-		r = -errno;
+		r = memfd;
 		goto err_credit;
-	}
-	if (ftruncate(memfd, (off_t)size) < 0 ||
-	    fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
-		r = -errno;
-		goto err_close_memfd;
-	}
-	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-	if (mem == MAP_FAILED) {
-		r = -errno;
-		goto err_close_memfd;
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0) {
 		r = -errno;
@@ -335,7 +325,6 @@ v4l2cuse_fh_fastpath(struct v4l2cuse_fh *fh, int *ret_memfd, int *ret_sock, size
 
 err_unmap:
 	munmap(mem, size);
-err_close_memfd:
 	close(memfd);
 err_credit:
 	vb_budget_credit(dev->budget, size);

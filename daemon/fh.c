@@ -15,6 +15,7 @@
 #include <glib.h>
 
 #include "v4l2cuse/source.h"
+#include "util/clock.h"
 #include "util/macros.h"
 #include "videobuf.h"
 #include "device-private.h"
@@ -417,16 +418,14 @@ dev_writer_join(struct v4l2cuse_fh *fh)
 static void
 dev_writer_commit(struct v4l2cuse_device *dev, size_t bytes)
 {
-	struct timespec ts;
 	struct v4l2cuse_frame frame = {
 		.data = dev->wbuf,
 		.length = dev->walloc,
 		.fmt = &dev->fmt,
+		.timestamp_ns = v4l2cuse_now_ns(),
 		.bytesused = (uint32_t)bytes,
 	};
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	frame.timestamp_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	if (v4l2cuse_source_consume(dev->src, &frame) < 0)
 		v4l2cuse_loopback_refused(dev->src);
 	dev->wlen = 0;

@@ -42,6 +42,8 @@
 
 #include "v4l2cuse/format.h"
 #include "v4l2cuse/source.h"
+#include "util/cleanup.h"
+#include "util/clock.h"
 #include "util/macros.h"
 #include "convert.h"
 #include "hub.h"
@@ -167,17 +169,14 @@ static void hub_watch(struct hub_input *in);
 static void
 hub_produce(struct hub_input *in)
 {
-	struct timespec ts;
-	int r;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	struct v4l2cuse_frame frame = {
 		.data = in->staging,
 		.length = in->staging_len,
 		.fmt = &in->fmt,
 		.sequence = in->frames,
-		.timestamp_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+		.timestamp_ns = v4l2cuse_now_ns(),
 	};
+	int r;
 
 	r = in->src->ops->produce(in->src, &frame);
 	hub_watch(in);		/* the source may have changed its wake fd */
@@ -233,9 +232,7 @@ hub_unwatch(struct hub_input *in)
 	if (in->timer_source)
 		g_source_remove(in->timer_source);
 	in->timer_source = 0;
-	if (in->timer_fd >= 0)
-		close(in->timer_fd);
-	in->timer_fd = -1;
+	clear_fd(&in->timer_fd);
 }
 
 /* fanout: follow the source's wake fd, or a timer at the input's rate. */
@@ -385,8 +382,7 @@ tap_destroy(struct v4l2cuse_source *src)
 		hub_input_free(in);
 	}
 	close(t->evfd);
-	if (t->ctl_evfd >= 0)
-		close(t->ctl_evfd);
+	clear_fd(&t->ctl_evfd);
 	v4l2cuse_convert_free(t->cv);
 	g_free(t);
 }

@@ -227,28 +227,6 @@ ioc_s_fmt(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	return 0;
 }
 
-static bool
-dev_has_size(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t w, uint32_t h)
-{
-	uint32_t sw, sh;
-
-	for (unsigned int i = 0; src->ops->enum_framesize(src, fourcc, i, &sw, &sh) == 0; i++)
-		if (sw == w && sh == h)
-			return true;
-	return false;
-}
-
-static bool
-dev_has_format(struct v4l2cuse_source *src, uint32_t fourcc)
-{
-	uint32_t f;
-
-	for (unsigned int i = 0; src->ops->enum_format(src, i, &f) == 0; i++)
-		if (f == fourcc)
-			return true;
-	return false;
-}
-
 static int
 ioc_enum_framesizes(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 {
@@ -258,7 +236,7 @@ ioc_enum_framesizes(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	struct v4l2_frmsize_stepwise range;
 	struct v4l2_fract fast, slow;
 
-	if (!dev_has_format(src, fourcc))
+	if (!v4l2cuse_source_offers_format(src, fourcc))
 		return -EINVAL;
 	if (v4l2cuse_source_size_range(src, fourcc, &range, &fast, &slow) == 0) {
 		if (index != 0)
@@ -295,7 +273,7 @@ ioc_enum_frameintervals(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *
 	struct v4l2_frmsize_stepwise range;
 	struct v4l2_fract iv, fast, slow;
 
-	if (!dev_has_format(src, fourcc))
+	if (!v4l2cuse_source_offers_format(src, fourcc))
 		return -EINVAL;
 	if (v4l2cuse_source_size_range(src, fourcc, &range, &fast, &slow) == 0) {
 		if (index != 0 || !in_range(w, range.min_width, range.max_width, range.step_width) ||
@@ -311,7 +289,7 @@ ioc_enum_frameintervals(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *
 		fi->stepwise.step = (struct v4l2_fract){ 1, 1 };
 		return 0;
 	}
-	if (!dev_has_size(src, fourcc, w, h))
+	if (!v4l2cuse_source_offers_size(src, fourcc, w, h))
 		return -EINVAL;
 	if (src->ops->enum_frameinterval(src, fourcc, w, h, index, &iv) < 0)
 		return -EINVAL;

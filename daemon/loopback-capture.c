@@ -27,28 +27,6 @@
 /* ---------------------------------------------------------------------- */
 /* The capture end */
 
-static int
-lb_capture_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc)
-{
-	return v4l2cuse_modes_enum_format(&lb_of(src)->modes, index, ret_fourcc);
-}
-
-static int
-lb_capture_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index,
-			  uint32_t *ret_width, uint32_t *ret_height)
-{
-	return v4l2cuse_modes_enum_framesize(&lb_of(src)->modes, fourcc, index, ret_width,
-					     ret_height);
-}
-
-static int
-lb_capture_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
-			      uint32_t height, unsigned int index, struct v4l2_fract *ret)
-{
-	return v4l2cuse_modes_enum_frameinterval(&lb_of(src)->modes, fourcc, width, height, index,
-						 ret);
-}
-
 /* The pace: a tick every frame interval, from @from_ns on. */
 static void
 lb_capture_pace(struct lb_source *s, uint64_t from_ns)
@@ -82,7 +60,7 @@ lb_capture_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	s->shown_gen = 0;	/* the last written frame, if any, is news to a new stream */
 	s->interval_ns = (uint64_t)iv.numerator * 1000000000u / iv.denominator;
 	s->delivered_ns = 0;
-	lb_capture_pace(s, lb_now_ns());
+	lb_capture_pace(s, v4l2cuse_now_ns());
 	g_queue_push_tail_link(&s->lb->captures, &s->link);
 	return 0;
 }
@@ -125,7 +103,7 @@ lb_capture_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 {
 	struct lb_source *s = lb_of(src);
 	struct loopback *lb = s->lb;
-	uint64_t n, now = lb_now_ns();
+	uint64_t n, now = v4l2cuse_now_ns();
 	bool tick = false, fresh;
 	int r;
 
@@ -184,9 +162,9 @@ const struct v4l2cuse_source_ops lb_capture_ops = {
 	.name = "loopback",
 	.create = lb_create,
 	.destroy = lb_destroy,
-	.enum_format = lb_capture_enum_format,
-	.enum_framesize = lb_capture_enum_framesize,
-	.enum_frameinterval = lb_capture_enum_frameinterval,
+	.enum_format = v4l2cuse_modes_source_enum_format,
+	.enum_framesize = v4l2cuse_modes_source_enum_framesize,
+	.enum_frameinterval = v4l2cuse_modes_source_enum_frameinterval,
 	.start = lb_capture_start,
 	.stop = lb_capture_stop,
 	.produce = lb_capture_produce,
@@ -210,7 +188,7 @@ lb_capture_setup(struct lb_source *s, const char *spec, char **ret_error)
 	r = lb_parse_opts(spec, &o, &writer, ret_error);
 	if (r < 0)
 		return r;
-	r = v4l2cuse_modes_from_options(&s->modes, o, ret_error);
+	r = v4l2cuse_modes_from_options(&s->ms.modes, o, ret_error);
 	if (r < 0 ||
 	    (r = v4l2cuse_opts_get_bool(o, "keep_format", false, &keep, ret_error)) < 0 ||
 	    (r = v4l2cuse_opts_get_bool(o, "sustain_framerate", true, &sustain, ret_error)) < 0 ||

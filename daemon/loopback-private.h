@@ -14,6 +14,7 @@
 #include <linux/videodev2.h>
 
 #include "v4l2cuse/source.h"
+#include "util/clock.h"
 #include "modes.h"
 #include "loopback.h"
 
@@ -61,12 +62,12 @@ enum lb_end {
 };
 
 struct lb_source {
-	struct v4l2cuse_source base;
+	/* First: the base and, for the capture end, its offer (the enum_* ops). */
+	struct v4l2cuse_modes_source ms;
 	struct loopback *lb;
 	enum lb_end end;
 
 	/* The capture end. */
-	struct v4l2cuse_modes modes;
 	struct v4l2_pix_format pix;
 	bool started;
 	struct v4l2cuse_convert *cv;
@@ -96,7 +97,6 @@ lb_is(struct v4l2cuse_source *src)
 }
 
 /* loopback.c: the ops both ends share. */
-uint64_t lb_now_ns(void);
 void lb_destroy(struct v4l2cuse_source *src);
 int lb_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error);
 const struct v4l2cuse_control *lb_control(struct v4l2cuse_source *src, unsigned int index);

@@ -196,7 +196,7 @@ lb_writer_consume(struct v4l2cuse_source *src, const struct v4l2cuse_frame *fram
 	lb->fmt = *f;
 	lb->writer_fmt = *f;
 	lb->gen++;
-	lb->at_ns = lb_now_ns();
+	lb->at_ns = v4l2cuse_now_ns();
 	/* Readers take it at once (at their own pace at most). */
 	for (GList *l = lb->captures.head; l; l = l->next) {
 		struct lb_source *c = l->data;

@@ -39,15 +39,6 @@ static const struct v4l2cuse_control lb_controls[] = {
 	  .minimum = 0, .maximum = LB_TIMEOUT_MAX_MS, .step = 1 },
 };
 
-uint64_t
-lb_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ---------------------------------------------------------------------- */
 /* The registry */
 
@@ -188,12 +179,9 @@ lb_destroy(struct v4l2cuse_source *src)
 		v4l2cuse_loopback_set_writer(src, 0);
 	if (s->end == LB_CAPTURE)
 		lb_capture_stop(src);
-	if (s->epfd >= 0)
-		close(s->epfd);
-	if (s->evfd >= 0)
-		close(s->evfd);
-	if (s->tfd >= 0)
-		close(s->tfd);
+	clear_fd(&s->epfd);
+	clear_fd(&s->evfd);
+	clear_fd(&s->tfd);
 	lb_put(s->lb);
 	v4l2cuse_convert_free(s->cv);
 	g_free(s->cache);
@@ -308,13 +296,13 @@ v4l2cuse_loopback_create(struct v4l2cuse_loopbacks *reg, const char *spec,
 	s = g_new0(struct lb_source, 1);
 	s->epfd = s->evfd = s->tfd = -1;
 	s->link.data = s;
-	s->base.ops = writer_end ? &lb_writer_ops : &lb_capture_ops;
+	s->ms.base.ops = writer_end ? &lb_writer_ops : &lb_capture_ops;
 	s->end = writer_end ? LB_WRITER : LB_CAPTURE;
 	s->lb = lb_get(reg, name);
 	if (!writer_end && (r = lb_capture_setup(s, spec, ret_error)) < 0) {
-		lb_destroy(&s->base);
+		lb_destroy(&s->ms.base);
 		return r;
 	}
-	*ret_src = &s->base;
+	*ret_src = &s->ms.base;
 	return 0;
 }

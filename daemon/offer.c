@@ -320,40 +320,18 @@ static const struct v4l2cuse_source_ops offer_ops = {
 
 /* ---------------------------------------------------------------------- */
 
-static char *
-fourcc_str(uint32_t f, char buf[5])
-{
-	memcpy(buf, &f, 4);
-	buf[4] = '\0';
-	return buf;
-}
-
-static bool
-inner_offers_format(struct v4l2cuse_source *in, uint32_t want)
-{
-	uint32_t f;
-
-	for (unsigned int i = 0; in->ops->enum_format(in, i, &f) == 0; i++)
-		if (f == want)
-			return true;
-	return false;
-}
-
 /* Some allowed format of @os offers the size (or takes any size). */
 static bool
 offer_size_offered(struct offer_source *os, struct v4l2cuse_size s)
 {
 	struct v4l2cuse_source *in = os->inner;
-	uint32_t f, w, h;
+	uint32_t f;
 
 	for (unsigned int i = 0; in->ops->enum_format(in, i, &f) == 0; i++) {
 		if (!offer_allows_format(&os->offer, f))
 			continue;
-		if (!inner_has_sizes(in, f))
+		if (!inner_has_sizes(in, f) || v4l2cuse_source_offers_size(in, f, s.width, s.height))
 			return true;
-		for (unsigned int j = 0; in->ops->enum_framesize(in, f, j, &w, &h) == 0; j++)
-			if (w == s.width && h == s.height)
-				return true;
 	}
 	return false;
 }
@@ -385,7 +363,6 @@ v4l2cuse_offer_wrap(const struct v4l2cuse_offer *o, struct v4l2cuse_source **src
 {
 	struct offer_source *os;
 	uint32_t fourcc;
-	char b[5];
 
 	if (v4l2cuse_offer_is_empty(o))
 		return 0;
@@ -395,10 +372,10 @@ v4l2cuse_offer_wrap(const struct v4l2cuse_offer *o, struct v4l2cuse_source **src
 	os->offer = *o;
 
 	for (unsigned int i = 0; i < o->n_formats; i++) {
-		if (!inner_offers_format(os->inner, o->formats[i])) {
-			*ret_error = g_strdup_printf("source '%s' does not offer format %s",
+		if (!v4l2cuse_source_offers_format(os->inner, o->formats[i])) {
+			*ret_error = g_strdup_printf("source '%s' does not offer format %.4s",
 						     os->inner->ops->name,
-						     fourcc_str(o->formats[i], b));
+						     (const char *)&o->formats[i]);
 			goto err_free;
 		}
 	}

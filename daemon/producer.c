@@ -38,6 +38,7 @@
 #include <glib-unix.h>
 
 #include "v4l2cuse/source.h"
+#include "util/clock.h"
 #include "util/macros.h"
 #include "videobuf.h"
 #include "placeholder.h"
@@ -53,15 +54,6 @@ static int dev_arm_producer(struct v4l2cuse_device *dev);
  * ticks could only be dropped frames anyway, and are counted as such.
  */
 #define DEV_MAX_CATCH_UP VB_MAX_BUFFERS
-
-static uint64_t
-dev_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---------------------------------------------------------------------- */
 /* The placeholder */
@@ -361,7 +353,7 @@ dev_wake_cb(int fd, GIOCondition cond, gpointer data)
 
 	/* On ERR/HUP the source reports the loss through produce(). */
 	if (dev_streaming(dev))
-		dev_produce_one(dev, dev_now_ns());
+		dev_produce_one(dev, v4l2cuse_now_ns());
 	if (cond & (G_IO_ERR | G_IO_HUP | G_IO_NVAL) &&
 	    v4l2cuse_source_wake_fd(dev->src) == fd) {
 		/* Still the same dead fd: fall back to the timer, don't spin. */
@@ -389,7 +381,7 @@ dev_timer_start(struct v4l2cuse_device *dev)
 		if (dev->timer_fd < 0)
 			return -errno;
 	}
-	first = dev_now_ns() + ns;
+	first = v4l2cuse_now_ns() + ns;
 	its = (struct itimerspec){
 		.it_interval = { .tv_sec = ns / 1000000000ull, .tv_nsec = ns % 1000000000ull },
 		.it_value = { .tv_sec = first / 1000000000ull, .tv_nsec = first % 1000000000ull },

@@ -6,6 +6,11 @@
  * map their buffers; everything else passes straight through after a
  * lock-free table check. errno is what the real call left.
  *
+ * This file resolves the real functions and follows the fds: open (where a
+ * handle attaches), close, dup, fcntl, and raw syscall(). The buffers'
+ * functions (mmap, munmap, ioctl) are in preload-buffers.c, the waits
+ * (poll, select, epoll) in preload-wait.c.
+ *
  * Built with -U_FILE_OFFSET_BITS so that open/open64, mmap/mmap64, ... are
  * distinct symbols, and with -fvisibility=hidden plus a version script, so
  * that only these names are exported.
@@ -35,9 +40,7 @@
 #include <linux/videodev2.h>
 
 #include "shim.h"
-
-#define EXPORT __attribute__((visibility("default")))
-#define likely(x) __builtin_expect(!!(x), 1)
+#include "preload-private.h"
 
 struct shim_libc shim_real;
 bool shim_debug_enabled;
@@ -61,18 +64,14 @@ shim_debug(const char *fmt, ...)
 	}
 	errno = saved;
 }
-
 /* ---------------------------------------------------------------------- */
 /* Resolving the real functions, once */
 
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static int (*real_poll_chk)(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
-static int (*real_ppoll_chk)(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
-			     const sigset_t *sigmask, size_t fdslen);
+pthread_once_t shim_init_once = PTHREAD_ONCE_INIT;
 static bool fastpath_on;		/* V4L2CUSE_FASTPATH is not 0 */
 
-static void
-init_real(void)
+void
+shim_init_real(void)
 {
 	const char *dbg = secure_getenv("V4L2CUSE_PRELOAD_DEBUG");
 
@@ -108,9 +107,9 @@ init_real(void)
 	R(epoll_wait, "epoll_wait");
 	R(epoll_pwait, "epoll_pwait");
 	R(epoll_pwait2, "epoll_pwait2");
+	R(poll_chk, "__poll_chk");
+	R(ppoll_chk, "__ppoll_chk");
 #undef R
-	real_poll_chk = (__typeof__(real_poll_chk))dlsym(RTLD_NEXT, "__poll_chk");
-	real_ppoll_chk = (__typeof__(real_ppoll_chk))dlsym(RTLD_NEXT, "__ppoll_chk");
 	fastpath_on = shim_fp_enabled();
 	if (!shim_real.fcntl64)
 		shim_real.fcntl64 = shim_real.fcntl;
@@ -120,12 +119,6 @@ init_real(void)
 	if (!shim_real.fopen64)
 		shim_real.fopen64 = shim_real.fopen;
 	shim_track_init();
-}
-
-static inline void
-shim_init(void)
-{
-	pthread_once(&init_once, init_real);
 }
 
 __attribute__((constructor)) static void
@@ -301,8 +294,8 @@ fopen64(const char *path, const char *mode)
 /* ---------------------------------------------------------------------- */
 /* close, dup, fcntl */
 
-static void
-forget_fd(int fd)
+void
+shim_fd_drop(int fd)
 {
 	int saved = errno;
 
@@ -316,7 +309,7 @@ close(int fd)
 {
 	shim_init();
 	/* First: once closed, the number can be reused by another thread's open. */
-	forget_fd(fd);
+	shim_fd_drop(fd);
 	return shim_real.close(fd);
 }
 
@@ -427,601 +420,6 @@ fcntl64(int fd, int cmd, ...)
 	va_end(ap);
 	return r;
 }
-
-/* ---------------------------------------------------------------------- */
-/* mmap, munmap */
-
-#define MAX_UNMAPPED (2 * SHIM_MAX_BUFFERS)
-
-static void *
-real_mmap(bool raw, void *addr, size_t len, int prot, int flags, int fd, off_t off)
-{
-	if (raw)
-		return (void *)shim_real.syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-	return shim_real.mmap(addr, len, prot, flags, fd, off);
-}
-
-static int
-real_munmap(bool raw, void *addr, size_t len)
-{
-	if (raw)
-		return (int)shim_real.syscall(SYS_munmap, addr, len);
-	return shim_real.munmap(addr, len);
-}
-
-static void
-send_unmap(struct shim_handle *h, uint64_t map_id)
-{
-	struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_UNMAP };
-	struct v4l2cuse_shim_reply rep;
-	int fd;
-
-	req.unmap.map_id = map_id;
-	if (shim_request(h, &req, &rep, &fd) == 0 && fd >= 0)
-		shim_real.close(fd);
-}
-
-/* Tell the daemon, drop the references (no lock held). */
-static void
-release_unmapped(struct shim_unmapped *u, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		send_unmap(u[i].h, u[i].map_id);
-		shim_handle_unref(u[i].h);
-	}
-}
-
-/* mmap() of a buffer of attached handle @h, which the caller holds. */
-static void *
-mmap_buffer(struct shim_handle *h, void *addr, size_t len, int prot, int flags, off_t off)
-{
-	struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_MAP };
-	struct v4l2cuse_shim_reply rep;
-	struct shim_unmapped gone[MAX_UNMAPPED];
-	size_t n_gone = 0;
-	void *p;
-	int memfd, r, err = 0;
-
-	r = shim_mmap_check(len, prot, flags, (int64_t)off);
-	if (r < 0) {
-		shim_debug("mmap(len %zu, prot %#x, flags %#x, offset %#llx): refused", len,
-			   prot, flags, (unsigned long long)off);
-		errno = -r;
-		return MAP_FAILED;
-	}
-	req.map.offset = (uint64_t)off;
-	req.map.length = len;
-	r = shim_request(h, &req, &rep, &memfd);
-	if (r < 0) {
-		errno = ENODEV;		/* no daemon to ask: what CUSE itself says */
-		return MAP_FAILED;
-	}
-	if (rep.status < 0 || memfd < 0) {
-		if (memfd >= 0)
-			shim_real.close(memfd);
-		errno = rep.status < 0 ? -rep.status : EIO;
-		return MAP_FAILED;
-	}
-
-	shim_lock();
-	p = shim_real.mmap(addr, len, prot, flags, memfd, 0);
-	if (p == MAP_FAILED) {
-		err = errno;
-	} else {
-		if (flags & MAP_FIXED)
-			n_gone = shim_map_remove_locked(p, len, gone, MAX_UNMAPPED);
-		if (shim_map_add_locked(p, len, h, rep.map_id) < 0)
-			err = -1;	/* mapped, but untracked: release the record */
-	}
-	shim_unlock();
-	shim_real.close(memfd);
-	if (err)
-		send_unmap(h, rep.map_id);
-	release_unmapped(gone, n_gone);
-	shim_debug("mmap(offset %#llx, len %zu) = %p (buffer %u)", (unsigned long long)off,
-		   len, p, rep.index);
-	if (p == MAP_FAILED)
-		errno = err;
-	return p;
-}
-
-static void *
-shim_mmap(bool raw, void *addr, size_t len, int prot, int flags, int fd, off_t off)
-{
-	struct shim_handle *h = NULL;
-	struct shim_unmapped gone[MAX_UNMAPPED];
-	size_t n_gone = 0;
-	struct stat st;
-	void *p;
-	int saved;
-
-	if (fd >= 0 && (h = shim_fd_get(fd))) {
-		/* Still our node? (An fd closed behind our back may be reused.) */
-		if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == h->rdev) {
-			p = mmap_buffer(h, addr, len, prot, flags, off);
-			saved = errno;
-			shim_handle_unref(h);
-			errno = saved;
-			return p;
-		}
-		shim_handle_unref(h);
-		forget_fd(fd);
-	}
-	if (!(flags & MAP_FIXED) || !shim_maps_maybe_tracked())
-		return real_mmap(raw, addr, len, prot, flags, fd, off);
-	/* MAP_FIXED replaces what was there, maybe one of our mappings. */
-	shim_lock();
-	p = real_mmap(raw, addr, len, prot, flags, fd, off);
-	saved = errno;
-	if (p != MAP_FAILED)
-		n_gone = shim_map_remove_locked(p, len, gone, MAX_UNMAPPED);
-	shim_unlock();
-	release_unmapped(gone, n_gone);
-	errno = saved;
-	return p;
-}
-
-static int
-shim_munmap(bool raw, void *addr, size_t len)
-{
-	struct shim_unmapped gone[MAX_UNMAPPED];
-	size_t n_gone = 0;
-	int r, saved;
-
-	if (likely(!shim_maps_maybe_tracked()))
-		return real_munmap(raw, addr, len);
-	/* Under the lock: the range cannot be mapped again before we update. */
-	shim_lock();
-	r = real_munmap(raw, addr, len);
-	saved = errno;
-	if (r == 0)
-		n_gone = shim_map_remove_locked(addr, len, gone, MAX_UNMAPPED);
-	shim_unlock();
-	release_unmapped(gone, n_gone);
-	errno = saved;
-	return r;
-}
-
-EXPORT void *
-mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
-{
-	shim_init();
-	return shim_mmap(false, addr, len, prot, flags, fd, off);
-}
-
-EXPORT void *
-mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
-{
-	shim_init();
-	return shim_mmap(false, addr, len, prot, flags, fd, (off_t)off);
-}
-
-EXPORT int
-munmap(void *addr, size_t len)
-{
-	shim_init();
-	return shim_munmap(false, addr, len);
-}
-
-/* ---------------------------------------------------------------------- */
-/* ioctl: only USERPTR needs the shim (copy from the staging memfd at DQBUF) */
-
-/* Map buffer @index's staging memfd (h->io held). */
-static int
-staging_map_locked(struct shim_handle *h, unsigned int index)
-{
-	struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_STAGING };
-	struct v4l2cuse_shim_reply rep;
-	void *p;
-	int fd, r;
-
-	if (h->staging[index])
-		return 0;
-	req.staging.index = index;
-	r = shim_request_locked(h, &req, &rep, &fd);
-	if (r < 0)
-		return r;
-	if (rep.status < 0 || fd < 0 || rep.length == 0) {
-		if (fd >= 0)
-			shim_real.close(fd);
-		return rep.status < 0 ? rep.status : -EIO;
-	}
-	/* Writable: an output buffer's payload is copied into it at QBUF. */
-	p = shim_real.mmap(NULL, rep.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	r = p == MAP_FAILED ? -errno : 0;
-	shim_real.close(fd);
-	if (r < 0)
-		return r;
-	h->staging[index] = p;
-	h->staging_len[index] = rep.length;
-	return 0;
-}
-
-static void
-staging_reset(struct shim_handle *h)
-{
-	pthread_mutex_lock(&h->io);
-	for (int i = 0; i < SHIM_MAX_BUFFERS; i++) {
-		if (h->staging[i])
-			shim_real.munmap(h->staging[i], h->staging_len[i]);
-		h->staging[i] = NULL;
-		h->staging_len[i] = 0;
-	}
-	pthread_mutex_unlock(&h->io);
-}
-
-/* Is [p, p + len) mapped? (The kernel's get_user_pages would fail otherwise.) */
-static bool
-range_mapped(unsigned long p, size_t len)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	unsigned long start = p & ~((unsigned long)page - 1);
-
-	if (len == 0 || p + len < p)
-		return false;
-	return msync((void *)start, p + len - start, MS_ASYNC) == 0;
-}
-
-static int
-userptr_qbuf(int fd, struct v4l2_buffer *b)
-{
-	struct shim_handle *h;
-	int r = 0;
-
-	if (b->m.userptr == 0)
-		return 0;		/* the daemon says EINVAL */
-	if (!range_mapped(b->m.userptr, b->length))
-		return -EFAULT;
-	if (b->index >= SHIM_MAX_BUFFERS || !(h = shim_fd_get(fd)))
-		return 0;
-	pthread_mutex_lock(&h->io);
-	r = staging_map_locked(h, b->index);
-	/* Output: the daemon reads the payload from the staging copy. */
-	if (r == 0 && b->type == V4L2_BUF_TYPE_VIDEO_OUTPUT) {
-		size_t n = b->bytesused ? b->bytesused : b->length;
-
-		if (n > h->staging_len[b->index] || n > b->length)
-			r = -EINVAL;
-		else
-			memcpy(h->staging[b->index], (const void *)b->m.userptr, n);
-	}
-	pthread_mutex_unlock(&h->io);
-	shim_handle_unref(h);
-	if (r < 0)
-		shim_debug("fd %d: no staging memory for buffer %u: %s", fd, b->index,
-			   strerror(-r));
-	return 0;		/* a bad index: the daemon answers EINVAL */
-}
-
-static void
-userptr_dqbuf(int fd, struct v4l2_buffer *b)
-{
-	struct shim_handle *h;
-	bool copied = false;
-
-	if (b->bytesused == 0 || (b->flags & V4L2_BUF_FLAG_ERROR))
-		return;
-	if (b->index < SHIM_MAX_BUFFERS && (h = shim_fd_get(fd))) {
-		pthread_mutex_lock(&h->io);
-		if (staging_map_locked(h, b->index) == 0 &&
-		    b->bytesused <= h->staging_len[b->index] && b->bytesused <= b->length) {
-			memcpy((void *)b->m.userptr, h->staging[b->index], b->bytesused);
-			copied = true;
-		}
-		pthread_mutex_unlock(&h->io);
-		shim_handle_unref(h);
-	}
-	if (!copied) {
-		shim_debug("fd %d: USERPTR buffer %u: no copy", fd, b->index);
-		b->flags |= V4L2_BUF_FLAG_ERROR;
-		b->bytesused = 0;
-	}
-}
-
-/*
- * QBUF and DQBUF through the handle's fast path: true when answered (*ret
- * is the ioctl's result, errno set), false for the real ioctl (CUSE).
- */
-static bool
-fast_qbuf(int fd, struct v4l2_buffer *b, int *ret)
-{
-	struct shim_handle *h = shim_fd_get(fd);
-	bool done = false;
-	int r = 0;
-
-	if (h && h->fp)
-		done = shim_fp_qbuf(h, b, &r);
-	shim_handle_unref(h);
-	if (done) {
-		*ret = r < 0 ? -1 : 0;
-		if (r < 0)
-			errno = -r;
-	}
-	return done;
-}
-
-static bool
-fast_dqbuf(int fd, struct v4l2_buffer *b, int *ret)
-{
-	struct shim_handle *h = shim_fd_get(fd);
-	bool done = false;
-	int r = 0, saved = errno;
-
-	if (h && h->fp)
-		done = shim_fp_dqbuf(h, fd, b, &r);
-	shim_handle_unref(h);
-	errno = saved;
-	if (done) {
-		*ret = r < 0 ? -1 : 0;
-		if (r < 0)
-			errno = -r;
-	}
-	return done;
-}
-
-static int
-shim_ioctl(int fd, unsigned long request, void *arg)
-{
-	struct v4l2_buffer *b = arg;
-	int r, saved;
-
-	switch (request) {
-	case VIDIOC_REQBUFS:
-		r = shim_real.ioctl(fd, request, arg);
-		if (r == 0) {
-			struct shim_handle *h = shim_fd_get(fd);
-
-			saved = errno;
-			if (h) {
-				staging_reset(h);	/* buffers were freed */
-				shim_handle_unref(h);
-			}
-			errno = saved;
-		}
-		return r;
-	case VIDIOC_QBUF:
-	case VIDIOC_PREPARE_BUF:
-		if (b && b->memory == V4L2_MEMORY_USERPTR &&
-		    (b->type == V4L2_BUF_TYPE_VIDEO_CAPTURE ||
-		     b->type == V4L2_BUF_TYPE_VIDEO_OUTPUT)) {
-			saved = errno;
-			r = userptr_qbuf(fd, b);
-			errno = saved;
-			if (r < 0) {
-				errno = -r;
-				return -1;
-			}
-		}
-		if (b && request == VIDIOC_QBUF && fast_qbuf(fd, b, &r))
-			return r;
-		return shim_real.ioctl(fd, request, arg);
-	case VIDIOC_DQBUF:
-		if (!b || !fast_dqbuf(fd, b, &r))
-			r = shim_real.ioctl(fd, request, arg);
-		if (r == 0 && b->memory == V4L2_MEMORY_USERPTR &&
-		    b->type == V4L2_BUF_TYPE_VIDEO_CAPTURE) {
-			saved = errno;
-			userptr_dqbuf(fd, b);
-			errno = saved;
-		}
-		return r;
-	default:
-		return shim_real.ioctl(fd, request, arg);
-	}
-}
-
-EXPORT int
-ioctl(int fd, unsigned long request, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, request);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	shim_init();
-	if (likely(!shim_fd_maybe_tracked(fd)))
-		return shim_real.ioctl(fd, request, arg);
-	return shim_ioctl(fd, request, arg);
-}
-
-/* ---------------------------------------------------------------------- */
-/* poll, select, epoll: fast-path handles wait on their wake-up socket (wait.c) */
-
-static struct timespec *
-ms_timespec(int ms, struct timespec *ts)
-{
-	if (ms < 0)
-		return NULL;
-	ts->tv_sec = ms / 1000;
-	ts->tv_nsec = (long)(ms % 1000) * 1000000;
-	return ts;
-}
-
-EXPORT int
-poll(struct pollfd *fds, nfds_t n, int timeout)
-{
-	struct timespec ts;
-
-	shim_init();
-	if (likely(!shim_poll_needed(fds, n)))
-		return shim_real.poll(fds, n, timeout);
-	return shim_poll(fds, n, ms_timespec(timeout, &ts), NULL, false);
-}
-
-EXPORT int
-ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *sigmask)
-{
-	shim_init();
-	if (likely(!shim_poll_needed(fds, n)))
-		return shim_real.ppoll(fds, n, timeout, sigmask);
-	return shim_poll(fds, n, timeout, sigmask, true);
-}
-
-/* _FORTIFY_SOURCE callers: glibc's checks, then the same as poll()/ppoll(). */
-EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
-EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
-		       const sigset_t *sigmask, size_t fdslen);
-
-EXPORT int
-__poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
-{
-	struct timespec ts;
-
-	shim_init();
-	if (fdslen / sizeof(*fds) < n || !shim_poll_needed(fds, n))
-		return real_poll_chk(fds, n, timeout, fdslen);
-	return shim_poll(fds, n, ms_timespec(timeout, &ts), NULL, false);
-}
-
-EXPORT int
-__ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
-	    const sigset_t *sigmask, size_t fdslen)
-{
-	shim_init();
-	if (fdslen / sizeof(*fds) < n || !shim_poll_needed(fds, n))
-		return real_ppoll_chk(fds, n, timeout, sigmask, fdslen);
-	return shim_poll(fds, n, timeout, sigmask, true);
-}
-
-EXPORT int
-select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *timeout)
-{
-	struct timespec ts;
-	int ret;
-
-	shim_init();
-	if (likely(!shim_select_needed(n, r, w, e)))
-		return shim_real.select(n, r, w, e, timeout);
-	if (timeout) {
-		if (timeout->tv_sec < 0 || timeout->tv_usec < 0 || timeout->tv_usec >= 1000000) {
-			errno = EINVAL;
-			return -1;
-		}
-		ts.tv_sec = timeout->tv_sec;
-		ts.tv_nsec = timeout->tv_usec * 1000;
-	}
-	ret = shim_select(n, r, w, e, timeout ? &ts : NULL, NULL, false);
-	if (timeout) {
-		timeout->tv_sec = ts.tv_sec;
-		timeout->tv_usec = ts.tv_nsec / 1000;
-	}
-	return ret;
-}
-
-EXPORT int
-pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *timeout,
-	const sigset_t *sigmask)
-{
-	struct timespec ts;
-
-	shim_init();
-	if (likely(!shim_select_needed(n, r, w, e)))
-		return shim_real.pselect(n, r, w, e, timeout, sigmask);
-	if (timeout)
-		ts = *timeout;
-	return shim_select(n, r, w, e, timeout ? &ts : NULL, sigmask, true);
-}
-
-EXPORT int
-epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
-{
-	shim_init();
-	if (likely(!shim_fd_maybe_tracked(fd)))
-		return shim_real.epoll_ctl(epfd, op, fd, ev);
-	return shim_epoll_ctl(epfd, op, fd, ev);
-}
-
-/*
- * The epoll_wait() family: our registrations' events are rewritten (or
- * dropped, when a wake-up was stale: then the wait goes on for the time
- * left).
- */
-static int
-epoll_common(int epfd, struct epoll_event *ev, int max, const struct timespec *timeout,
-	     const sigset_t *sigmask, int kind)
-{
-	struct timespec left;
-	int64_t start = 0;
-	int r;
-
-	if (timeout)
-		left = *timeout;
-	for (;;) {
-		int ms = -1;
-
-		if (timeout && kind != 2) {
-			int64_t t = (int64_t)left.tv_sec * 1000 + (left.tv_nsec + 999999) / 1000000;
-
-			ms = t > INT_MAX ? INT_MAX : (int)t;
-		}
-		if (kind == 0)
-			r = shim_real.epoll_wait(epfd, ev, max, ms);
-		else if (kind == 1)
-			r = shim_real.epoll_pwait(epfd, ev, max, ms, sigmask);
-		else
-			r = shim_real.epoll_pwait2(epfd, ev, max, timeout ? &left : NULL, sigmask);
-		if (r <= 0 || !shim_epoll_maybe_ours())
-			return r;
-		r = shim_epoll_fix(epfd, ev, r);
-		if (r > 0 || (timeout && left.tv_sec == 0 && left.tv_nsec == 0))
-			return r;
-		if (timeout) {
-			struct timespec now;
-			int64_t ns;
-
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (!start)
-				start = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-			ns = (int64_t)timeout->tv_sec * 1000000000 + timeout->tv_nsec -
-			     ((int64_t)now.tv_sec * 1000000000 + now.tv_nsec - start);
-			if (ns <= 0)
-				return 0;
-			left.tv_sec = ns / 1000000000;
-			left.tv_nsec = ns % 1000000000;
-		}
-	}
-}
-
-EXPORT int
-epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
-{
-	struct timespec ts;
-
-	shim_init();
-	if (likely(!shim_epoll_maybe_ours()))
-		return shim_real.epoll_wait(epfd, ev, max, timeout);
-	return epoll_common(epfd, ev, max, ms_timespec(timeout, &ts), NULL, 0);
-}
-
-EXPORT int
-epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *sigmask)
-{
-	struct timespec ts;
-
-	shim_init();
-	if (likely(!shim_epoll_maybe_ours()))
-		return shim_real.epoll_pwait(epfd, ev, max, timeout, sigmask);
-	return epoll_common(epfd, ev, max, ms_timespec(timeout, &ts), sigmask, 1);
-}
-
-EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
-			const struct timespec *timeout, const sigset_t *sigmask);
-
-EXPORT int
-epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *timeout,
-	     const sigset_t *sigmask)
-{
-	shim_init();
-	if (!shim_real.epoll_pwait2) {
-		errno = ENOSYS;
-		return -1;
-	}
-	if (likely(!shim_epoll_maybe_ours()))
-		return shim_real.epoll_pwait2(epfd, ev, max, timeout, sigmask);
-	return epoll_common(epfd, ev, max, timeout, sigmask, 2);
-}
-
 /* ---------------------------------------------------------------------- */
 /* syscall(): libv4l2 opens, maps and closes the device with raw syscalls */
 
@@ -1046,7 +444,7 @@ syscall(long nr, ...)
 		return after_open((int)shim_real.syscall(nr, a[0], a[1], a[2]), (int)a[1]);
 #endif
 	case SYS_close:
-		forget_fd((int)a[0]);
+		shim_fd_drop((int)a[0]);
 		return shim_real.syscall(nr, a[0]);
 	case SYS_mmap:
 		return (long)shim_mmap(true, (void *)a[0], (size_t)a[1], (int)a[2], (int)a[3],

@@ -4,7 +4,7 @@
 /*
  * libv4l2cuse-preload.so internals. The library runs inside foreign
  * processes: libc only, no GLib, nothing exported but the interposed libc
- * names (preload.c), errno kept as the real call left it.
+ * names (preload*.c), errno kept as the real call left it.
  *
  * track.c   which fds are attached v4l2cuse handles, which address ranges
  *           are mappings of their buffers; fork handling. Pure bookkeeping
@@ -13,7 +13,10 @@
  * fastpath.c the fast path: QBUF, DQBUF and readiness through the handle's
  *           shared-memory queue instead of CUSE.
  * wait.c    poll/ppoll/select/pselect and epoll for fast-path handles.
- * preload.c the interposed functions.
+ * preload.c the interposed functions of the fds (open, close, dup, fcntl,
+ *           syscall) and the resolution of the real ones;
+ *           preload-buffers.c mmap, munmap, ioctl; preload-wait.c poll,
+ *           select, epoll (preload-private.h between them).
  *
  * Locking: shim_lock (track.c) guards the tables and handle reference
  * counts and is held only for short bookkeeping (plus the real munmap/mmap
@@ -75,6 +78,10 @@ struct shim_libc {
 			   const sigset_t *sigmask);
 	int (*epoll_pwait2)(int epfd, struct epoll_event *ev, int max,
 			    const struct timespec *timeout, const sigset_t *sigmask);
+	/* glibc's _FORTIFY_SOURCE entries, NULL where the libc has none. */
+	int (*poll_chk)(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
+	int (*ppoll_chk)(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
+			 const sigset_t *sigmask, size_t fdslen);
 };
 
 extern struct shim_libc shim_real;
@@ -222,6 +229,10 @@ void shim_fp_woken(struct shim_handle *h, short revents);
 void shim_fp_forget_child(struct shim_handle *h);
 
 /* --- wait.c --- */
+/* CLOCK_MONOTONIC in ns. */
+int64_t shim_now_ns(void);
+/* What is left of @total (NULL: forever) after @start; false when nothing. */
+bool shim_time_left(const struct timespec *total, int64_t start, struct timespec *left);
 /*
  * poll()/ppoll() with fast-path handles: their readiness from the shared
  * state, their waits on the wake-up socket. @timeout NULL: forever. @ppoll

@@ -37,8 +37,8 @@
 /* ---------------------------------------------------------------------- */
 /* Time */
 
-static int64_t
-now_ns(void)
+int64_t
+shim_now_ns(void)
 {
 	struct timespec ts;
 
@@ -46,15 +46,14 @@ now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* What is left of @total (NULL: forever) after @start; false when nothing. */
-static bool
-remaining(const struct timespec *total, int64_t start, struct timespec *left)
+bool
+shim_time_left(const struct timespec *total, int64_t start, struct timespec *left)
 {
 	int64_t ns;
 
 	if (!total)
 		return true;
-	ns = (int64_t)total->tv_sec * 1000000000 + total->tv_nsec - (now_ns() - start);
+	ns = (int64_t)total->tv_sec * 1000000000 + total->tv_nsec - (shim_now_ns() - start);
 	if (ns <= 0)
 		return false;
 	left->tv_sec = ns / 1000000000;
@@ -136,7 +135,7 @@ shim_poll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
 	struct slot stack_slots[POLL_STACK], *slots = stack_slots;
 	struct pollfd stack_work[POLL_STACK], *work = stack_work;
 	struct timespec left, zero = { 0, 0 };
-	int64_t start = timeout ? now_ns() : 0;
+	int64_t start = timeout ? shim_now_ns() : 0;
 	unsigned int ours = 0;
 	int r, saved;
 
@@ -213,7 +212,7 @@ shim_poll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
 			count += fds[i].revents != 0;
 		}
 		/* Nothing but stale wake-ups: wait again, for what is left. */
-		if (count || r == 0 || (timeout && !remaining(timeout, start, &left))) {
+		if (count || r == 0 || (timeout && !shim_time_left(timeout, start, &left))) {
 			r = (int)count;
 			goto out;
 		}
@@ -249,7 +248,7 @@ shim_select(int n, fd_set *rs, fd_set *ws, fd_set *es, struct timespec *timeout,
 	    const sigset_t *sigmask, bool pselect)
 {
 	struct pollfd *p;
-	int64_t start = timeout ? now_ns() : 0;
+	int64_t start = timeout ? shim_now_ns() : 0;
 	unsigned int k = 0;
 	int r, count = 0;
 
@@ -309,7 +308,7 @@ shim_select(int n, fd_set *rs, fd_set *ws, fd_set *es, struct timespec *timeout,
 	r = count;
 out:
 	/* Linux's select() leaves the time not slept in the timeout; pselect() does not. */
-	if (timeout && !pselect && !remaining(timeout, start, timeout))
+	if (timeout && !pselect && !shim_time_left(timeout, start, timeout))
 		*timeout = (struct timespec){ 0, 0 };
 	free(p);
 	return r;

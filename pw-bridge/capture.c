@@ -211,8 +211,7 @@ bridge_capture_stop(struct bridge_capture *c)
 	/* Closing the connection drops the daemon's map records. */
 	shim_handle_unref(c->shim);
 	/* And closing the node frees its queue (vb2: REQBUFS(0) at release). */
-	if (c->fd >= 0)
-		close(c->fd);
+	clear_fd(&c->fd);
 	g_free(c);
 }
 

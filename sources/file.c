@@ -95,7 +95,11 @@ static const char *const fs_keys[] = {
 };
 
 struct file_source {
-	struct v4l2cuse_source base;
+	/*
+	 * First: the base and the offer. Its formats are known at create();
+	 * sizes and rates may wait for GStreamer (fs_pending()).
+	 */
+	struct v4l2cuse_modes_source ms;
 	char *path;
 	struct v4l2cuse_file_reader_opts ropts;
 	struct v4l2cuse_file_reader *rd;
@@ -105,8 +109,6 @@ struct file_source {
 	struct v4l2_fract file_iv;	/* seconds per file frame */
 	bool loop;
 	struct v4l2cuse_convert *cv;
-
-	struct v4l2cuse_modes modes;
 
 	/* Streaming. */
 	bool started;
@@ -266,7 +268,7 @@ fs_parse_open_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char *
 static int
 fs_parse_offer_opts(struct file_source *fs, const struct v4l2cuse_opts *o, char **ret_error)
 {
-	struct v4l2cuse_modes *m = &fs->modes;
+	struct v4l2cuse_modes *m = &fs->ms.modes;
 	const char *v;
 	int r;
 
@@ -311,7 +313,7 @@ static void
 fs_info_known(struct file_source *fs)
 {
 	const struct v4l2_fract *a = &fs->info.aspect;
-	struct v4l2cuse_modes *m = &fs->modes;
+	struct v4l2cuse_modes *m = &fs->ms.modes;
 
 	fs->info = fs->rd->info;
 	g_debug("file: '%s': %s, %ux%u, rate %u/%u", fs->path, fs->info.kind, fs->info.width,
@@ -420,7 +422,7 @@ fs_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 	char *error = NULL;
 	int r;
 
-	fs->base.ops = &v4l2cuse_file_ops;
+	fs->ms.base.ops = &v4l2cuse_file_ops;
 	fs->cv = v4l2cuse_convert_new();
 	v4l2cuse_convert_set_strict_jpeg(fs->cv, true);
 	r = v4l2cuse_opts_parse("file", args, fs_keys, &o, &error);
@@ -447,40 +449,30 @@ fs_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 	if (!fs->pending)
 		fs_info_known(fs);
 	v4l2cuse_opts_free(o);
-	*ret_src = &fs->base;
+	*ret_src = &fs->ms.base;
 	return 0;
 
 err:
 	*ret_error = error;
 	v4l2cuse_opts_free(o);
-	fs_destroy(&fs->base);
+	fs_destroy(&fs->ms.base);
 	return r;
-}
-
-static int
-fs_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc)
-{
-	return v4l2cuse_modes_enum_format(&fs_from(src)->modes, index, ret_fourcc);
 }
 
 static int
 fs_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index,
 		  uint32_t *ret_width, uint32_t *ret_height)
 {
-	struct file_source *fs = fs_from(src);
-
-	fs_pending(fs);
-	return v4l2cuse_modes_enum_framesize(&fs->modes, fourcc, index, ret_width, ret_height);
+	fs_pending(fs_from(src));
+	return v4l2cuse_modes_source_enum_framesize(src, fourcc, index, ret_width, ret_height);
 }
 
 static int
 fs_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
 		      uint32_t height, unsigned int index, struct v4l2_fract *ret)
 {
-	struct file_source *fs = fs_from(src);
-
-	fs_pending(fs);
-	return v4l2cuse_modes_enum_frameinterval(&fs->modes, fourcc, width, height, index, ret);
+	fs_pending(fs_from(src));
+	return v4l2cuse_modes_source_enum_frameinterval(src, fourcc, width, height, index, ret);
 }
 
 static void
@@ -512,9 +504,9 @@ fs_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 
 	if (fs->started)
 		return -EBUSY;
-	if (!v4l2cuse_modes_has(&fs->modes, pix->pixelformat, pix->width, pix->height))
+	if (!v4l2cuse_modes_has(&fs->ms.modes, pix->pixelformat, pix->width, pix->height))
 		return -EINVAL;
-	r = v4l2cuse_modes_stream(pix, interval, fs->modes.intervals[0], &fs->pix, &fs->out_iv);
+	r = v4l2cuse_modes_stream(pix, interval, fs->ms.modes.intervals[0], &fs->pix, &fs->out_iv);
 	if (r < 0)
 		return r;
 	fs->n = 0;
@@ -693,7 +685,7 @@ const struct v4l2cuse_source_ops v4l2cuse_file_ops = {
 	.flags = V4L2CUSE_SOURCE_INPUT,
 	.create = fs_create,
 	.destroy = fs_destroy,
-	.enum_format = fs_enum_format,
+	.enum_format = v4l2cuse_modes_source_enum_format,
 	.enum_framesize = fs_enum_framesize,
 	.enum_frameinterval = fs_enum_frameinterval,
 	.negotiate = NULL,

@@ -177,6 +177,34 @@ v4l2cuse_modes_enum_frameinterval(const struct v4l2cuse_modes *m, uint32_t fourc
 	return 0;
 }
 
+static const struct v4l2cuse_modes *
+modes_of(struct v4l2cuse_source *src)
+{
+	return &((struct v4l2cuse_modes_source *)src)->modes;
+}
+
+int
+v4l2cuse_modes_source_enum_format(struct v4l2cuse_source *src, unsigned int index,
+				  uint32_t *ret_fourcc)
+{
+	return v4l2cuse_modes_enum_format(modes_of(src), index, ret_fourcc);
+}
+
+int
+v4l2cuse_modes_source_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc,
+				     unsigned int index, uint32_t *ret_width, uint32_t *ret_height)
+{
+	return v4l2cuse_modes_enum_framesize(modes_of(src), fourcc, index, ret_width, ret_height);
+}
+
+int
+v4l2cuse_modes_source_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc,
+					 uint32_t width, uint32_t height, unsigned int index,
+					 struct v4l2_fract *ret)
+{
+	return v4l2cuse_modes_enum_frameinterval(modes_of(src), fourcc, width, height, index, ret);
+}
+
 /* --- options ----------------------------------------------------------- */
 
 int

@@ -17,6 +17,7 @@
 
 #include "v4l2cuse/format.h"
 #include "v4l2cuse/parse.h"
+#include "v4l2cuse/source.h"
 
 struct v4l2cuse_opts;
 
@@ -63,6 +64,27 @@ int v4l2cuse_modes_enum_framesize(const struct v4l2cuse_modes *m, uint32_t fourc
 int v4l2cuse_modes_enum_frameinterval(const struct v4l2cuse_modes *m, uint32_t fourcc,
 				      uint32_t width, uint32_t height, unsigned int index,
 				      struct v4l2_fract *ret);
+
+/*
+ * A source whose offer is exactly one list of modes (the test pattern, a
+ * loopback's capture end; the file source for its formats): embedded first
+ * in its private struct, so that the source ops below can be its
+ * enum_format, enum_framesize and enum_frameinterval, the only code that
+ * answers them from a v4l2cuse_modes.
+ */
+struct v4l2cuse_modes_source {
+	struct v4l2cuse_source base;
+	struct v4l2cuse_modes modes;
+};
+
+int v4l2cuse_modes_source_enum_format(struct v4l2cuse_source *src, unsigned int index,
+				      uint32_t *ret_fourcc);
+int v4l2cuse_modes_source_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc,
+					 unsigned int index, uint32_t *ret_width,
+					 uint32_t *ret_height);
+int v4l2cuse_modes_source_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc,
+					     uint32_t width, uint32_t height, unsigned int index,
+					     struct v4l2_fract *ret);
 
 /*
  * The offer of a synthetic source (the test pattern, a loopback's capture

@@ -147,6 +147,29 @@ registry_distance(uint32_t a, uint32_t b)
 	return a > b ? (uint64_t)a - b : (uint64_t)b - a;
 }
 
+bool
+v4l2cuse_source_offers_format(struct v4l2cuse_source *src, uint32_t fourcc)
+{
+	uint32_t f;
+
+	for (unsigned int i = 0; src->ops->enum_format(src, i, &f) == 0; i++)
+		if (f == fourcc)
+			return true;
+	return false;
+}
+
+bool
+v4l2cuse_source_offers_size(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
+			    uint32_t height)
+{
+	uint32_t w, h;
+
+	for (unsigned int i = 0; src->ops->enum_framesize(src, fourcc, i, &w, &h) == 0; i++)
+		if (w == width && h == height)
+			return true;
+	return false;
+}
+
 int
 v4l2cuse_source_negotiate_default(struct v4l2cuse_source *src,
 				  struct v4l2_pix_format *pix)

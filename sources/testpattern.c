@@ -145,9 +145,7 @@ static const char *const tp_keys[] = {
 };
 
 struct tp_source {
-	struct v4l2cuse_source base;
-
-	struct v4l2cuse_modes modes;
+	struct v4l2cuse_modes_source ms;	/* first: the offer, enum_* ops */
 
 	struct v4l2cuse_control ctrls[TP_N_CTRLS];
 	int64_t values[TP_N_CTRLS];
@@ -259,7 +257,7 @@ tp_parse(struct tp_source *tp, const char *args, char **ret_error)
 		tp->params.pattern = r;
 	}
 
-	if ((r = v4l2cuse_modes_from_options(&tp->modes, o, ret_error)) < 0 ||
+	if ((r = v4l2cuse_modes_from_options(&tp->ms.modes, o, ret_error)) < 0 ||
 	    (r = tp_parse_overlay(tp, o, ret_error)) < 0)
 		goto out;
 
@@ -364,37 +362,15 @@ tp_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 	struct tp_source *tp = g_new0(struct tp_source, 1);
 	int r;
 
-	tp->base.ops = &v4l2cuse_testpattern_ops;
+	tp->ms.base.ops = &v4l2cuse_testpattern_ops;
 	r = tp_parse(tp, args, ret_error);
 	if (r < 0) {
-		tp_destroy(&tp->base);
+		tp_destroy(&tp->ms.base);
 		return r;
 	}
 	tp_update_params(tp);
-	*ret_src = &tp->base;
+	*ret_src = &tp->ms.base;
 	return 0;
-}
-
-static int
-tp_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t *ret_fourcc)
-{
-	return v4l2cuse_modes_enum_format(&tp_from(src)->modes, index, ret_fourcc);
-}
-
-static int
-tp_enum_framesize(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index,
-		  uint32_t *ret_width, uint32_t *ret_height)
-{
-	return v4l2cuse_modes_enum_framesize(&tp_from(src)->modes, fourcc, index, ret_width,
-					     ret_height);
-}
-
-static int
-tp_enum_frameinterval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
-		      uint32_t height, unsigned int index, struct v4l2_fract *ret)
-{
-	return v4l2cuse_modes_enum_frameinterval(&tp_from(src)->modes, fourcc, width, height, index,
-						 ret);
 }
 
 static void
@@ -425,9 +401,9 @@ tp_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 		tp->fail_start--;
 		return -EIO;
 	}
-	if (!v4l2cuse_modes_has(&tp->modes, pix->pixelformat, pix->width, pix->height))
+	if (!v4l2cuse_modes_has(&tp->ms.modes, pix->pixelformat, pix->width, pix->height))
 		return -EINVAL;
-	r = v4l2cuse_modes_stream(pix, interval, tp->modes.intervals[0], &f, &iv);
+	r = v4l2cuse_modes_stream(pix, interval, tp->ms.modes.intervals[0], &f, &iv);
 	if (r < 0)
 		return r;
 
@@ -630,9 +606,9 @@ const struct v4l2cuse_source_ops v4l2cuse_testpattern_ops = {
 	.name = "pattern",
 	.create = tp_create,
 	.destroy = tp_destroy,
-	.enum_format = tp_enum_format,
-	.enum_framesize = tp_enum_framesize,
-	.enum_frameinterval = tp_enum_frameinterval,
+	.enum_format = v4l2cuse_modes_source_enum_format,
+	.enum_framesize = v4l2cuse_modes_source_enum_framesize,
+	.enum_frameinterval = v4l2cuse_modes_source_enum_frameinterval,
 	.negotiate = NULL,
 	.start = tp_start,
 	.stop = tp_stop,

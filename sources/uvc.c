@@ -103,6 +103,7 @@
 #include <glib.h>
 #include <libv4l2.h>
 
+#include "util/cleanup.h"
 #include "util/macros.h"
 #include "v4l2cuse/format.h"
 #include "v4l2cuse/source.h"
@@ -253,14 +254,10 @@ uvc_destroy(struct v4l2cuse_source *src)
 		v4l2cuse_uvc_ctrl_free(&u->ctrls[i]);
 	g_free(u->ctrls);
 	g_free(u->modes);
-	if (u->epfd >= 0)
-		close(u->epfd);
-	if (u->timerfd >= 0)
-		close(u->timerfd);
-	if (u->evfd >= 0)
-		close(u->evfd);
-	if (u->ctl_epfd >= 0)
-		close(u->ctl_epfd);
+	clear_fd(&u->epfd);
+	clear_fd(&u->timerfd);
+	clear_fd(&u->evfd);
+	clear_fd(&u->ctl_epfd);
 	v4l2cuse_convert_free(u->cv);
 	v4l2cuse_weave_free(u->weave);
 	v4l2cuse_nal_free(u->nal);

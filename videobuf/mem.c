@@ -39,6 +39,30 @@ vb_size_align(const struct vb_queue *q, size_t size, size_t *ret_aligned)
 }
 
 int
+vb_memfd_new(const char *name, size_t size, void **ret_mem)
+{
+	void *mem;
+	int fd, r;
+
+	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+		goto err_close;
+	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED)
+		goto err_close;
+	*ret_mem = mem;
+	return fd;
+
+err_close:
+	r = -errno;
+	close(fd);
+	return r;
+}
+
+int
 vb_mem_alloc(struct vb_queue *q, struct vb_buffer *b, size_t length)
 {
 	char name[64];
@@ -53,23 +77,10 @@ vb_mem_alloc(struct vb_queue *q, struct vb_buffer *b, size_t length)
 	/* An exhausted budget looks like an exhausted machine (vb2's ENOMEM). */
 	if (q->budget && vb_budget_charge(q->budget, aligned, name) < 0)
 		return -ENOMEM;
-	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	fd = vb_memfd_new(name, aligned, &mem);
 	if (fd < 0) {
-		r = -errno;
+		r = fd;
 		goto err_credit;
-	}
-	if (ftruncate(fd, (off_t)aligned) < 0) {
-		r = -errno;
-		goto err_close_fd;
-	}
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
-		r = -errno;
-		goto err_close_fd;
-	}
-	mem = mmap(NULL, aligned, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (mem == MAP_FAILED) {
-		r = -errno;
-		goto err_close_fd;
 	}
 	b->memfd = fd;
 	b->mem = mem;
@@ -78,8 +89,6 @@ vb_mem_alloc(struct vb_queue *q, struct vb_buffer *b, size_t length)
 	b->charged = q->budget != NULL;
 	return 0;
 
-err_close_fd:
-	close(fd);
 err_credit:
 	if (q->budget)
 		vb_budget_credit(q->budget, aligned);

@@ -17,6 +17,7 @@
 
 #include <glib.h>
 
+#include "util/clock.h"
 #include "util/macros.h"
 #include "queue-private.h"
 
@@ -601,15 +602,6 @@ vb_next_sequence(struct vb_queue *q, uint32_t field)
 	return q->sequence++;
 }
 
-static uint64_t
-vb_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* vb2_buffer_done() */
 void
 vb_buffer_done(struct vb_buffer *b, enum vb_buf_state state)
@@ -633,7 +625,7 @@ vb_buffer_done(struct vb_buffer *b, enum vb_buf_state state)
 	if (state != VB_BUF_QUEUED) {
 		b->sequence = vb_next_sequence(q, b->field);
 		if (!b->timestamp_set)
-			b->timestamp_ns = vb_now_ns();
+			b->timestamp_ns = v4l2cuse_now_ns();
 	}
 	b->timestamp_set = false;
 	vb_buf_set_state(q, b, state);

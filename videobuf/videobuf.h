@@ -98,6 +98,14 @@ int vb_budget_charge(struct vb_budget *bg, uint64_t bytes, const char *what);
 void vb_budget_credit(struct vb_budget *bg, uint64_t bytes);
 /* A lower limit refuses new charges only; charged memory stays. */
 void vb_budget_set_limit(struct vb_budget *bg, uint64_t limit);
+
+/*
+ * The memory clients map (buffers, the fast path's queue): a close-on-exec
+ * memfd of @size bytes (page-aligned by the caller), sealed against
+ * shrinking and growing so that no resize can make a client's mapping
+ * fault, and mapped read-write at *@ret_mem. Its fd, or -errno.
+ */
+int vb_memfd_new(const char *name, size_t size, void **ret_mem);
 void vb_budget_get_stats(struct vb_budget *bg, struct vb_budget_stats *ret);
 
 /*

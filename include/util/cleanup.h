@@ -40,6 +40,17 @@ closep(int *fd)
 }
 #define _cleanup_close_ _cleanup_(closep)
 
+/*
+ * Close *@fd unless it is -1 (none) and make it -1: an object's fd that may
+ * never have been opened, or may be closed again (GLib 2.76's g_clear_fd()).
+ */
+static inline void
+clear_fd(int *fd)
+{
+	closep(fd);
+	*fd = -1;
+}
+
 static inline void
 freep(void *p)
 {

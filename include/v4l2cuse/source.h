@@ -253,6 +253,12 @@ const struct v4l2cuse_source_ops *v4l2cuse_source_by_index(unsigned int index);
 int v4l2cuse_source_negotiate_default(struct v4l2cuse_source *src,
 				      struct v4l2_pix_format *pix);
 
+/* Does @src enumerate @fourcc (enum_format)? */
+bool v4l2cuse_source_offers_format(struct v4l2cuse_source *src, uint32_t fourcc);
+/* Does @src enumerate the discrete size @width x @height of @fourcc (enum_framesize)? */
+bool v4l2cuse_source_offers_size(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t width,
+				 uint32_t height);
+
 /*
  * Option lists for create(): "ARG,key=value,key=value,..." in the form
  * described at create() (a leading ',' means there is no ARG). A bare "key"

@@ -2,9 +2,9 @@
 #pragma once
 
 /*
- * What v4l2-bench and v4l2-mmap-bench share: the clock, the system-wide
- * busy CPU from /proc/stat, ioctl() restarted on EINTR, and the window
- * hook.
+ * What the benchmarks share: the clock (the daemon's, util/clock.h), the
+ * system-wide busy CPU from /proc/stat, ioctl() restarted on EINTR, and the
+ * window hook of v4l2-bench and v4l2-mmap-bench.
  *
  * The window hook: with V4L2_BENCH_HOOK set, `$V4L2_BENCH_HOOK start` runs
  * right before the measured window opens and `$V4L2_BENCH_HOOK end` right
@@ -18,13 +18,13 @@
 #include <sys/ioctl.h>
 #include <time.h>
 
+#include "util/clock.h"
+
+/* CLOCK_MONOTONIC in seconds, for rates and durations. */
 static inline double
 now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return v4l2cuse_now_ns() / 1e9;
 }
 
 /* Busy and total jiffies of all CPUs. */
