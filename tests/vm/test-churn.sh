@@ -52,9 +52,9 @@ phase_file=$T/phase
 [[ -x $ctl ]] || bail_out "$ctl is not built"
 if [[ " $runs " == *" asan "* ]]; then
 	[[ -x $asan_bin ]] || bail_out "$asan_bin is not built (tools/dev.sh build-asan)"
-	# The sanitizers' runtime is in the binary (gcc links libasan and
-	# libubsan): a daemon without it would pass the asan run unchecked.
-	ldd "$asan_bin" | grep libasan >/dev/null || bail_out "$asan_bin is not an ASan build (libasan not linked)"
+	# An uninstrumented daemon would pass the asan run unchecked. ASan's
+	# entry point is a dynamic import (gcc) or a symbol of the binary (clang).
+	grep -qa __asan_init "$asan_bin" || bail_out "$asan_bin is not an ASan build (no __asan_init)"
 fi
 vm_modprobe cuse
 vm_wait_node /dev/cuse 10
