@@ -10,8 +10,9 @@
 #   tools/dev.sh test            build, then run the unit and VM suites and a
 #                                short fuzz run of the parsers (CI)
 #
-# and their steps: deps (install missing packages), build, vm-prepare
-# (download the VM kernel, build its initramfs), fuzz (the fuzz run alone).
+# and their steps: deps (install missing packages), build, build-asan (the
+# ASan+UBSan daemon of the churn soak), vm-prepare (download the VM kernel,
+# build its initramfs), fuzz (the fuzz run alone).
 set -euo pipefail
 
 # Everything building, testing and the test VM need. One list: extend it here.
@@ -35,6 +36,10 @@ DEV_PACKAGES=(
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 build_dir=build		# inside the checkout: the VM sees the host root, but not its /tmp
+# The sanitizer builds: build dirs of their own, instrumented by meson's
+# b_sanitize (meson.build). build-asan is also the dir for the unit suite
+# under ASan (README); the vm suite takes its daemon (tests/vm/meson.build).
+asan_dir=build-asan
 fuzz_dir=build-fuzz
 
 say()
@@ -98,7 +103,21 @@ cmd_build()
 	ninja -C "$build_dir"
 }
 
-# The libFuzzer harnesses (tests/fuzz/) need clang: their own build dir.
+# The ASan+UBSan daemon for the vm suite's churn soak (tests/vm/test-churn.sh):
+# only daemon/v4l2cuse of build-asan, not the whole tree. A build dir with
+# the vm suite runs it (tests/vm/meson.build: a dependency of vm-churn), so
+# it installs nothing: the packages of `build` are enough.
+cmd_build_asan()
+{
+	cd "$root"
+	[[ -f $asan_dir/meson-private/coredata.dat ]] ||
+		meson setup "$asan_dir" -Db_sanitize=address,undefined
+	ninja -C "$asan_dir" daemon/v4l2cuse
+}
+
+# The libFuzzer harnesses (tests/fuzz/) need clang: their own build dir, the
+# project's libraries instrumented for coverage, ASan and UBSan (b_lundef:
+# clang's sanitizer runtimes are linked into executables only).
 # `meson test` builds just what the 'fuzz' suite runs (every fuzz-* harness
 # in tests/fuzz/meson.build), then runs each on its checked-in corpus for 60 s
 # (FUZZ_SECONDS), one after the other.
@@ -106,7 +125,8 @@ cmd_fuzz()
 {
 	cd "$root"
 	[[ -f $fuzz_dir/meson-private/coredata.dat ]] ||
-		CC=clang meson setup "$fuzz_dir" -Dfuzzing=enabled -Dgstreamer=disabled
+		CC=clang meson setup "$fuzz_dir" -Dfuzzing=enabled -Db_sanitize=address,undefined \
+			-Db_lundef=false -Dgstreamer=disabled
 	meson test -C "$fuzz_dir" --print-errorlogs --suite fuzz
 }
 
@@ -119,7 +139,7 @@ cmd_test()
 {
 	local start=$SECONDS rc=0
 	cmd_deps
-	cmd_build
+	cmd_build			# with vm-tests: build-asan's daemon too
 	cmd_vm_prepare			# the download happens before any test starts
 	cd "$root"
 	meson test -C "$build_dir" --print-errorlogs --suite unit --suite vm || rc=$?
@@ -174,10 +194,13 @@ Commands:
                  (each boots Debian's kernel under qemu) and a short fuzz run
                  of every parser. This is what CI runs.
   deps           Only install the missing packages.
-  build          Install what is missing and build into build/.
+  build          Install what is missing and build into build/, and the
+                 daemon of build-asan/ (the vm suite needs it).
+  build-asan     Only build the daemon with ASan and UBSan into build-asan/
+                 (the vm suite's churn soak runs it).
   vm-prepare     Download the VM's kernel and build its initramfs (once).
-  fuzz           Build the fuzz harnesses with clang into build-fuzz/ and run
-                 each for FUZZ_SECONDS (default 60) seconds.
+  fuzz           Build the fuzz harnesses with clang, ASan and UBSan into
+                 build-fuzz/ and run each for FUZZ_SECONDS (default 60) seconds.
   help           Print this text.
 EOF
 }
@@ -187,6 +210,7 @@ run) shift; cmd_run "$@" ;;
 test) cmd_test ;;
 deps) cmd_deps ;;
 build) cmd_deps; cmd_build ;;
+build-asan) cmd_build_asan ;;
 vm-prepare) cmd_vm_prepare ;;
 fuzz) cmd_deps; cmd_fuzz ;;
 -h | --help | help) usage ;;

@@ -7,7 +7,9 @@
 # (sometimes a bogus one), S_PARM, a few frames checked, close, random pause.
 # Two runs of the same churn, one after the other in the same VM:
 #
-#  asan   the ASan+UBSan build (daemon/v4l2cuse-asan) for
+#  asan   the ASan+UBSan daemon (daemon/v4l2cuse of the build dir
+#         V4L2CUSE_TEST_ASAN_BUILD, default build-asan in the checkout,
+#         -Db_sanitize=address,undefined; tools/dev.sh build-asan) for
 #         V4L2CUSE_TEST_CHURN_SECONDS (default 90): 0 client errors, every
 #         client iterated and got frames, the daemon's fd count back to its
 #         value after the warm-up, 0 sanitizer reports, and LeakSanitizer
@@ -43,10 +45,17 @@ round_s=${V4L2CUSE_TEST_CHURN_ROUND_SECONDS:-30}
 every=${V4L2CUSE_TEST_CHURN_SAMPLE:-5}
 seed=${V4L2CUSE_TEST_CHURN_SEED:-1}
 runs=${V4L2CUSE_TEST_CHURN_RUNS:-asan plain}
+asan_bin=${V4L2CUSE_TEST_ASAN_BUILD:-$V4L2CUSE_SRC/build-asan}/daemon/v4l2cuse
 phase_file=$T/phase
 
 [[ -x $client ]] || bail_out "$client is not built"
 [[ -x $ctl ]] || bail_out "$ctl is not built"
+if [[ " $runs " == *" asan "* ]]; then
+	[[ -x $asan_bin ]] || bail_out "$asan_bin is not built (tools/dev.sh build-asan)"
+	# An uninstrumented daemon would pass the asan run unchecked. ASan's
+	# entry point is a dynamic import (gcc) or a symbol of the binary (clang).
+	grep -qa __asan_init "$asan_bin" || bail_out "$asan_bin is not an ASan build (no __asan_init)"
+fi
 vm_modprobe cuse
 vm_wait_node /dev/cuse 10
 
@@ -238,7 +247,7 @@ run_asan()
 	# 4 MiB: the guest has 2 GiB for everything.
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:quarantine_size_mb=4:malloc_context_size=20 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=0 \
-		start_daemon asan "$V4L2CUSE_BUILD/daemon/v4l2cuse-asan"
+		start_daemon asan "$asan_bin"
 	sleep "$every"
 	echo warmup >"$phase_file"
 	run_clients 15 4 "$seed" "$R/churn-warmup-asan.log" || warm_failed=$?
