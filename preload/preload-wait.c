@@ -134,8 +134,9 @@ static int
 epoll_common(int epfd, struct epoll_event *ev, int max, const struct timespec *timeout,
 	     const sigset_t *sigmask, int kind)
 {
+	/* A stale wake-up goes on waiting for what is left of @timeout. */
+	int64_t start = timeout ? shim_now_ns() : 0;
 	struct timespec left;
-	int64_t start = 0;
 	int r;
 
 	if (timeout)
@@ -159,17 +160,8 @@ epoll_common(int epfd, struct epoll_event *ev, int max, const struct timespec *t
 		r = shim_epoll_fix(epfd, ev, r);
 		if (r > 0 || (timeout && left.tv_sec == 0 && left.tv_nsec == 0))
 			return r;
-		if (timeout) {
-			/*
-			 * Counted from the end of the first wait, as it always
-			 * was: after a stale wake-up the whole @timeout may pass
-			 * once more (up to twice @timeout in all).
-			 */
-			if (!start)
-				start = shim_now_ns();
-			if (!shim_time_left(timeout, start, &left))
-				return 0;
-		}
+		if (timeout && !shim_time_left(timeout, start, &left))
+			return 0;
 	}
 }
 
