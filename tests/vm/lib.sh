@@ -86,6 +86,23 @@ check()
 	return 0
 }
 
+# py_checks CMD [ARGS...]: run CMD (e.g. `python3 - ARGS` with the script on
+# stdin); each "PASS text" or "FAIL text" line it prints becomes ok/not_ok,
+# other lines are comments, and a non-zero exit status is a failure of its own.
+py_checks()
+{
+	local line out rc=0
+	out=$("$@" 2>&1) || rc=$?
+	while IFS= read -r line; do
+		case $line in
+		PASS\ *) ok "${line#PASS }" ;;
+		FAIL\ *) not_ok "${line#FAIL }" ;;
+		*) diag "  $line" ;;
+		esac
+	done <<<"$out"
+	((rc == 0)) || not_ok "$1 ran to the end" "exit status $rc"
+}
+
 # bail_out MSG: stop the script now (cleanups still run); fails the test.
 bail_out()
 {
