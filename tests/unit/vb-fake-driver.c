@@ -290,6 +290,29 @@ fake_qbuf(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int i
 }
 
 int
+fake_prepare(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int index)
+{
+	struct v4l2_buffer b = fake_vbuf(memory, index);
+
+	return vb_queue_prepare_buf(d->q, owner, &b);
+}
+
+struct v4l2_buffer
+fake_querybuf(struct fake_drv *d, unsigned int index)
+{
+	struct v4l2_buffer b = { .index = index, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+
+	g_assert_cmpint(vb_queue_querybuf(d->q, &b), ==, 0);
+	return b;
+}
+
+uint32_t
+fake_other_memory(uint32_t memory)
+{
+	return memory == V4L2_MEMORY_MMAP ? V4L2_MEMORY_USERPTR : V4L2_MEMORY_MMAP;
+}
+
+int
 fake_dqbuf(struct fake_drv *d, const void *owner, struct v4l2_buffer *ret)
 {
 	struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };

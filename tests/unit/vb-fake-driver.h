@@ -98,6 +98,12 @@ extern uint8_t fake_client_mem[VB_MAX_BUFFERS][FAKE_CLIENT_LEN];
 /* A QBUF/PREPARE_BUF argument; USERPTR buffers point into fake_client_mem. */
 struct v4l2_buffer fake_vbuf(uint32_t memory, unsigned int index);
 int fake_qbuf(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int index);
+/* PREPARE_BUF of buffer @index with @memory. */
+int fake_prepare(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int index);
+/* QUERYBUF of capture buffer @index, asserted to succeed. */
+struct v4l2_buffer fake_querybuf(struct fake_drv *d, unsigned int index);
+/* The memory type (MMAP or USERPTR) a test does not use. */
+uint32_t fake_other_memory(uint32_t memory);
 /* DQBUF; the buffer goes to *@ret (may be NULL) whatever the result. */
 int fake_dqbuf(struct fake_drv *d, const void *owner, struct v4l2_buffer *ret);
 int fake_state(struct fake_drv *d, unsigned int index);	/* vb_queue_buffer_state() */
