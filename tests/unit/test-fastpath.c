@@ -210,19 +210,14 @@ static struct v4l2cuse_device *
 make_device(struct fixture *f, const char *name, const char *source, bool shared, bool output,
 	    struct v4l2cuse_shim **ret_shim)
 {
-	struct v4l2cuse_device_config cfg = {
-		.name = name,
-		.source = source,
-		.width = W,
-		.height = H,
-		.pixelformat = V4L2_PIX_FMT_YUYV,
-		.interval = { 1, FPS },
-		.shared = shared,
-		.output = output,
-		.hub = f->hub,
-	};
+	struct v4l2cuse_device_config cfg = fake_yuyv_config(name, source, W, H, FPS);
 	g_autofree char *err = NULL, *path = NULL;
-	struct v4l2cuse_device *dev = fake_device(&cfg);
+	struct v4l2cuse_device *dev;
+
+	cfg.shared = shared;
+	cfg.output = output;
+	cfg.hub = f->hub;
+	dev = fake_device(&cfg);
 
 	path = v4l2cuse_shim_socket_path(name, &err);
 	g_assert_nonnull(path);

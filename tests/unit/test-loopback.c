@@ -42,16 +42,10 @@ static struct v4l2cuse_device *
 device(struct v4l2cuse_hub *hub, const char *name, const char *spec, bool output,
        uint32_t w, uint32_t h)
 {
-	struct v4l2cuse_device_config cfg = {
-		.name = name,
-		.source = spec,
-		.width = w,
-		.height = h,
-		.pixelformat = V4L2_PIX_FMT_YUYV,
-		.interval = { 1, 60 },
-		.hub = hub,
-		.output = output,
-	};
+	struct v4l2cuse_device_config cfg = fake_yuyv_config(name, spec, w, h, 60);
+
+	cfg.hub = hub;
+	cfg.output = output;
 	return fake_device(&cfg);
 }
 
