@@ -27,9 +27,6 @@
 #include "vb-fake-driver.h"
 #include "vb-ref-model.h"
 
-#define CAP V4L2_BUF_TYPE_VIDEO_CAPTURE
-#define UPTR V4L2_MEMORY_USERPTR
-
 static int owner_storage[2];
 static const void *const owners[2] = { &owner_storage[0], &owner_storage[1] };
 

@@ -21,13 +21,6 @@
 #include "vb-fake-driver.h"
 
 #define SIZE 10000u		/* not page-aligned on purpose */
-#define CAP V4L2_BUF_TYPE_VIDEO_CAPTURE
-#define MMAP V4L2_MEMORY_MMAP
-#define UPTR V4L2_MEMORY_USERPTR
-
-static int owner_a, owner_b;
-#define A ((const void *)&owner_a)
-#define B ((const void *)&owner_b)
 
 static void
 test_config(void)

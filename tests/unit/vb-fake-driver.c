@@ -263,6 +263,7 @@ fake_reqbufs(struct fake_drv *d, const void *owner, uint32_t memory, unsigned in
 	return r;
 }
 
+int fake_owners[2];
 uint8_t fake_client_mem[VB_MAX_BUFFERS][FAKE_CLIENT_LEN];
 
 struct v4l2_buffer

@@ -20,6 +20,14 @@
 
 #include "videobuf.h"
 
+/* Short names the vb-* tests share: the capture type, the memory types, two handles. */
+#define CAP V4L2_BUF_TYPE_VIDEO_CAPTURE
+#define MMAP V4L2_MEMORY_MMAP
+#define UPTR V4L2_MEMORY_USERPTR
+extern int fake_owners[2];
+#define A ((const void *)&fake_owners[0])
+#define B ((const void *)&fake_owners[1])
+
 struct fake_drv {
 	struct vb_queue *q;
 

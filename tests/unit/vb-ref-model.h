@@ -15,9 +15,9 @@
 #include <glib.h>
 
 #include "videobuf.h"
+#include "vb-fake-driver.h"
 
 /* The queue the model mirrors: the fake driver's buffer size, read() buffers, min_buffers. */
-#define MMAP V4L2_MEMORY_MMAP
 #define DRV_SIZE 4096u
 #define READ_BUFFERS 3u
 #define MIN_BUFFERS 2u
