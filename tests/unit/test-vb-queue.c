@@ -230,8 +230,7 @@ test_reqbufs_streaming(void)
 {
 	struct fake_drv *d = fake_new(SIZE);
 
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 2, NULL), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
+	fake_stream(d, A, MMAP, 2, 0);
 	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 4, NULL), ==, -EBUSY);
 	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 0, NULL), ==, -EBUSY);
 	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
@@ -473,8 +472,7 @@ test_create_bufs(void)
 	g_assert_cmpint(fake_state(d, VB_MAX_BUFFERS - 1), ==, VB_BUF_DEQUEUED);
 
 	/* Allowed while streaming; new buffers are DEQUEUED. */
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 2, NULL), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
+	fake_stream(d, A, MMAP, 2, 0);
 	g_assert_cmpint(vb_queue_create_bufs(d->q, A, &cb), ==, 0);
 	g_assert_cmpuint(cb.index, ==, 2);
 	g_assert_cmpint(fake_qbuf(d, A, MMAP, 2), ==, 0);

@@ -77,10 +77,7 @@ test_owner_release(gconstpointer data)
 	struct fake_drv *d = fake_new(SIZE);
 	unsigned int wakes;
 
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 4, NULL), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
+	fake_stream(d, A, mem, 4, 2);
 	fake_produce(d, VB_BUF_DONE);
 	g_assert_cmpint(vb_queue_mapped(d->q, 2, 1), ==, 1);
 	wakes = d->n_wake;
@@ -99,9 +96,7 @@ test_owner_release(gconstpointer data)
 
 	/* vb_queue_free() stops a streaming queue too. */
 	d = fake_new(SIZE);
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 4, NULL), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
+	fake_stream(d, A, mem, 4, 1);
 	vb_queue_free(d->q);
 	g_assert_cmpuint(d->n_stop, ==, 1);
 	g_assert_cmpuint(d->n_cleanup, ==, 4);
@@ -204,10 +199,7 @@ test_stream_cycle(gconstpointer data)
 	uint64_t last_ts = 0;
 	unsigned int i, round;
 
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 4, NULL), ==, 0);
-	for (i = 0; i < 4; i++)
-		g_assert_cmpint(fake_qbuf(d, A, mem, i), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
+	fake_stream(d, A, mem, 4, 4);
 	g_assert_true(vb_queue_is_streaming(d->q));
 	g_assert_cmpuint(d->n_start, ==, 1);
 	g_assert_cmpuint(d->last_start_count, ==, 4);
@@ -340,8 +332,7 @@ test_stream_deferred_start(gconstpointer data)
 	g_assert_cmpint(fake_reqbufs(d, A, mem, 2, NULL), ==, 0);
 	/* fewer buffers than min_queued_buffers: can never start */
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, -EINVAL);
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 4, NULL), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
+	fake_stream(d, A, mem, 4, 0);
 	g_assert_true(vb_queue_is_streaming(d->q));
 	g_assert_cmpuint(d->n_start, ==, 0);
 	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EAGAIN);
@@ -502,10 +493,7 @@ test_stream_error(gconstpointer data)
 	struct fake_drv *d = fake_new(SIZE);
 	unsigned int wakes;
 
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 3, NULL), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
+	fake_stream(d, A, mem, 3, 2);
 	fake_produce(d, VB_BUF_DONE);
 	wakes = d->n_wake;
 	vb_queue_set_error(d->q);
@@ -527,9 +515,7 @@ test_stream_error(gconstpointer data)
 	/* So does REQBUFS(0). */
 	vb_queue_set_error(d->q);
 	g_assert_cmpint(fake_reqbufs(d, A, mem, 0, NULL), ==, 0);
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 2, NULL), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
+	fake_stream(d, A, mem, 2, 1);
 	g_assert_cmpuint(vb_queue_poll(d->q, A, POLLIN), ==, 0);
 	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
 	fake_assert_balanced(d);

@@ -313,6 +313,16 @@ fake_other_memory(uint32_t memory)
 	return memory == V4L2_MEMORY_MMAP ? V4L2_MEMORY_USERPTR : V4L2_MEMORY_MMAP;
 }
 
+void
+fake_stream(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int count,
+	    unsigned int queued)
+{
+	g_assert_cmpint(fake_reqbufs(d, owner, memory, count, NULL), ==, 0);
+	for (unsigned int i = 0; i < queued; i++)
+		g_assert_cmpint(fake_qbuf(d, owner, memory, i), ==, 0);
+	g_assert_cmpint(vb_queue_streamon(d->q, owner, V4L2_BUF_TYPE_VIDEO_CAPTURE), ==, 0);
+}
+
 int
 fake_dqbuf(struct fake_drv *d, const void *owner, struct v4l2_buffer *ret)
 {

@@ -114,6 +114,9 @@ struct v4l2_buffer fake_querybuf(struct fake_drv *d, unsigned int index);
 uint32_t fake_other_memory(uint32_t memory);
 /* DQBUF; the buffer goes to *@ret (may be NULL) whatever the result. */
 int fake_dqbuf(struct fake_drv *d, const void *owner, struct v4l2_buffer *ret);
+/* REQBUFS(@count) of @memory, QBUF buffers 0 .. @queued - 1, STREAMON: each must succeed. */
+void fake_stream(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int count,
+		 unsigned int queued);
 int fake_state(struct fake_drv *d, unsigned int index);	/* vb_queue_buffer_state() */
 /* No imbalance, and the queue's debug counters agree with ours. */
 void fake_assert_balanced(struct fake_drv *d);
