@@ -103,6 +103,24 @@ py_checks()
 	((rc == 0)) || not_ok "$1 ran to the end" "exit status $rc"
 }
 
+# vm_compliance DESC OUT TIMEOUT_S CMD...: run CMD (a v4l2-compliance
+# command line, maybe under v4l2cuse-run) with its output in OUT; a check
+# that its summary says 0 failures and 0 warnings, the fail: and warn: lines
+# shown if not.
+vm_compliance()
+{
+	local desc=$1 out=$2 secs=$3 total
+	shift 3
+	timeout "$secs" "$@" >"$out" 2>&1 || true
+	total=$(grep -E '^Total for ' "$out" | tail -1 || true)
+	if grep -qE '^Total for .*Failed: 0, Warnings: 0' <<<"$total"; then
+		ok "$desc: $total"
+	else
+		not_ok "$desc: 0 failures, 0 warnings" "$total"
+		grep -E 'fail:|warn:' "$out" | head -40 | sed 's/^/#   /'
+	fi
+}
+
 # bail_out MSG: stop the script now (cleanups still run); fails the test.
 bail_out()
 {

@@ -370,15 +370,8 @@ check "vivid back on its TV input" tv_input
 # --- v4l2-compliance on the TV input ------------------------------------------
 
 diag "t=${SECONDS}s: v4l2-compliance"
-out=$R/compliance.txt
-timeout 900 v4l2-compliance -d $node -s >"$out" 2>&1 || true
-total=$(grep -E '^Total for ' "$out" | tail -1)
-if grep -qE 'Failed: 0, Warnings: 0' <<<"$total"; then
-	ok "v4l2-compliance -s with the TV input: $total"
-else
-	not_ok "v4l2-compliance -s with the TV input: 0 failures, 0 warnings" "$total"
-	grep -E 'fail:|warn:' "$out" | head -30 | sed 's/^/#   /'
-fi
+vm_compliance "v4l2-compliance -s with the TV input" "$R/compliance.txt" 900 \
+	v4l2-compliance -d $node -s
 check "daemon alive at the end" kill -0 "$pid"
 kill "$pid" 2>/dev/null || true
 wait "$pid" 2>/dev/null || true
@@ -441,14 +434,7 @@ if wait_log "$R/unplug-mplane.log" camera 5 300 1; then ok "camera frames again 
 kill "$reader" 2>/dev/null || true
 wait "$reader" 2>/dev/null || true
 check "the reader never saw an error" bash -c "! grep -q ERROR $R/unplug-mplane.log"
-out=$R/compliance-mplane.txt
-timeout 900 v4l2-compliance -d /dev/video43 -s >"$out" 2>&1 || true
-total=$(grep -E '^Total for ' "$out" | tail -1)
-if grep -qE 'Failed: 0, Warnings: 0' <<<"$total"; then
-	ok "v4l2-compliance -s on the multi-planar camera's node: $total"
-else
-	not_ok "v4l2-compliance -s on the multi-planar camera's node: 0 failures, 0 warnings" "$total"
-	grep -E 'fail:|warn:' "$out" | head -30 | sed 's/^/#   /'
-fi
+vm_compliance "v4l2-compliance -s on the multi-planar camera's node" \
+	"$R/compliance-mplane.txt" 900 v4l2-compliance -d /dev/video43 -s
 check "multi-planar daemon alive" kill -0 "$pid"
 diag "t=${SECONDS}s: done"
