@@ -110,6 +110,14 @@ def same_as(ref, f, what):
     d = differ(f, theirs)
     check(size == W * H * 2 and d <= size // 1000 and not card(f, W, H),
           f"{what}: frames equal vivid's ({d} of {size} bytes differ)")
+def same_on_open(dev, ref, what, field=None):
+    # A new handle (its format set first when @field is given): its third frame is @ref's.
+    fd = os.open(dev, os.O_RDWR)
+    if field is not None:
+        s_fmt(fd, W, H, field)
+    frames = [frame(fd, W * H * 2) for _ in range(3)]
+    same_as(ref, frames[-1], what)
+    os.close(fd)
 W, H = int(os.environ["W"]), int(os.environ["H"])
 PY
 export W H
@@ -207,10 +215,7 @@ kill "$busy" 2>/dev/null || true
 wait "$busy" 2>/dev/null || true
 py_checks python3 - "$node" "$R" <<'PY'
 exec(open("/tmp/pt.py").read())
-fd = os.open(sys.argv[1], os.O_RDWR)
-frames = [frame(fd, W * H * 2) for _ in range(3)]
-same_as(f"{sys.argv[2]}/tv1.yuyv", frames[-1], "after the camera is free again")
-os.close(fd)
+same_on_open(sys.argv[1], f"{sys.argv[2]}/tv1.yuyv", "after the camera is free again")
 PY
 check "daemon alive" kill -0 "$pid"
 
@@ -252,11 +257,8 @@ check "vivid on its TV input again" tv_input
 check "vivid: TV frames captured directly" ref tv2
 py_checks python3 - "$node" "$R" <<'PY'
 exec(open("/tmp/pt.py").read())
-fd = os.open(sys.argv[1], os.O_RDWR)
-s_fmt(fd, W, H, INTERLACED)
-frames = [frame(fd, W * H * 2) for _ in range(3)]
-same_as(f"{sys.argv[2]}/tv2.yuyv", frames[-1], "a new consumer after the replug")
-os.close(fd)
+same_on_open(sys.argv[1], f"{sys.argv[2]}/tv2.yuyv", "a new consumer after the replug",
+             INTERLACED)
 PY
 
 # --- controls: every standard class, events from changes on the camera --------
@@ -354,16 +356,8 @@ check "vivid on its S-Video input" v4l2-ctl -d "$cam" -i 2
 check "vivid: S-Video frames captured directly" ref svideo
 py_checks python3 - "$node" "$R" <<'PY'
 exec(open("/tmp/pt.py").read())
-fd = os.open(sys.argv[1], os.O_RDWR)
-s_fmt(fd, W, H, INTERLACED)
-frames = [frame(fd, W * H * 2) for _ in range(3)]
-same_as(f"{sys.argv[2]}/svideo.yuyv", frames[-1], "S-Video, FIELD_INTERLACED")
-os.close(fd)
-fd = os.open(sys.argv[1], os.O_RDWR)
-s_fmt(fd, W, H, NONE)
-frames = [frame(fd, W * H * 2) for _ in range(3)]
-same_as(f"{sys.argv[2]}/svideo.yuyv", frames[-1], "S-Video, FIELD_NONE (woven)")
-os.close(fd)
+same_on_open(sys.argv[1], f"{sys.argv[2]}/svideo.yuyv", "S-Video, FIELD_INTERLACED", INTERLACED)
+same_on_open(sys.argv[1], f"{sys.argv[2]}/svideo.yuyv", "S-Video, FIELD_NONE (woven)", NONE)
 PY
 check "vivid back on its TV input" tv_input
 
