@@ -121,6 +121,18 @@ vm_compliance()
 	fi
 }
 
+# vm_term_check DESC PID TIMEOUT_S: SIGTERM to PID (a child of the script);
+# a check that it exits within TIMEOUT_S with status 0 (status 124 if it
+# did not exit in time: it is left to the cleanups then, not waited for).
+vm_term_check()
+{
+	local desc=$1 pid=$2 rc=0
+	kill -TERM "$pid"
+	timeout "$3" tail --pid="$pid" -f /dev/null || rc=124
+	((rc == 124)) || wait "$pid" || rc=$?
+	if ((rc == 0)); then ok "$desc"; else not_ok "$desc" "status $rc"; fi
+}
+
 # bail_out MSG: stop the script now (cleanups still run); fails the test.
 bail_out()
 {

@@ -311,10 +311,6 @@ start_pipewire || not_ok "pipewire restarts" "$(tail -5 "$R/pipewire.log")"
 vm_wait_for "PipeWire restarted: the nodes are published again" 180 \
 	bash -c 'has_node v4l2cuse.video42 && has_node v4l2cuse.video43' || true
 
-kill -TERM "$bridge_pid"
-rc=0
-timeout 60 tail --pid="$bridge_pid" -f /dev/null || rc=124
-((rc == 124)) || wait "$bridge_pid" || rc=$?
-check "SIGTERM: the bridge exits with status 0" test "$rc" = 0
+vm_term_check "SIGTERM: the bridge exits with status 0" "$bridge_pid" 60
 check "the bridge logged no critical" bash -c "! grep -E 'CRITICAL|ERROR \*\*' '$R/bridge.log'"
 diag "bridge log: $(wc -l <"$R/bridge.log") lines in $R/bridge.log"

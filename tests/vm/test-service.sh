@@ -180,13 +180,7 @@ for node in video40 video41 video42; do
 done
 
 # The taken name frees up: the retry serves it (the nonce is ours now).
-kill "$blocker_pid"
-set +e
-timeout 20 tail --pid="$blocker_pid" -f /dev/null
-wait "$blocker_pid"
-rc=$?
-set -e
-if ((rc == 0)); then ok "the blocker exits 0 on SIGTERM"; else not_ok "the blocker exits 0 on SIGTERM" "status $rc"; fi
+vm_term_check "the blocker exits 0 on SIGTERM" "$blocker_pid" 20
 wait_check "after the blocker exits, the retry serves /dev/video43" 40 \
 	bash -c "python3 '$helper' info video43 | grep -qE 'nonce=$nonce .*id=taken\$'"
 wait_check "ctl list shows taken serving" 10 bash -c "'$ctl' list | grep -qE '^taken +video43 +serving'"
@@ -321,13 +315,7 @@ check "WATCHDOG=1 pings (WatchdogSec=2 -> every second)" \
 check "STATUS= counts streaming consumers" grep -qE 'STATUS=[0-9]+/[0-9]+ devices serving, 1 streaming' "$notify_log"
 
 # --- 7. SIGTERM: parked reads are answered, nodes removed, exit 0 -----------
-kill -TERM "$pid"
-set +e
-timeout 30 tail --pid="$pid" -f /dev/null
-wait "$pid"
-rc=$?
-set -e
-if ((rc == 0)); then ok "SIGTERM: exit status 0"; else not_ok "SIGTERM: exit status 0" "status $rc"; fi
+vm_term_check "SIGTERM: exit status 0" "$pid" 30
 answered=0
 for p in "${parked[@]}"; do
 	timeout 10 tail --pid="$p" -f /dev/null || true
