@@ -6,6 +6,9 @@
 #
 #	. "$V4L2CUSE_SRC/tests/vm/lib.sh"
 #
+# Set here: daemon, ctl and run (the built v4l2cuse, v4l2cuse-ctl and
+# v4l2cuse-run) and R (V4L2CUSE_RESULTS).
+#
 # Environment set by the VM (all absolute paths, the same inside and outside):
 #	V4L2CUSE_SRC      checkout root (read-only in the VM; also the cwd)
 #	V4L2CUSE_BUILD    meson build directory (read-only in the VM)
@@ -34,6 +37,13 @@ if [[ -n ${V4L2CUSE_TEST_FASTPATH:-} ]]; then
 	export V4L2CUSE_FASTPATH=$V4L2CUSE_TEST_FASTPATH
 	echo "# V4L2CUSE_FASTPATH=$V4L2CUSE_FASTPATH"
 fi
+
+# The programs under test and this script's results directory, by the
+# names every script uses.
+daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
+ctl=$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl
+run=$V4L2CUSE_BUILD/preload/v4l2cuse-run
+R=$V4L2CUSE_RESULTS
 
 _vm_n=0
 _vm_failed=0
@@ -286,7 +296,7 @@ vm_wait_idle()
 {
 	local end=$((SECONDS + 120)) s=
 	while :; do
-		if s=$(timeout 30 "$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl" stats) &&
+		if s=$(timeout 30 "$ctl" stats) &&
 			awk -v ids=" $* " '
 				/^\[device / { id = substr($0, 9, length($0) - 9)
 					dev = ids == "  " || index(ids, " " id " ") > 0; next }

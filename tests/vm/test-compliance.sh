@@ -10,9 +10,7 @@ set -euo pipefail
 
 vm_require v4l2-ctl v4l2-compliance gst-launch-1.0 python3
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
 check_frames=$V4L2CUSE_SRC/tests/vm/check-frames.py
-R=$V4L2CUSE_RESULTS
 dev=/dev/video42
 
 vm_modprobe cuse

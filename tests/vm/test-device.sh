@@ -9,7 +9,6 @@ set -euo pipefail
 
 vm_require v4l2-ctl python3
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
 log=$V4L2CUSE_RESULTS/daemon.log
 
 # expect_fail DESC PATTERN CMD...: CMD exits non-zero and its stderr matches

@@ -24,12 +24,8 @@
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
-ctl=$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl
-run=$V4L2CUSE_BUILD/preload/v4l2cuse-run
 client=$V4L2CUSE_BUILD/tests/vm/share-client
 writer=$V4L2CUSE_SRC/tests/vm/lb-writer.py
-R=$V4L2CUSE_RESULTS
 T=$(mktemp -d)
 
 vm_require v4l2-ctl v4l2-compliance ffmpeg python3 || bail_out "missing programs"

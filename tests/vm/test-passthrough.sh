@@ -33,8 +33,6 @@ set -euo pipefail
 
 vm_require v4l2-ctl v4l2-compliance python3 || bail_out "missing programs"
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
-R=$V4L2CUSE_RESULTS
 node=/dev/video42
 
 vm_modprobe cuse

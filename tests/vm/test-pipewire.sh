@@ -25,12 +25,9 @@
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
-ctl=$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl
 bridge=$V4L2CUSE_BUILD/pw-bridge/v4l2cuse-pipewire
 client=$V4L2CUSE_BUILD/tests/vm/share-client
 check_frames=$V4L2CUSE_SRC/tests/vm/check-frames.py
-R=$V4L2CUSE_RESULTS
 T=$(mktemp -d)
 
 vm_require pipewire wireplumber pw-dump pw-cli jq dbus-daemon gst-launch-1.0 \

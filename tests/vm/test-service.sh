@@ -14,10 +14,7 @@ set -euo pipefail
 
 vm_require v4l2-ctl v4l2-compliance python3 setpriv
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
-ctl=$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl
 helper=$V4L2CUSE_SRC/tests/vm/svc-helper.py
-R=$V4L2CUSE_RESULTS
 conf_dir=/run/svc-test
 conf=$conf_dir/v4l2cuse.conf
 notify_sock=/run/svc-test-notify.sock

@@ -13,9 +13,6 @@ set -euo pipefail
 
 vm_require python3 mpv chromium || bail_out "tools missing"
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
-run=$V4L2CUSE_BUILD/preload/v4l2cuse-run
-R=$V4L2CUSE_RESULTS
 dev=/dev/video42
 W=320
 H=240

@@ -11,10 +11,7 @@ set -euo pipefail
 
 vm_require v4l2-ctl gst-launch-1.0 ffmpeg python3 || bail_out "tools missing"
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
-run=$V4L2CUSE_BUILD/preload/v4l2cuse-run
 check_frames=$V4L2CUSE_SRC/tests/vm/check-frames.py
-R=$V4L2CUSE_RESULTS
 dev=/dev/video42
 W=320
 H=240

@@ -18,8 +18,6 @@ set -euo pipefail
 
 vm_require v4l2-ctl v4l2-compliance python3 ffmpeg || bail_out "missing programs"
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
-R=$V4L2CUSE_RESULTS
 T=$(mktemp -d)
 W=320
 H=180
