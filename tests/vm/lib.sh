@@ -143,6 +143,25 @@ vm_term_check()
 	if ((rc == 0)); then ok "$desc"; else not_ok "$desc" "status $rc"; fi
 }
 
+# vm_start_daemon NODE... -- ARG...: v4l2cuse with ARGs in the background
+# (its output in $R/daemon.log, its pid in daemon_pid, stopped at exit);
+# bails out unless every /dev/NODE appears within 120 s.
+vm_start_daemon()
+{
+	local nodes=() n
+	while (($# > 0)) && [[ $1 != -- ]]; do
+		nodes+=("$1")
+		shift
+	done
+	shift
+	"$daemon" "$@" >"$R/daemon.log" 2>&1 &
+	daemon_pid=$!
+	vm_on_exit kill "$daemon_pid"
+	for n in "${nodes[@]}"; do
+		vm_wait_node "/dev/$n" 120 || bail_out "/dev/$n did not appear: $(tail -5 "$R/daemon.log")"
+	done
+}
+
 # bail_out MSG: stop the script now (cleanups still run); fails the test.
 bail_out()
 {

@@ -83,12 +83,7 @@ share = true
 CONF
 }
 write_conf true
-"$daemon" --config "$T/v4l2cuse.conf" >"$R/daemon.log" 2>&1 &
-daemon_pid=$!
-vm_on_exit kill "$daemon_pid"
-for n in 42 43 44 45; do
-	vm_wait_node /dev/video$n 120 || bail_out "/dev/video$n did not appear: $(tail -5 "$R/daemon.log")"
-done
+vm_start_daemon video42 video43 video44 video45 -- --config "$T/v4l2cuse.conf"
 
 export V4L2CUSE_CTL_SOCKET=$T/ctl.sock
 

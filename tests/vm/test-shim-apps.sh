@@ -19,11 +19,8 @@ H=240
 
 vm_modprobe cuse
 vm_wait_node /dev/cuse 10
-"$daemon" --device video42 --source pattern --size ${W}x$H --label "v4l2cuse test camera" \
-	>"$R/daemon.log" 2>&1 &
-daemon_pid=$!
-vm_on_exit kill "$daemon_pid"
-vm_wait_node $dev 20 || bail_out "$dev did not appear: $(cat "$R/daemon.log")"
+vm_start_daemon video42 -- --device video42 --source pattern --size ${W}x$H \
+	--label "v4l2cuse test camera"
 
 # The 75% bars in RGB, sampled on a row below the overlay; tolerance for
 # YUV->RGB conversions (limited range, BT.601).

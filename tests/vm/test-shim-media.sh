@@ -20,10 +20,7 @@ FRAME=$((W * H * 2))
 vm_modprobe cuse
 vm_wait_node /dev/cuse 10
 
-"$daemon" --device video42 --source pattern --size ${W}x$H >"$R/daemon.log" 2>&1 &
-daemon_pid=$!
-vm_on_exit kill "$daemon_pid"
-vm_wait_node $dev 20 || bail_out "$dev did not appear: $(cat "$R/daemon.log")"
+vm_start_daemon video42 -- --device video42 --source pattern --size ${W}x$H
 
 # --- ffmpeg ---------------------------------------------------------------------
 
