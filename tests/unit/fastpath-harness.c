@@ -27,11 +27,10 @@
 #include "fake-shim-libc.h"
 #include "fastpath-harness.h"
 
-
-
 static int test_poll(struct pollfd *fds, nfds_t n, int timeout);
 static int test_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
 		      const sigset_t *sigmask);
+
 void
 fastpath_harness_init(void)
 {
@@ -311,7 +310,6 @@ test_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
 
 /* ---------------------------------------------------------------------- */
 /* A client: a handle attached to the shim, with or without its fast path */
-
 
 struct open_call {
 	struct client *c;

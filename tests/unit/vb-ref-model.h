@@ -25,7 +25,6 @@
 
 enum { M_IDLE, M_STREAMING, M_READ };
 
-
 struct model {
 	/* configuration */
 	bool orphans;
