@@ -311,13 +311,12 @@ fuzz_cleanup(void)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct v4l2cuse_device_config cfg = {
-		.name = "video42", .source = "pattern,sizes=64x48,overlay=0", .width = 64,
-		.height = 48, .pixelformat = V4L2_PIX_FMT_YUYV, .interval = { 1, 30 },
-		.shared = true,
-	};
+	struct v4l2cuse_device_config cfg = fake_yuyv_config("video42",
+							     "pattern,sizes=64x48,overlay=0",
+							     64, 48, 30);
 	g_autofree char *err = NULL;
 
+	cfg.shared = true;
 	fuzz_quiet_glib(G_LOG_LEVEL_WARNING);
 	trace = g_strcmp0(g_getenv("FUZZ_FASTPATH_TRACE"), "1") == 0;
 	dev = v4l2cuse_device_new(&cfg, &err);

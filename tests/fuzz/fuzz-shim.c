@@ -471,10 +471,7 @@ fuzz_cleanup(void)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct v4l2cuse_device_config cfg = {
-		.name = "video42", .source = "pattern", .width = 320, .height = 240,
-		.pixelformat = V4L2_PIX_FMT_YUYV, .interval = { 1, 30 },
-	};
+	struct v4l2cuse_device_config cfg = fake_yuyv_config("video42", "pattern", 320, 240, 30);
 	g_autofree char *err = NULL;
 
 	fuzz_quiet_glib(G_LOG_LEVEL_WARNING);
