@@ -36,6 +36,7 @@
 #include "device-private.h"
 #include "fake-req.h"
 #include "fuzz-common.h"
+#include "fuzz-input.h"
 
 #define NBUF 4
 #define MAX_OPS 256
@@ -68,23 +69,13 @@ static struct v4l2cuse_device *dev;
 static struct client a, b;
 static bool trace;			/* FUZZ_FASTPATH_TRACE=1: what B got */
 
-struct input {
-	const uint8_t *p, *end;
-};
-
-static uint8_t
-in_u8(struct input *in)
-{
-	return in->p < in->end ? *in->p++ : 0;
-}
-
 static uint32_t
-in_u32(struct input *in)
+in_u32(struct fuzz_input *in)
 {
 	uint32_t v = 0;
 
 	for (int i = 0; i < 4; i++)
-		v = v << 8 | in_u8(in);
+		v = v << 8 | fuzz_in_u8(in);
 	return v;
 }
 
@@ -197,14 +188,14 @@ honest(void)
 }
 
 static void
-op_cuse(struct input *in)
+op_cuse(struct fuzz_input *in)
 {
 	static const unsigned int cmds[] = {
 		VIDIOC_QBUF, VIDIOC_DQBUF, VIDIOC_QUERYBUF, VIDIOC_STREAMOFF, VIDIOC_STREAMON,
 		VIDIOC_REQBUFS, VIDIOC_QUERYCAP,
 	};
-	unsigned int cmd = cmds[in_u8(in) % G_N_ELEMENTS(cmds)];
-	uint8_t index = in_u8(in);
+	unsigned int cmd = cmds[fuzz_in_u8(in) % G_N_ELEMENTS(cmds)];
+	uint8_t index = fuzz_in_u8(in);
 	union {
 		struct v4l2_buffer buf;
 		struct v4l2_requestbuffers rb;
@@ -229,10 +220,10 @@ op_cuse(struct input *in)
 }
 
 static void
-run(struct input *in)
+run(struct fuzz_input *in)
 {
 	for (unsigned int n = 0; n < MAX_OPS && in->p < in->end; n++) {
-		uint8_t o = in_u8(in) % N_OPS;
+		uint8_t o = fuzz_in_u8(in) % N_OPS;
 		int before[NBUF], after[NBUF];
 		bool a_op = o != OP_STEP && o != OP_HONEST;
 
@@ -241,12 +232,12 @@ run(struct input *in)
 		switch (o) {
 		case OP_SUB: {
 			struct v4l2cuse_fp_sub e = {
-				.op = in_u8(in) % 4,
-				.index = in_u8(in),
-				.serial = in_u8(in),
-				.userptr = (uint64_t)in_u8(in) << 12,
-				.length = (uint32_t)in_u8(in) << 10,
-				.bytesused = (uint32_t)in_u8(in) << 10,
+				.op = fuzz_in_u8(in) % 4,
+				.index = fuzz_in_u8(in),
+				.serial = fuzz_in_u8(in),
+				.userptr = (uint64_t)fuzz_in_u8(in) << 12,
+				.length = (uint32_t)fuzz_in_u8(in) << 10,
+				.bytesused = (uint32_t)fuzz_in_u8(in) << 10,
 			};
 			uint32_t head = a.sh->sub_head;
 
@@ -261,11 +252,11 @@ run(struct input *in)
 			__atomic_store_n(&a.sh->done_tail, in_u32(in), __ATOMIC_RELEASE);
 			break;
 		case OP_SCRIBBLE: {
-			size_t off = ((size_t)in_u8(in) << 8 | in_u8(in)) % a.size;
-			size_t len = MIN((size_t)in_u8(in) % 64, a.size - off);
+			size_t off = ((size_t)fuzz_in_u8(in) << 8 | fuzz_in_u8(in)) % a.size;
+			size_t len = MIN((size_t)fuzz_in_u8(in) % 64, a.size - off);
 
 			for (size_t i = 0; i < len; i++)
-				((uint8_t *)a.sh)[off + i] = in_u8(in);
+				((uint8_t *)a.sh)[off + i] = fuzz_in_u8(in);
 			break;
 		}
 		case OP_KICK:
@@ -291,7 +282,7 @@ run(struct input *in)
 			uint32_t sh = a.sh->sub_head;
 
 			a.sh->sub[sh % V4L2CUSE_FP_SUB_RING] = (struct v4l2cuse_fp_sub){
-				.op = V4L2CUSE_FP_ACK, .serial = d.serial + (in_u8(in) & 1),
+				.op = V4L2CUSE_FP_ACK, .serial = d.serial + (fuzz_in_u8(in) & 1),
 			};
 			a.sh->sub[(sh + 1) % V4L2CUSE_FP_SUB_RING] = (struct v4l2cuse_fp_sub){
 				.op = V4L2CUSE_FP_QBUF, .index = d.index,
@@ -320,13 +311,12 @@ fuzz_cleanup(void)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct v4l2cuse_device_config cfg = {
-		.name = "video42", .source = "pattern,sizes=64x48,overlay=0", .width = 64,
-		.height = 48, .pixelformat = V4L2_PIX_FMT_YUYV, .interval = { 1, 30 },
-		.shared = true,
-	};
+	struct v4l2cuse_device_config cfg = fake_yuyv_config("video42",
+							     "pattern,sizes=64x48,overlay=0",
+							     64, 48, 30);
 	g_autofree char *err = NULL;
 
+	cfg.shared = true;
 	fuzz_quiet_glib(G_LOG_LEVEL_WARNING);
 	trace = g_strcmp0(g_getenv("FUZZ_FASTPATH_TRACE"), "1") == 0;
 	dev = v4l2cuse_device_new(&cfg, &err);
@@ -340,7 +330,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct input in = { data, data + size };
+	struct fuzz_input in = { data, data + size };
 	struct v4l2cuse_device_stats st;
 	unsigned int fds = fuzz_count_fds();
 

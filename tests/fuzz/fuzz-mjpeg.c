@@ -18,6 +18,7 @@
 #include "v4l2cuse/format.h"
 #include "convert.h"
 #include "file-reader.h"
+#include "fuzz-reader.h"
 #include "mjpeg-stream.h"
 
 #define FUZZ_MAX_PIXELS	(512u * 512u)
@@ -53,15 +54,20 @@ fuzz_scan(const uint8_t *data, size_t size, bool eof)
 	}
 }
 
+/* The reader at the stream's own rate. */
+static int
+open_mjpeg(FILE *f, struct v4l2cuse_file_reader **r, char **error)
+{
+	return v4l2cuse_mjpeg_stream_reader_open(f, NULL, r, error);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct v4l2cuse_convert *cv;
 	struct v4l2_pix_format out = { .pixelformat = V4L2_PIX_FMT_RGB24, .width = 16, .height = 16 };
-	struct v4l2cuse_file_reader *r = NULL;
-	char *error = NULL;
+	struct v4l2cuse_file_reader *r;
 	uint8_t *dst;
-	FILE *f;
 
 	fuzz_scan(data, size, true);
 	fuzz_scan(data, size, false);
@@ -71,27 +77,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cv = v4l2cuse_convert_new();
 		v4l2cuse_convert_set_strict_jpeg(cv, true);
 	}
-	f = fmemopen((void *)data, size, "rb");
-	if (!f)
+	r = fuzz_reader_open(data, size, open_mjpeg);
+	if (!r)
 		return 0;
-	if (v4l2cuse_mjpeg_stream_reader_open(f, NULL, &r, &error) < 0) {
-		if (!error || strchr(error, '\n'))
-			abort();
-		g_free(error);
-		return 0;
-	}
 	v4l2cuse_format_fill(&out);
 	dst = g_malloc(out.sizeimage);
 	for (unsigned int i = 0; i < 32; i++) {
 		struct v4l2cuse_image img;
 		uint32_t used;
-		int rr = r->ops->next(r, &img);
+		int rr = fuzz_reader_next(r, &img);
 
-		if (rr == -ENODATA || rr == -EIO)
+		if (rr == 0)
 			break;
-		if (rr == -EBADMSG)
+		if (rr < 0)
 			continue;
-		if (rr != 0 || img.size < 4 || img.data[0] != 0xff || img.data[1] != 0xd8)
+		if (img.size < 4 || img.data[0] != 0xff || img.data[1] != 0xd8)
 			abort();
 		if ((uint64_t)img.width * img.height <= FUZZ_MAX_PIXELS) {
 			rr = v4l2cuse_convert_frame(cv, &img, &out, dst, out.sizeimage, &used);

@@ -43,6 +43,7 @@
 #include "shim.h"
 #include "fake-req.h"
 #include "fuzz-common.h"
+#include "fuzz-input.h"
 
 #define N_FH		3
 #define MAX_TOKENS	32
@@ -96,26 +97,6 @@ static struct {
 	unsigned int fh_gen;
 	uint32_t seq;
 } conn = { .fd = -1 };
-
-struct input {
-	const uint8_t *p, *end;
-};
-
-static uint8_t
-next_byte(struct input *in)
-{
-	return in->p < in->end ? *in->p++ : 0;
-}
-
-static void
-next_bytes(struct input *in, void *buf, size_t n)
-{
-	size_t k = MIN(n, (size_t)(in->end - in->p));
-
-	memset(buf, 0, n);
-	memcpy(buf, in->p, k);
-	in->p += k;
-}
 
 static void
 open_fh(int i)
@@ -346,10 +327,10 @@ send_request(struct v4l2cuse_shim_request *req, const struct token *t)
 }
 
 static void
-do_reqbufs(struct input *in)
+do_reqbufs(struct fuzz_input *in)
 {
-	int i = next_byte(in) % N_FH;
-	uint8_t m = next_byte(in);
+	int i = fuzz_in_u8(in) % N_FH;
+	uint8_t m = fuzz_in_u8(in);
 	struct v4l2_requestbuffers rb = {
 		.count = m >> 2 & 7, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 		.memory = m & 1 ? V4L2_MEMORY_USERPTR : V4L2_MEMORY_MMAP,
@@ -395,18 +376,18 @@ do_attach(int i)
 }
 
 static void
-run(struct input *in)
+run(struct fuzz_input *in)
 {
 	for (unsigned int n = 0; n < MAX_OPS && in->p < in->end; n++) {
 		struct v4l2cuse_shim_request req = { 0 };
 		uint8_t b;
 
-		switch (next_byte(in) % N_OPS) {
+		switch (fuzz_in_u8(in) % N_OPS) {
 		case OP_ATTACH:
-			do_attach(next_byte(in) % N_FH);
+			do_attach(fuzz_in_u8(in) % N_FH);
 			break;
 		case OP_HELLO:
-			b = next_byte(in);
+			b = fuzz_in_u8(in);
 			req.type = V4L2CUSE_SHIM_HELLO;
 			req.hello.version = b & 0x80 ? b : V4L2CUSE_SHIM_VERSION;
 			if (n_tokens) {
@@ -419,15 +400,15 @@ run(struct input *in)
 		case OP_FORGED:
 			req.type = V4L2CUSE_SHIM_HELLO;
 			req.hello.version = V4L2CUSE_SHIM_VERSION;
-			next_bytes(in, req.hello.token, sizeof(req.hello.token));
+			fuzz_in_bytes(in, req.hello.token, sizeof(req.hello.token));
 			send_request(&req, NULL);
 			break;
 		case OP_MAP:
-			b = next_byte(in);
+			b = fuzz_in_u8(in);
 			req.type = V4L2CUSE_SHIM_MAP;
 			if (b & 0x80 || !n_bufs) {
-				next_bytes(in, &req.map.offset, sizeof(req.map.offset));
-				next_bytes(in, &req.map.length, sizeof(req.map.length));
+				fuzz_in_bytes(in, &req.map.offset, sizeof(req.map.offset));
+				fuzz_in_bytes(in, &req.map.length, sizeof(req.map.length));
 			} else {
 				req.map.offset = bufs[b % n_bufs].offset;
 				req.map.length = bufs[b % n_bufs].length - (b & 0x40 ? 1 : 0);
@@ -436,38 +417,38 @@ run(struct input *in)
 			break;
 		case OP_UNMAP:
 			req.type = V4L2CUSE_SHIM_UNMAP;
-			req.unmap.map_id = next_byte(in);
+			req.unmap.map_id = fuzz_in_u8(in);
 			send_request(&req, NULL);
 			break;
 		case OP_STAGING:
 			req.type = V4L2CUSE_SHIM_STAGING;
-			req.staging.index = next_byte(in);
+			req.staging.index = fuzz_in_u8(in);
 			send_request(&req, NULL);
 			break;
 		case OP_RAW: {
 			uint8_t raw[2 * sizeof(req)];
 			size_t len;
 
-			b = next_byte(in);
+			b = fuzz_in_u8(in);
 			len = (b & 0x7f) % sizeof(raw);
-			next_bytes(in, raw, len);
+			fuzz_in_bytes(in, raw, len);
 			/* A sent fd: the server has no control buffer, the kernel drops it. */
 			call(raw, len, b & 0x80 ? STDERR_FILENO : -1, NULL);
 			break;
 		}
 		case OP_CONNECT:
-			do_connect(next_byte(in));
+			do_connect(fuzz_in_u8(in));
 			break;
 		case OP_REQBUFS:
 			do_reqbufs(in);
 			break;
 		case OP_RELEASE:
-			b = next_byte(in) % N_FH;
+			b = fuzz_in_u8(in) % N_FH;
 			release_fh(b);
 			open_fh(b);
 			break;
 		case OP_FASTPATH:
-			b = next_byte(in);
+			b = fuzz_in_u8(in);
 			req.type = V4L2CUSE_SHIM_FASTPATH;
 			req.fastpath.version = b & 0x80 ? b : V4L2CUSE_FP_VERSION;
 			send_request(&req, NULL);
@@ -490,10 +471,7 @@ fuzz_cleanup(void)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct v4l2cuse_device_config cfg = {
-		.name = "video42", .source = "pattern", .width = 320, .height = 240,
-		.pixelformat = V4L2_PIX_FMT_YUYV, .interval = { 1, 30 },
-	};
+	struct v4l2cuse_device_config cfg = fake_yuyv_config("video42", "pattern", 320, 240, 30);
 	g_autofree char *err = NULL;
 
 	fuzz_quiet_glib(G_LOG_LEVEL_WARNING);
@@ -515,7 +493,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct input in = { data, data + size };
+	struct fuzz_input in = { data, data + size };
 	struct v4l2cuse_shim_stats st;
 	unsigned int fds = fuzz_count_fds();
 

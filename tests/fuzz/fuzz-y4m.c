@@ -17,6 +17,7 @@
 #include "v4l2cuse/format.h"
 #include "convert.h"
 #include "file-reader.h"
+#include "fuzz-reader.h"
 
 /* Sizes above this are valid but only make the run slow. */
 #define FUZZ_MAX_PIXELS	(256u * 256u)
@@ -43,38 +44,28 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct v4l2cuse_convert *cv;
 	struct v4l2_pix_format out = { .pixelformat = V4L2_PIX_FMT_YUYV, .width = 32, .height = 16 };
-	struct v4l2cuse_file_reader *r = NULL;
-	char *error = NULL;
+	struct v4l2cuse_file_reader *r;
 	uint8_t *dst;
-	FILE *f;
 
 	if (size == 0 || fuzz_too_big(data, size))
 		return 0;
 	if (!cv)
 		cv = v4l2cuse_convert_new();
-	f = fmemopen((void *)data, size, "rb");
-	if (!f)
+	r = fuzz_reader_open(data, size, v4l2cuse_y4m_reader_open);
+	if (!r)
 		return 0;
-	if (v4l2cuse_y4m_reader_open(f, &r, &error) < 0) {
-		if (!error || strchr(error, '\n'))
-			abort();	/* every failure has one line of reason */
-		g_free(error);
-		return 0;
-	}
 	v4l2cuse_format_fill(&out);
 	dst = g_malloc(out.sizeimage);
 	for (unsigned int pass = 0; pass < 2; pass++) {
 		for (unsigned int i = 0; i < 16; i++) {
 			struct v4l2cuse_image img;
 			uint32_t used;
-			int rr = r->ops->next(r, &img);
+			int rr = fuzz_reader_next(r, &img);
 
-			if (rr == -ENODATA || rr == -EIO)
+			if (rr == 0)
 				break;
-			if (rr == -EBADMSG)
+			if (rr < 0)
 				continue;
-			if (rr != 0)
-				abort();
 			/* What a reader hands out is whole: its size matches its format. */
 			if (img.size < v4l2cuse_convert_input_size(img.fourcc, img.width,
 								   img.height, 0) ||

@@ -434,6 +434,19 @@ fake_install_poll_ops(struct v4l2cuse_device *dev)
 	v4l2cuse_device_set_poll_ops(dev, &fake_poll_ops);
 }
 
+struct v4l2cuse_device_config
+fake_yuyv_config(const char *name, const char *source, uint32_t w, uint32_t h, unsigned int fps)
+{
+	return (struct v4l2cuse_device_config){
+		.name = name,
+		.source = source,
+		.width = w,
+		.height = h,
+		.pixelformat = V4L2_PIX_FMT_YUYV,
+		.interval = { 1, fps },
+	};
+}
+
 struct v4l2cuse_device *
 fake_device(const struct v4l2cuse_device_config *cfg)
 {

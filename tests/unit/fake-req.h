@@ -45,3 +45,6 @@ unsigned int fake_poll_notifications(void);
 void fake_install_poll_ops(struct v4l2cuse_device *dev);
 /* v4l2cuse_device_new() that must succeed (its error printed if not), poll ops installed. */
 struct v4l2cuse_device *fake_device(const struct v4l2cuse_device_config *cfg);
+/* A device configuration: YUYV @w x @h at @fps frames a second from @source. */
+struct v4l2cuse_device_config fake_yuyv_config(const char *name, const char *source,
+					       uint32_t w, uint32_t h, unsigned int fps);

@@ -62,15 +62,9 @@ write_clip(void)
 static struct v4l2cuse_device *
 device(const char *name, const char *spec, uint32_t w, uint32_t h, struct v4l2cuse_hub *hub)
 {
-	struct v4l2cuse_device_config cfg = {
-		.name = name,
-		.source = spec,
-		.width = w,
-		.height = h,
-		.pixelformat = V4L2_PIX_FMT_YUYV,
-		.interval = { 1, 30 },
-		.hub = hub,
-	};
+	struct v4l2cuse_device_config cfg = fake_yuyv_config(name, spec, w, h, 30);
+
+	cfg.hub = hub;
 	return fake_device(&cfg);
 }
 

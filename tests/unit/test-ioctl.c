@@ -28,14 +28,8 @@ struct fixture {
 static void
 fixture_setup(struct fixture *f, gconstpointer data)
 {
-	struct v4l2cuse_device_config cfg = {
-		.name = "video42",
-		.source = data ? data : "pattern",
-		.width = 320,
-		.height = 240,
-		.pixelformat = V4L2_PIX_FMT_YUYV,
-		.interval = { 1, 30 },
-	};
+	struct v4l2cuse_device_config cfg = fake_yuyv_config("video42", data ? data : "pattern",
+							     320, 240, 30);
 	int r = 0;
 
 	f->dev = fake_device(&cfg);
@@ -564,17 +558,10 @@ test_many_opens(struct fixture *f, gconstpointer data)
 static struct v4l2cuse_device *
 budget_device(const char *name, uint64_t limit, struct vb_budget *global)
 {
-	struct v4l2cuse_device_config cfg = {
-		.name = name,
-		.source = "pattern",
-		.width = 320,
-		.height = 240,
-		.pixelformat = V4L2_PIX_FMT_YUYV,
-		.interval = { 1, 30 },
-		.buffer_memory_limit = limit,
-		.global_budget = global,
-	};
+	struct v4l2cuse_device_config cfg = fake_yuyv_config(name, "pattern", 320, 240, 30);
 
+	cfg.buffer_memory_limit = limit;
+	cfg.global_budget = global;
 	return fake_device(&cfg);
 }
 

@@ -43,16 +43,10 @@ static struct v4l2cuse_device *
 device(struct v4l2cuse_hub *hub, const char *name, const char *spec, bool output,
        uint32_t w, uint32_t h)
 {
-	struct v4l2cuse_device_config cfg = {
-		.name = name,
-		.source = spec,
-		.width = w,
-		.height = h,
-		.pixelformat = V4L2_PIX_FMT_YUYV,
-		.interval = { 1, 60 },
-		.hub = hub,
-		.output = output,
-	};
+	struct v4l2cuse_device_config cfg = fake_yuyv_config(name, spec, w, h, 60);
+
+	cfg.hub = hub;
+	cfg.output = output;
 	return fake_device(&cfg);
 }
 
@@ -160,6 +154,15 @@ uniform(const struct v4l2_pix_format *pix, uint8_t y)
 	return p;
 }
 
+/* @w writes @frame, a whole frame of @pix, and the reader gets it (luma @y). */
+static void
+write_seen(struct fixture *f, struct v4l2cuse_fh *w, const struct v4l2_pix_format *pix,
+	   const uint8_t *frame, uint8_t y)
+{
+	g_assert_cmpint(fake_write(w, frame, pix->sizeimage), ==, (ssize_t)pix->sizeimage);
+	wait_luma(f, y);
+}
+
 static void
 test_before_writer(struct fixture *f, gconstpointer data)
 {
@@ -181,8 +184,7 @@ test_write_reaches_reader(struct fixture *f, gconstpointer data)
 	g_assert_true(cap.device_caps & V4L2_CAP_VIDEO_OUTPUT);
 	g_assert_false(cap.device_caps & V4L2_CAP_VIDEO_CAPTURE);
 	g_assert_cmpstr((char *)cap.bus_info, ==, "platform:v4l2cuse-043");
-	g_assert_cmpint(fake_write(w, frame, pix.sizeimage), ==, (ssize_t)pix.sizeimage);
-	wait_luma(f, 100);
+	write_seen(f, w, &pix, frame, 100);
 	g_assert_false(signal_lost(f));
 	/* The writer node has no read(); the capture node no write(). */
 	{
@@ -207,8 +209,7 @@ test_bad_writes(struct fixture *f, gconstpointer data)
 	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
 	struct v4l2_format bad = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
 
-	g_assert_cmpint(fake_write(w, good, pix.sizeimage), ==, (ssize_t)pix.sizeimage);
-	wait_luma(f, 80);
+	write_seen(f, w, &pix, good, 80);
 	/* Short (one request, then two): taken, as drivers take them, never shown. */
 	g_assert_cmpint(fake_write(w, big, 1000), ==, 1000);
 	g_assert_cmpint(fake_write(w, big, 140000), ==, 140000);
@@ -259,14 +260,12 @@ test_next_writer(struct fixture *f, gconstpointer data)
 	g_autofree uint8_t *b = NULL;
 
 	g_assert_cmpuint(pix.width, ==, 640);
-	g_assert_cmpint(fake_write(w, a, pix.sizeimage), ==, (ssize_t)pix.sizeimage);
-	wait_luma(f, 60);
+	write_seen(f, w, &pix, a, 60);
 	v4l2cuse_fh_release(w);		/* the writer exits: the last frame stays */
 	wait_luma(f, 60);
 	w = open_writer(f, V4L2_PIX_FMT_NV12, 1280, 720, &pix);
 	b = uniform(&pix, 150);
-	g_assert_cmpint(fake_write(w, b, pix.sizeimage), ==, (ssize_t)pix.sizeimage);
-	wait_luma(f, 150);
+	write_seen(f, w, &pix, b, 150);
 	v4l2cuse_fh_release(w);
 }
 
@@ -280,15 +279,13 @@ test_timeout(struct fixture *f, gconstpointer data)
 	gint64 end;
 
 	g_assert_cmpint(fake_ioctl(w, VIDIOC_S_CTRL, &c), ==, 0);
-	g_assert_cmpint(fake_write(w, a, pix.sizeimage), ==, (ssize_t)pix.sizeimage);
-	wait_luma(f, 70);
+	write_seen(f, w, &pix, a, 70);
 	/* No more writes: after 100 ms the placeholder. */
 	end = g_get_monotonic_time() + 3 * G_USEC_PER_SEC;
 	while (!signal_lost(f) && g_get_monotonic_time() < end)
 		next_frame(f);
 	g_assert_true(signal_lost(f));
-	g_assert_cmpint(fake_write(w, a, pix.sizeimage), ==, (ssize_t)pix.sizeimage);
-	wait_luma(f, 70);
+	write_seen(f, w, &pix, a, 70);
 	v4l2cuse_fh_release(w);
 }
 
@@ -304,8 +301,7 @@ test_reader_after_writer(struct fixture *f, gconstpointer data)
 	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_YUYV, 320, 240, &pix);
 	g_autofree uint8_t *a = uniform(&pix, 90);
 
-	g_assert_cmpint(fake_write(w, a, pix.sizeimage), ==, (ssize_t)pix.sizeimage);
-	wait_luma(f, 90);
+	write_seen(f, w, &pix, a, 90);
 	v4l2cuse_fh_release(w);
 	fake_consumer_close(&f->reader);
 	fake_consumer_start(&f->reader, f->capture, 4, 0);
@@ -481,9 +477,7 @@ test_output_streaming(struct fixture *f, gconstpointer data)
 	{
 		g_autofree uint8_t *frame = uniform(&pix, 40);
 
-		g_assert_cmpint(fake_write(other, frame, pix.sizeimage), ==,
-				(ssize_t)pix.sizeimage);
-		wait_luma(f, 40);
+		write_seen(f, other, &pix, frame, 40);
 	}
 	munmap(mem[0], len[0]);
 	munmap(mem[1], len[1]);

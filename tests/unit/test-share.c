@@ -34,17 +34,12 @@ struct fixture {
 static struct v4l2cuse_device *
 shared_device(uint64_t limit)
 {
-	struct v4l2cuse_device_config cfg = {
-		.name = "video42",
-		/* The counter makes every frame different, and copies comparable. */
-		.source = "pattern,overlay=counter,sizes=160x120+320x240,fps=60+30+5",
-		.width = W,
-		.height = H,
-		.pixelformat = V4L2_PIX_FMT_YUYV,
-		.interval = { 1, 60 },
-		.shared = true,
-		.buffer_memory_limit = limit,
-	};
+	/* The counter makes every frame different, and copies comparable. */
+	struct v4l2cuse_device_config cfg = fake_yuyv_config(
+		"video42", "pattern,overlay=counter,sizes=160x120+320x240,fps=60+30+5", W, H, 60);
+
+	cfg.shared = true;
+	cfg.buffer_memory_limit = limit;
 	return fake_device(&cfg);
 }
 

@@ -35,20 +35,11 @@ struct fixture {
 static void
 fixture_setup(struct fixture *f, gconstpointer data)
 {
-	struct v4l2cuse_device_config cfg = {
-		.name = "video42",
-		.source = "pattern",
-		.width = 320,
-		.height = 240,
-		.pixelformat = V4L2_PIX_FMT_YUYV,
-		.interval = { 1, 30 },
-	};
+	struct v4l2cuse_device_config cfg = fake_yuyv_config("video42", "pattern", 320, 240, 30);
 	g_autofree char *err = NULL;
 	int r = 0;
 
-	f->dev = v4l2cuse_device_new(&cfg, &err);
-	g_assert_nonnull(f->dev);
-	fake_install_poll_ops(f->dev);
+	f->dev = fake_device(&cfg);
 	f->dir = g_dir_make_tmp("shim-server-XXXXXX", NULL);
 	g_assert_nonnull(f->dir);
 	g_setenv("RUNTIME_DIRECTORY", f->dir, TRUE);

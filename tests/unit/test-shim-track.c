@@ -25,24 +25,12 @@
 #include <glib.h>
 
 #include "../../preload/shim.h"
-
-/* What preload.c provides in the library: here, plain libc. */
-struct shim_libc shim_real;
-bool shim_debug_enabled;
-
-void
-shim_debug(const char *fmt, ...)
-{
-}
+#include "fake-shim-libc.h"
 
 static void
 setup_real(void)
 {
-	shim_real.close = close;
-	shim_real.ioctl = (int (*)(int, unsigned long, ...))ioctl;
-	shim_real.mmap = mmap;
-	shim_real.munmap = munmap;
-	shim_real.syscall = syscall;
+	fake_shim_libc_init();
 	shim_track_init();
 }
 

@@ -2,7 +2,7 @@
 /*
  * The "file" source (sources/file.c) on sample files the test writes
  * itself: Y4M in every colour space, raw frames, MJPEG streams, JPEG and PNG
- * stills, GStreamer containers (when built in); pacing, looping, corrupt
+ * stills (GStreamer containers: test-source-gst.c); pacing, looping, corrupt
  * frames, startup errors, runtime failure (no signal) and the daemon's
  * "NO SIGNAL" card (sources/placeholder.c).
  */
@@ -19,51 +19,12 @@
 #include <glib/gstdio.h>
 #include <png.h>
 
-#if HAVE_GSTREAMER_READER
-#include <gst/gst.h>
-#endif
-
 #include "v4l2cuse/format.h"
 #include "v4l2cuse/source.h"
 #include "convert.h"
 #include "placeholder.h"
 #include "test-source-util.h"
-
-static char *tmpdir;
-
-/*
- * Runtime warnings of the file source are expected here: warnings are not
- * fatal in this program, but any other warning of the sources still is.
- */
-static unsigned int n_warnings;
-
-static void
-log_handler(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
-{
-	if ((level & G_LOG_LEVEL_WARNING) &&
-	    (strstr(message, "corrupt frame") || strstr(message, "no signal"))) {
-		n_warnings++;
-		g_test_message("expected warning: %s", message);
-		return;
-	}
-	if (level & (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_ERROR))
-		g_error("unexpected: %s", message);
-	if (level & G_LOG_LEVEL_MESSAGE)
-		g_test_message("%s", message);
-}
-
-static char *
-tmp_path(const char *name)
-{
-	return g_build_filename(tmpdir, name, NULL);
-}
-
-/* Frame i of the samples: flat Y' = 16 + 8 i, Cb = 100 + i, Cr = 150 - i. */
-static uint8_t
-sample_y(unsigned int i)
-{
-	return (uint8_t)(16 + 8 * i);
-}
+#include "file-samples.h"
 
 enum cs { CS_420, CS_422, CS_444, CS_444ALPHA, CS_MONO };
 
@@ -111,22 +72,6 @@ create_error(const char *spec)
 	g_assert_null(strchr(error, '\n'));
 	g_test_message("%s -> %s", spec, error);
 	return error;
-}
-
-static int
-produce(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix, uint8_t *buf,
-	uint32_t *ret_used)
-{
-	struct v4l2cuse_frame f = {
-		.data = buf, .length = pix->sizeimage, .fmt = pix,
-	};
-	int r = src->ops->produce(src, &f);
-
-	if (ret_used)
-		*ret_used = f.bytesused;
-	if (r == 0 && pix->pixelformat != V4L2_PIX_FMT_MJPEG)
-		g_assert_cmpuint(f.bytesused, ==, pix->sizeimage);
-	return r;
 }
 
 /* Produce one frame and return its (flat) luma, checking it is flat. */
@@ -661,236 +606,13 @@ test_card(void)
 	v4l2cuse_placeholder_free(ph);
 }
 
-#if HAVE_GSTREAMER_READER
-/* Run a gst-launch style pipeline that writes a file; false if it cannot. */
-static bool
-gst_write(const char *desc)
-{
-	GError *err = NULL;
-	GstElement *p;
-	GstMessage *msg;
-	bool ok;
-
-	gst_init(NULL, NULL);
-	p = gst_parse_launch(desc, &err);
-	if (!p) {
-		g_test_message("cannot write a sample: %s", err->message);
-		g_error_free(err);
-		return false;
-	}
-	gst_element_set_state(p, GST_STATE_PLAYING);
-	msg = gst_bus_timed_pop_filtered(GST_ELEMENT_BUS(p), 60 * GST_SECOND,
-					 GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-	ok = msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS;
-	if (msg)
-		gst_message_unref(msg);
-	gst_element_set_state(p, GST_STATE_NULL);
-	gst_object_unref(p);
-	return ok;
-}
-
-/* A Matroska file of MJPEG frames made with GStreamer from raw I420 greys. */
-static bool
-write_mkv(const char *path, const char *raw)
-{
-	g_autofree char *desc = g_strdup_printf(
-		"filesrc location=\"%s\" ! rawvideoparse width=64 height=48 format=i420 "
-		"framerate=30/1 ! jpegenc quality=95 ! matroskamux ! filesink location=\"%s\"",
-		raw, path);
-
-	return gst_write(desc);
-}
-
-/*
- * Until GStreamer's first frame has arrived the source offers sizes and
- * rates that do not depend on the file and produce() has nothing yet; then
- * the file's own size and rate are added in front. Polls, at most @tries
- * times 10 ms, until size 0 of YU12 is @w x @h.
- */
-static void
-wait_first_frame(struct v4l2cuse_source *src, uint32_t w, uint32_t h, unsigned int tries)
-{
-	uint32_t fw = 0, fh = 0;
-
-	for (unsigned int i = 0; i < tries; i++) {
-		g_assert_cmpint(src->ops->enum_framesize(src, V4L2_PIX_FMT_YUV420, 0, &fw, &fh),
-				==, 0);
-		if (fw == w && fh == h)
-			return;
-		g_usleep(10000);
-	}
-	g_error("the first frame's size %ux%u never came (size 0 is %ux%u)", w, h, fw, fh);
-}
-
-/*
- * create() does not wait for GStreamer's first frame. The file holds one
- * 2048x2048 frame of noise: demuxing, decoding and converting it takes
- * GStreamer's threads far longer than create() takes to return and the
- * test to look, so what the source offers right after create() is what it
- * offers before the first frame (no timing is measured). Then the frame
- * arrives and the offer grows; what was offered (and negotiated) stays.
- */
-static void
-test_gstreamer_async(void)
-{
-	g_autofree char *mkv = tmp_path("big.mkv");
-	g_autofree char *spec = g_strdup_printf("file:%s", mkv);
-	g_autofree char *desc = g_strdup_printf(
-		"videotestsrc pattern=snow num-buffers=1 ! "
-		"video/x-raw,width=2048,height=2048,framerate=24/1 ! jpegenc quality=98 ! "
-		"matroskamux ! filesink location=\"%s\"", mkv);
-	g_autofree uint8_t *buf = NULL;
-	struct v4l2cuse_source *src;
-	struct v4l2_pix_format pix;
-	struct v4l2_fract iv;
-	uint32_t f, w, h;
-	int r;
-
-	if (!gst_write(desc)) {
-		g_test_skip("GStreamer cannot write the sample MKV here");
-		return;
-	}
-	src = ts_make(spec);
-	g_assert_cmpint(src->ops->enum_format(src, 0, &f), ==, 0);
-	g_assert_cmpuint(f, ==, V4L2_PIX_FMT_YUV420);
-	g_assert_cmpint(src->ops->enum_framesize(src, f, 0, &w, &h), ==, 0);
-	g_assert_cmpuint(w, ==, 320);
-	g_assert_cmpuint(h, ==, 240);
-	g_assert_cmpint(src->ops->enum_frameinterval(src, f, 320, 240, 0, &iv), ==, 0);
-	g_assert_cmpuint(iv.denominator, ==, 30);
-	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 640, 480, 1, 30);
-	buf = g_malloc(pix.sizeimage);
-	g_assert_cmpint(produce(src, &pix, buf, NULL), ==, -EAGAIN);
-
-	wait_first_frame(src, 2048, 2048, 3000);
-	g_assert_cmpint(src->ops->enum_frameinterval(src, f, 2048, 2048, 0, &iv), ==, 0);
-	g_assert_cmpuint(iv.numerator, ==, 1);
-	g_assert_cmpuint(iv.denominator, ==, 24);
-	g_assert_cmpint(src->ops->enum_framesize(src, f, 2, &w, &h), ==, 0);
-	g_assert_cmpuint(w, ==, 640);	/* still offered, after 2048x2048 and 320x240 */
-	for (unsigned int i = 0; i < 3000 && (r = produce(src, &pix, buf, NULL)) == -EAGAIN; i++)
-		g_usleep(10000);
-	g_assert_cmpint(r, ==, 0);
-	v4l2cuse_source_destroy(src);
-}
-
-/* A file GStreamer recognises but that has no video: no signal, after one warning. */
-static void
-test_gstreamer_no_video(void)
-{
-	g_autofree char *wav = tmp_path("a.wav");
-	g_autofree char *spec = g_strdup_printf("file:%s", wav);
-	g_autofree char *desc = g_strdup_printf(
-		"audiotestsrc num-buffers=20 ! wavenc ! filesink location=\"%s\"", wav);
-	g_autofree uint8_t *buf = NULL;
-	unsigned int warnings = n_warnings;
-	struct v4l2cuse_source *src;
-	struct v4l2_pix_format pix;
-	int r = -EAGAIN;
-
-	if (!gst_write(desc)) {
-		g_test_skip("GStreamer cannot write the sample WAV here");
-		return;
-	}
-	src = ts_make(spec);
-	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 320, 240, 1, 30);
-	buf = g_malloc(pix.sizeimage);
-	for (unsigned int i = 0; i < 3000 && (r = produce(src, &pix, buf, NULL)) == -EAGAIN; i++)
-		g_usleep(10000);
-	g_assert_cmpint(r, ==, -ENOLINK);
-	g_assert_cmpint(produce(src, &pix, buf, NULL), ==, -ENOLINK);
-	g_assert_cmpuint(n_warnings, ==, warnings + 1);
-	v4l2cuse_source_destroy(src);
-}
-
-static void
-test_gstreamer(void)
-{
-	g_autofree char *raw = tmp_path("g.i420");
-	g_autofree char *mkv = tmp_path("g.mkv");
-	g_autofree char *spec = g_strdup_printf("file:%s", mkv);
-	g_autofree uint8_t *buf = NULL;
-	struct v4l2cuse_source *src;
-	struct v4l2_pix_format pix;
-	struct v4l2_fract iv;
-	uint32_t w, h, f;
-	FILE *fp = fopen(raw, "wb");
-
-	for (unsigned int i = 0; i < 6; i++) {
-		uint8_t frame[64 * 48 * 3 / 2];
-
-		memset(frame, sample_y(3 * i), 64 * 48);
-		memset(frame + 64 * 48, 128, 64 * 48 / 2);
-		fwrite(frame, 1, sizeof(frame), fp);
-	}
-	fclose(fp);
-	if (!write_mkv(mkv, raw)) {
-		g_test_skip("GStreamer cannot write the sample MKV here");
-		return;
-	}
-	src = ts_make(spec);
-	g_assert_cmpint(src->ops->enum_format(src, 0, &f), ==, 0);
-	g_assert_cmpuint(f, ==, V4L2_PIX_FMT_YUV420);
-	wait_first_frame(src, 64, 48, 3000);
-	g_assert_cmpint(src->ops->enum_framesize(src, f, 0, &w, &h), ==, 0);
-	g_assert_cmpuint(w, ==, 64);
-	g_assert_cmpuint(h, ==, 48);
-	g_assert_cmpint(src->ops->enum_frameinterval(src, f, w, h, 0, &iv), ==, 0);
-	g_assert_cmpuint(iv.numerator, ==, 1);
-	g_assert_cmpuint(iv.denominator, ==, 30);
-
-	/*
-	 * Frames in order through loops, produced in real time: a frame the
-	 * decoder has not delivered yet (after the seek that loops) shows the
-	 * previous one again; none is skipped.
-	 */
-	pix = ts_start(src, V4L2_PIX_FMT_YUV420, 64, 48, 1, 30);
-	buf = g_malloc(pix.sizeimage);
-	{
-		unsigned int seen = 0, wraps = 0, changes = 0;
-		int last = -1;
-
-		for (unsigned int n = 0; n < 60; n++) {
-			int r = produce(src, &pix, buf, NULL), k = -1;
-
-			g_usleep(33000);
-			if (r == -EAGAIN)
-				continue;	/* nothing decoded yet */
-			g_assert_cmpint(r, ==, 0);
-			for (int i = 0; i < 6; i++) {
-				if (abs((int)buf[0] - sample_y(3 * (unsigned int)i)) <= 4)
-					k = i;
-			}
-			if (k < 0)
-				g_error("frame %u: luma %u is none of the samples", n, buf[0]);
-			seen |= 1u << k;
-			if (last >= 0 && k != last) {
-				changes++;
-				if (k < last)
-					wraps++;
-				g_assert_cmpint((k - last + 6) % 6, ==, 1);
-			}
-			last = k;
-		}
-		g_test_message("gstreamer: %u changes, %u wraps", changes, wraps);
-		g_assert_cmpuint(seen, ==, 0x3f);
-		g_assert_cmpuint(wraps, >=, 2);
-	}
-	v4l2cuse_source_destroy(src);
-}
-#endif
-
 int
 main(int argc, char **argv)
 {
 	int r;
 
 	g_test_init(&argc, &argv, NULL);
-	g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
-	g_log_set_handler("v4l2cuse-sources", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE,
-			  log_handler, NULL);
-	tmpdir = g_dir_make_tmp("v4l2cuse-test-file-XXXXXX", NULL);
-	g_assert_nonnull(tmpdir);
+	file_samples_init();
 	g_test_add_func("/file/y4m-420", test_y4m_420);
 	g_test_add_func("/file/y4m-spaces", test_y4m_spaces);
 	g_test_add_func("/file/aspect", test_aspect);
@@ -902,18 +624,7 @@ main(int argc, char **argv)
 	g_test_add_func("/file/errors", test_errors);
 	g_test_add_func("/file/runtime-failure", test_runtime_failure);
 	g_test_add_func("/placeholder/card", test_card);
-#if HAVE_GSTREAMER_READER
-	g_test_add_func("/file/gstreamer", test_gstreamer);
-	g_test_add_func("/file/gstreamer-async", test_gstreamer_async);
-	g_test_add_func("/file/gstreamer-no-video", test_gstreamer_no_video);
-#endif
 	r = g_test_run();
-	{
-		g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);
-
-		if (system(cmd) != 0)
-			g_printerr("could not remove %s\n", tmpdir);
-	}
-	g_free(tmpdir);
+	file_samples_cleanup();
 	return r;
 }

@@ -88,6 +88,16 @@ render(uint32_t f, uint32_t w, uint32_t h, const struct v4l2cuse_tpg_params *p, 
 	return render_text(f, w, h, p, n, NULL, 0);
 }
 
+/* A frame of @pattern, every other parameter at its default. */
+static struct frame
+render_pattern(uint32_t f, uint32_t w, uint32_t h, enum v4l2cuse_tpg_pattern pattern)
+{
+	struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
+
+	p.pattern = pattern;
+	return render(f, w, h, &p, 0);
+}
+
 static struct px
 at(const struct frame *fr, uint32_t x, uint32_t y)
 {
@@ -276,17 +286,14 @@ static void
 test_lines(void)
 {
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
-		struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 		struct frame fr;
 
-		p.pattern = V4L2CUSE_TPG_PAT_ALTERNATING_HLINES;
-		fr = render(px_raw_formats[f], 320, 240, &p, 0);
+		fr = render_pattern(px_raw_formats[f], 320, 240, V4L2CUSE_TPG_PAT_ALTERNATING_HLINES);
 		for (uint32_t y = 0; y < 240; y++)
 			g_assert_cmpint(is_white(&fr, 7, y), ==, y & 1);
 		free_frame(&fr);
 
-		p.pattern = V4L2CUSE_TPG_PAT_ALTERNATING_VLINES;
-		fr = render(px_raw_formats[f], 320, 240, &p, 0);
+		fr = render_pattern(px_raw_formats[f], 320, 240, V4L2CUSE_TPG_PAT_ALTERNATING_VLINES);
 		for (uint32_t x = 0; x < 320; x++)
 			g_assert_cmpint(is_white(&fr, x, 9), ==, x & 1);
 		free_frame(&fr);
@@ -297,11 +304,9 @@ static void
 test_cross(void)
 {
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
-		struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 		struct frame fr;
 
-		p.pattern = V4L2CUSE_TPG_PAT_CROSS_1_PIXEL;
-		fr = render(px_raw_formats[f], 640, 480, &p, 0);
+		fr = render_pattern(px_raw_formats[f], 640, 480, V4L2CUSE_TPG_PAT_CROSS_1_PIXEL);
 		for (uint32_t x = 0; x < 640; x += 9)
 			g_assert_false(is_white(&fr, x, 240));
 		for (uint32_t y = 0; y < 480; y += 9)
@@ -316,8 +321,7 @@ test_cross(void)
 		}
 		free_frame(&fr);
 
-		p.pattern = V4L2CUSE_TPG_PAT_CROSS_2_PIXELS;
-		fr = render(px_raw_formats[f], 640, 480, &p, 0);
+		fr = render_pattern(px_raw_formats[f], 640, 480, V4L2CUSE_TPG_PAT_CROSS_2_PIXELS);
 		g_assert_false(is_white(&fr, 319, 10));
 		g_assert_false(is_white(&fr, 320, 10));
 		g_assert_true(is_white(&fr, 317, 10));
@@ -328,8 +332,7 @@ test_cross(void)
 		g_assert_true(is_white(&fr, 10, 242));
 		free_frame(&fr);
 
-		p.pattern = V4L2CUSE_TPG_PAT_CROSS_10_PIXELS;
-		fr = render(px_raw_formats[f], 640, 480, &p, 0);
+		fr = render_pattern(px_raw_formats[f], 640, 480, V4L2CUSE_TPG_PAT_CROSS_10_PIXELS);
 		for (uint32_t x = 310; x < 330; x++)
 			g_assert_false(is_white(&fr, x, 10));
 		g_assert_true(is_white(&fr, 307, 10));
@@ -346,12 +349,10 @@ static void
 test_ramp(void)
 {
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
-		struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 		struct frame fr;
 		int prev = -1;
 
-		p.pattern = V4L2CUSE_TPG_PAT_GRAY_RAMP;
-		fr = render(px_raw_formats[f], 640, 480, &p, 0);
+		fr = render_pattern(px_raw_formats[f], 640, 480, V4L2CUSE_TPG_PAT_GRAY_RAMP);
 		for (uint32_t x = 0; x < 640; x++) {
 			int v = px_level(fr.fourcc, at(&fr, x, 100));
 
@@ -369,19 +370,16 @@ static void
 test_hbars_squares(void)
 {
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
-		struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 		struct frame fr;
 
-		p.pattern = V4L2CUSE_TPG_PAT_100_HCOLORBAR;
-		fr = render(px_raw_formats[f], 640, 480, &p, 0);
+		fr = render_pattern(px_raw_formats[f], 640, 480, V4L2CUSE_TPG_PAT_100_HCOLORBAR);
 		for (unsigned int band = 0; band < 8; band++) {
 			check_rgb(&fr, 10, band * 60 + 2, bars100[band], "hbars");
 			check_rgb(&fr, 600, band * 60 + 57, bars100[band], "hbars");
 		}
 		free_frame(&fr);
 
-		p.pattern = V4L2CUSE_TPG_PAT_100_COLORSQUARES;
-		fr = render(px_raw_formats[f], 640, 480, &p, 0);
+		fr = render_pattern(px_raw_formats[f], 640, 480, V4L2CUSE_TPG_PAT_100_COLORSQUARES);
 		for (unsigned int band = 0; band < 8; band++) {
 			for (unsigned int bar = 0; bar < 8; bar++)
 				check_rgb(&fr, bar * 80 + 40, band * 60 + 30,

@@ -18,13 +18,6 @@
 #include "videobuf.h"
 #include "vb-fake-driver.h"
 
-#define MMAP V4L2_MEMORY_MMAP
-#define UPTR V4L2_MEMORY_USERPTR
-
-static int owner_a, owner_b;
-#define A ((const void *)&owner_a)
-#define B ((const void *)&owner_b)
-
 static size_t page;
 
 /* A buffer of 2.5 pages takes 3 pages of budget. */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * videobuf: the streaming ioctls with MMAP and USERPTR memory, against
- * the errno values vb2 gives, plus ownership, start/stop, the error state,
- * USERPTR staging, memfd seals and the mmap cookie lookup.
+ * videobuf: allocation (REQBUFS, CREATE_BUFS) against the errno values vb2
+ * gives, poll, USERPTR staging, memfd seals and the mmap cookie lookup.
+ * (Queueing and streaming with either memory type: test-vb-stream.c.)
  */
 #include "config.h"
 
@@ -21,37 +21,6 @@
 #include "vb-fake-driver.h"
 
 #define SIZE 10000u		/* not page-aligned on purpose */
-#define CAP V4L2_BUF_TYPE_VIDEO_CAPTURE
-#define MMAP V4L2_MEMORY_MMAP
-#define UPTR V4L2_MEMORY_USERPTR
-
-static int owner_a, owner_b;
-#define A ((const void *)&owner_a)
-#define B ((const void *)&owner_b)
-
-static struct v4l2_buffer
-querybuf(struct fake_drv *d, unsigned int index)
-{
-	struct v4l2_buffer b = { .index = index, .type = CAP };
-
-	g_assert_cmpint(vb_queue_querybuf(d->q, &b), ==, 0);
-	return b;
-}
-
-static int
-prepare(struct fake_drv *d, const void *owner, uint32_t mem, unsigned int index)
-{
-	struct v4l2_buffer b = fake_vbuf(mem, index);
-
-	return vb_queue_prepare_buf(d->q, owner, &b);
-}
-
-/* The memory type a test does not use. */
-static uint32_t
-other_memory(uint32_t mem)
-{
-	return mem == V4L2_MEMORY_MMAP ? V4L2_MEMORY_USERPTR : V4L2_MEMORY_MMAP;
-}
 
 static void
 test_config(void)
@@ -123,7 +92,7 @@ test_reqbufs_basic(void)
 	g_assert_cmpuint(d->n_init, ==, 4);
 
 	for (i = 0; i < 4; i++) {
-		struct v4l2_buffer b = querybuf(d, i);
+		struct v4l2_buffer b = fake_querybuf(d, i);
 
 		g_assert_cmpuint(b.index, ==, i);
 		g_assert_cmpuint(b.type, ==, CAP);
@@ -138,7 +107,7 @@ test_reqbufs_basic(void)
 				V4L2_BUF_FLAG_TSTAMP_SRC_EOF);
 		g_assert_cmpuint(b.m.offset % page, ==, 0);
 		for (j = 0; j < i; j++) {
-			struct v4l2_buffer o = querybuf(d, j);
+			struct v4l2_buffer o = fake_querybuf(d, j);
 
 			/* cookies do not overlap */
 			g_assert_true(o.m.offset + SIZE <= b.m.offset ||
@@ -261,8 +230,7 @@ test_reqbufs_streaming(void)
 {
 	struct fake_drv *d = fake_new(SIZE);
 
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 2, NULL), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
+	fake_stream(d, A, MMAP, 2, 0);
 	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 4, NULL), ==, -EBUSY);
 	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 0, NULL), ==, -EBUSY);
 	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
@@ -298,7 +266,7 @@ test_reqbufs_mapped(void)
 	/* With orphans: REQBUFS(0) succeeds, the client's mapping lives on. */
 	d = fake_new(SIZE);
 	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 2, NULL), ==, 0);
-	b = querybuf(d, 1);
+	b = fake_querybuf(d, 1);
 	g_assert_cmpint(vb_queue_mmap_fd(d->q, b.m.offset, b.length, &fd, &index), ==, 0);
 	g_assert_cmpuint(index, ==, 1);
 	map = mmap(NULL, b.length, PROT_READ, MAP_SHARED, fd, 0);
@@ -336,7 +304,7 @@ test_reqbufs_realloc(void)
 	g_assert_cmpuint(count, ==, 4);
 	g_assert_cmpuint(d->n_cleanup, ==, 3);
 	g_assert_cmpuint(d->n_init, ==, 7);
-	b = querybuf(d, 3);
+	b = fake_querybuf(d, 3);
 	g_assert_cmpuint(b.memory, ==, UPTR);
 	g_assert_cmpuint(b.m.userptr, ==, 0);
 	g_assert_cmpuint(b.length, ==, SIZE);
@@ -415,7 +383,7 @@ test_reqbufs_size_overflow(void)
 	d->size = (size_t)1 << 30;
 	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 8, &count), ==, 0);
 	g_assert_cmpuint(count, ==, 4);
-	g_assert_cmpuint(querybuf(d, 3).m.offset, ==, 3u << 30);
+	g_assert_cmpuint(fake_querybuf(d, 3).m.offset, ==, 3u << 30);
 	/* CREATE_BUFS: no cookie left. */
 	{
 		struct v4l2_create_buffers cb = { .count = 1, .memory = MMAP };
@@ -472,12 +440,12 @@ test_create_bufs(void)
 	g_assert_cmpint(vb_queue_create_bufs(d->q, A, &cb), ==, 0);
 	g_assert_cmpuint(cb.index, ==, 2);
 	g_assert_cmpuint(cb.count, ==, 3);
-	b0 = querybuf(d, 0);
-	b2 = querybuf(d, 2);
+	b0 = fake_querybuf(d, 0);
+	b2 = fake_querybuf(d, 2);
 	g_assert_cmpuint(b0.length, ==, SIZE);
 	g_assert_cmpuint(b2.length, ==, 3 * SIZE);
 	g_assert_cmpuint(b2.m.offset % page, ==, 0);
-	g_assert_cmpuint(querybuf(d, 4).m.offset, >=, b2.m.offset + 3 * SIZE);
+	g_assert_cmpuint(fake_querybuf(d, 4).m.offset, >=, b2.m.offset + 3 * SIZE);
 
 	/* Too small for the format, no size, wrong memory, other owner. */
 	cb.count = 1;
@@ -504,8 +472,7 @@ test_create_bufs(void)
 	g_assert_cmpint(fake_state(d, VB_MAX_BUFFERS - 1), ==, VB_BUF_DEQUEUED);
 
 	/* Allowed while streaming; new buffers are DEQUEUED. */
-	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 2, NULL), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
+	fake_stream(d, A, MMAP, 2, 0);
 	g_assert_cmpint(vb_queue_create_bufs(d->q, A, &cb), ==, 0);
 	g_assert_cmpuint(cb.index, ==, 2);
 	g_assert_cmpint(fake_qbuf(d, A, MMAP, 2), ==, 0);
@@ -517,587 +484,10 @@ test_create_bufs(void)
 	cb.memory = UPTR;
 	cb.count = 2;
 	g_assert_cmpint(vb_queue_create_bufs(d->q, B, &cb), ==, 0);
-	g_assert_cmpuint(querybuf(d, 1).memory, ==, UPTR);
+	g_assert_cmpuint(fake_querybuf(d, 1).memory, ==, UPTR);
 	g_assert_true(vb_queue_owner(d->q) == B);
 	fake_assert_balanced(d);
 	fake_free(d);
-}
-
-static void
-test_owner_ebusy(gconstpointer data)
-{
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
-	struct fake_drv *d = fake_new(SIZE);
-	struct v4l2_create_buffers cb = { .count = 1, .memory = mem };
-	struct v4l2_buffer b = fake_vbuf(mem, 0);
-	const void *rdata;
-
-	cb.format.type = CAP;
-	cb.format.fmt.pix.sizeimage = SIZE;
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 2, NULL), ==, 0);
-	g_assert_cmpint(fake_reqbufs(d, B, mem, 2, NULL), ==, -EBUSY);
-	g_assert_cmpint(fake_reqbufs(d, B, mem, 0, NULL), ==, -EBUSY);
-	g_assert_cmpint(vb_queue_create_bufs(d->q, B, &cb), ==, -EBUSY);
-	g_assert_cmpint(vb_queue_prepare_buf(d->q, B, &b), ==, -EBUSY);
-	g_assert_cmpint(fake_qbuf(d, B, mem, 0), ==, -EBUSY);
-	g_assert_cmpint(fake_dqbuf(d, B, NULL), ==, -EBUSY);
-	g_assert_cmpint(vb_queue_streamon(d->q, B, CAP), ==, -EBUSY);
-	g_assert_cmpint(vb_queue_streamoff(d->q, B, CAP), ==, -EBUSY);
-	g_assert_cmpint(vb_queue_read(d->q, B, 100, true, &rdata), ==, -EBUSY);
-	/* ...even with bad arguments (vb2 checks the owner first). */
-	b.index = 99;
-	g_assert_cmpint(vb_queue_qbuf(d->q, B, &b), ==, -EBUSY);
-	b.index = 0;
-	/* QUERYBUF has no owner. */
-	g_assert_cmpint(vb_queue_querybuf(d->q, &b), ==, 0);
-	/* B's release changes nothing. */
-	vb_queue_release(d->q, B);
-	g_assert_true(vb_queue_owner(d->q) == A);
-	g_assert_cmpint(fake_state(d, 1), ==, VB_BUF_DEQUEUED);
-	/* NULL owners are refused. */
-	g_assert_cmpint(fake_qbuf(d, NULL, mem, 0), ==, -EINVAL);
-	g_assert_cmpint(fake_dqbuf(d, NULL, NULL), ==, -EINVAL);
-	g_assert_cmpint(vb_queue_streamon(d->q, NULL, CAP), ==, -EINVAL);
-	g_assert_cmpint(vb_queue_streamoff(d->q, NULL, CAP), ==, -EINVAL);
-	g_assert_cmpint(vb_queue_read(d->q, NULL, 1, true, &rdata), ==, -EINVAL);
-	g_assert_cmpint(vb_queue_prepare_buf(d->q, NULL, &b), ==, -EINVAL);
-	g_assert_cmpint(vb_queue_create_bufs(d->q, NULL, &cb), ==, -EINVAL);
-	vb_queue_release(d->q, NULL);
-	g_assert_true(vb_queue_owner(d->q) == A);
-	fake_assert_balanced(d);
-	fake_free(d);
-}
-
-static void
-test_owner_release(gconstpointer data)
-{
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
-	struct fake_drv *d = fake_new(SIZE);
-	unsigned int wakes;
-
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 4, NULL), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	fake_produce(d, VB_BUF_DONE);
-	g_assert_cmpint(vb_queue_mapped(d->q, 2, 1), ==, 1);
-	wakes = d->n_wake;
-	vb_queue_release(d->q, A);
-	g_assert_cmpuint(d->n_stop, ==, 1);
-	g_assert_cmpuint(d->n_cleanup, ==, 4);
-	g_assert_cmpuint(d->n_wake, ==, wakes + 1);
-	g_assert_null(vb_queue_owner(d->q));
-	g_assert_false(vb_queue_is_streaming(d->q));
-	g_assert_false(vb_queue_is_busy(d->q));
-	fake_assert_balanced(d);
-	/* Releasing the queue again does nothing. */
-	vb_queue_release(d->q, A);
-	g_assert_cmpuint(d->n_stop, ==, 1);
-	fake_free(d);
-
-	/* vb_queue_free() stops a streaming queue too. */
-	d = fake_new(SIZE);
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 4, NULL), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	vb_queue_free(d->q);
-	g_assert_cmpuint(d->n_stop, ==, 1);
-	g_assert_cmpuint(d->n_cleanup, ==, 4);
-	g_free(d);
-}
-
-static void
-test_qbuf_errors(gconstpointer data)
-{
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
-	struct fake_drv *d = fake_new(SIZE);
-	struct v4l2_buffer b = fake_vbuf(mem, 0);
-
-	/* No buffers at all. */
-	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, -EINVAL);
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 3, NULL), ==, 0);
-	b.index = 3;
-	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, -EINVAL);
-	b.index = UINT32_MAX;
-	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, -EINVAL);
-	b.index = 0;
-	b.type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
-	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, -EINVAL);
-	b.type = CAP;
-	b.memory = other_memory(mem);
-	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, -EINVAL);
-	b.memory = V4L2_MEMORY_DMABUF;
-	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, -EINVAL);
-	b.memory = mem;
-	g_assert_cmpuint(d->n_prepare, ==, 0);
-
-	/* A good QBUF returns the updated struct. */
-	b.flags = 0xffffffff;
-	b.bytesused = 1234;
-	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, 0);
-	g_assert_cmphex(b.flags, ==, V4L2_BUF_FLAG_QUEUED | V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC |
-			V4L2_BUF_FLAG_TSTAMP_SRC_EOF);
-	g_assert_cmpuint(b.length, ==, mem == V4L2_MEMORY_MMAP ? SIZE : FAKE_CLIENT_LEN);
-	g_assert_cmpuint(b.bytesused, ==, 0);
-	g_assert_cmpuint(b.m.offset, ==, querybuf(d, 0).m.offset);
-	g_assert_cmpuint(d->n_prepare, ==, 1);
-	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_QUEUED);
-	/* Double QBUF. */
-	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, -EINVAL);
-	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_QUEUED);
-	g_assert_cmpuint(d->n_prepare, ==, 1);
-	/* and while ACTIVE */
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_ACTIVE);
-	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, -EINVAL);
-	/* and while DONE */
-	fake_produce(d, VB_BUF_DONE);
-	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, -EINVAL);
-	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, 0);
-	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, 0);
-
-	/* buf_prepare failing: the buffer stays DEQUEUED. */
-	d->fail_prepare = -ENOEXEC;
-	g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, -ENOEXEC);
-	g_assert_cmpint(fake_state(d, 1), ==, VB_BUF_DEQUEUED);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, 0);
-	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
-	fake_assert_balanced(d);
-	fake_free(d);
-}
-
-static void
-test_dqbuf_errors(gconstpointer data)
-{
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
-	struct fake_drv *d = fake_new(SIZE);
-	struct v4l2_buffer b = { .type = CAP };
-
-	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EINVAL);	/* streaming off */
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 2, NULL), ==, 0);
-	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EINVAL);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
-	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EINVAL);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EAGAIN);	/* nothing done */
-	b.type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
-	fake_produce(d, VB_BUF_DONE);
-	g_assert_cmpint(vb_queue_dqbuf(d->q, A, &b), ==, -EINVAL);
-	g_assert_cmpint(fake_dqbuf(d, A, &b), ==, 0);
-	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EAGAIN);
-	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
-	fake_assert_balanced(d);
-	fake_free(d);
-}
-
-static void
-test_stream_cycle(gconstpointer data)
-{
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
-	struct fake_drv *d = fake_new(SIZE);
-	struct v4l2_buffer b;
-	uint64_t last_ts = 0;
-	unsigned int i, round;
-
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 4, NULL), ==, 0);
-	for (i = 0; i < 4; i++)
-		g_assert_cmpint(fake_qbuf(d, A, mem, i), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	g_assert_true(vb_queue_is_streaming(d->q));
-	g_assert_cmpuint(d->n_start, ==, 1);
-	g_assert_cmpuint(d->last_start_count, ==, 4);
-	g_assert_cmpuint(d->n_queue, ==, 4);
-	/* STREAMON twice is fine and starts nothing. */
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	g_assert_cmpuint(d->n_start, ==, 1);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, V4L2_BUF_TYPE_VIDEO_OUTPUT), ==, -EINVAL);
-
-	for (round = 0; round < 12; round++) {
-		unsigned int wakes = d->n_wake;
-		enum vb_buf_state st = round == 5 ? VB_BUF_ERROR : VB_BUF_DONE;
-		int index = fake_produce(d, st);
-		uint64_t ts;
-
-		g_assert_cmpint(index, ==, (int)(round % 4));
-		g_assert_cmpuint(d->n_wake, ==, wakes + 1);
-		g_assert_cmpint(fake_state(d, index), ==, st);
-		b = querybuf(d, index);
-		g_assert_true(b.flags & V4L2_BUF_FLAG_DONE);
-		g_assert_cmpint(fake_dqbuf(d, A, &b), ==, 0);
-		g_assert_cmpuint(b.index, ==, (unsigned int)index);
-		g_assert_cmpuint(b.sequence, ==, round);
-		g_assert_cmpuint(b.field, ==, V4L2_FIELD_NONE);
-		g_assert_cmpuint(b.memory, ==, mem);
-		g_assert_false(b.flags & (V4L2_BUF_FLAG_DONE | V4L2_BUF_FLAG_QUEUED));
-		g_assert_true(b.flags & V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC);
-		if (st == VB_BUF_ERROR) {
-			g_assert_true(b.flags & V4L2_BUF_FLAG_ERROR);
-		} else {
-			g_assert_false(b.flags & V4L2_BUF_FLAG_ERROR);
-			g_assert_cmpuint(b.bytesused, ==, SIZE);
-		}
-		ts = (uint64_t)b.timestamp.tv_sec * 1000000 + b.timestamp.tv_usec;
-		g_assert_cmpuint(ts, >, 0);
-		g_assert_cmpuint(ts, >=, last_ts);
-		last_ts = ts;
-		g_assert_cmpint(fake_state(d, index), ==, VB_BUF_DEQUEUED);
-		/* QUERYBUF keeps the frame's data after DQBUF */
-		b = querybuf(d, index);
-		g_assert_cmpuint(b.sequence, ==, round);
-		g_assert_cmpint(fake_qbuf(d, A, mem, index), ==, 0);
-		g_assert_cmpint(fake_state(d, index), ==, VB_BUF_ACTIVE);
-	}
-	/* Dropped frames leave a gap: 11 was the last one. */
-	vb_queue_skip_sequence(d->q, 3);
-	fake_produce(d, VB_BUF_DONE);
-	g_assert_cmpint(fake_dqbuf(d, A, &b), ==, 0);
-	g_assert_cmpuint(b.sequence, ==, 15);
-
-	/* Done buffers come out in completion order, not index order. */
-	{
-		struct vb_buffer *x = fake_pop(d), *y = fake_pop(d);
-
-		fake_complete_buffer(d, y, VB_BUF_DONE);
-		fake_complete_buffer(d, x, VB_BUF_DONE);
-		g_assert_cmpint(fake_dqbuf(d, A, &b), ==, 0);
-		g_assert_cmpuint(b.index, ==, vb_buffer_index(y));
-		g_assert_cmpint(fake_dqbuf(d, A, &b), ==, 0);
-		g_assert_cmpuint(b.index, ==, vb_buffer_index(x));
-	}
-
-	/* STREAMOFF: sequence restarts at 0. */
-	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
-	for (i = 0; i < 4; i++)
-		g_assert_cmpint(fake_qbuf(d, A, mem, i), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	fake_produce(d, VB_BUF_DONE);
-	g_assert_cmpint(fake_dqbuf(d, A, &b), ==, 0);
-	g_assert_cmpuint(b.sequence, ==, 0);
-	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
-	fake_assert_balanced(d);
-	fake_free(d);
-}
-
-/* buf_queue completing at once, and vb_buffer_done() refusals. */
-static void
-test_stream_sync_complete(gconstpointer data)
-{
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
-	struct fake_drv *d = fake_new(SIZE);
-	struct v4l2_buffer b;
-	struct vb_buffer *vb;
-
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 2, NULL), ==, 0);
-	d->complete_in_queue = true;
-	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_DONE);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, 0);
-	g_assert_cmpint(fake_state(d, 1), ==, VB_BUF_DONE);
-	g_assert_cmpint(fake_dqbuf(d, A, &b), ==, 0);
-	g_assert_cmpuint(b.index, ==, 0);
-	g_assert_cmpint(fake_dqbuf(d, A, &b), ==, 0);
-	g_assert_cmpuint(b.index, ==, 1);
-	d->complete_in_queue = false;
-
-	/* A buffer that is not ACTIVE is refused. */
-	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
-	vb = fake_pop(d);
-	vb_buffer_done(vb, VB_BUF_DONE);
-	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_DONE);
-	vb_buffer_done(vb, VB_BUF_DONE);		/* twice: refused */
-	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_DONE);
-	g_assert_cmpint(fake_dqbuf(d, A, &b), ==, 0);
-	vb_buffer_done(vb, VB_BUF_ERROR);		/* DEQUEUED: refused */
-	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_DEQUEUED);
-	/* An invalid completion state turns into ERROR (vb2). */
-	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
-	vb_buffer_done(fake_pop(d), VB_BUF_PREPARED);
-	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_ERROR);
-	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
-	fake_assert_balanced(d);
-	fake_free(d);
-}
-
-static void
-test_stream_deferred_start(gconstpointer data)
-{
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
-	struct fake_drv tmp = { 0 };
-	struct vb_queue_config cfg = fake_config(&tmp);
-	struct fake_drv *d;
-
-	cfg.min_queued_buffers = 3;
-	d = fake_new_with(&cfg, SIZE);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, -EINVAL);	/* no buffers */
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 2, NULL), ==, 0);
-	/* fewer buffers than min_queued_buffers: can never start */
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, -EINVAL);
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 4, NULL), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	g_assert_true(vb_queue_is_streaming(d->q));
-	g_assert_cmpuint(d->n_start, ==, 0);
-	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EAGAIN);
-	g_assert_cmpuint(vb_queue_poll(d->q, A, POLLIN), ==, POLLERR);	/* no QBUF yet */
-	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
-	g_assert_cmpuint(vb_queue_poll(d->q, A, POLLIN), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, 0);
-	g_assert_cmpuint(d->n_start, ==, 0);
-	g_assert_cmpint(fake_state(d, 1), ==, VB_BUF_QUEUED);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 2), ==, 0);
-	g_assert_cmpuint(d->n_start, ==, 1);
-	g_assert_cmpuint(d->last_start_count, ==, 3);
-	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_ACTIVE);
-	g_assert_cmpint(fake_state(d, 2), ==, VB_BUF_ACTIVE);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 3), ==, 0);
-	g_assert_cmpint(fake_state(d, 3), ==, VB_BUF_ACTIVE);
-	g_assert_cmpuint(d->n_start, ==, 1);
-	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
-	g_assert_cmpuint(d->n_stop, ==, 1);
-
-	/* STREAMOFF before the deferred start: no stop_streaming. */
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
-	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
-	g_assert_cmpuint(d->n_stop, ==, 1);
-	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_DEQUEUED);
-
-	/* The deferred start fails inside QBUF: that buffer is not queued. */
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	g_assert_cmpint(prepare(d, A, mem, 0), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 2), ==, 0);
-	d->fail_start = -EPERM;
-	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, -EPERM);
-	g_assert_false(vb_queue_is_streaming(d->q));
-	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_PREPARED);
-	g_assert_cmpint(fake_state(d, 1), ==, VB_BUF_QUEUED);
-	g_assert_cmpint(fake_state(d, 2), ==, VB_BUF_QUEUED);
-	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EINVAL);
-	/* The next STREAMON starts with what is queued. */
-	g_assert_cmpint(fake_qbuf(d, A, mem, 3), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	g_assert_cmpuint(d->last_start_count, ==, 3);
-	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
-	fake_assert_balanced(d);
-	fake_free(d);
-}
-
-static void
-test_stream_start_fails(gconstpointer data)
-{
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
-	struct fake_drv *d = fake_new(SIZE);
-	unsigned int i, wakes;
-
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 4, NULL), ==, 0);
-	for (i = 0; i < 3; i++)
-		g_assert_cmpint(fake_qbuf(d, A, mem, i), ==, 0);
-	d->fail_start = -EIO;
-	wakes = d->n_wake;
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, -EIO);
-	g_assert_cmpuint(d->n_wake, ==, wakes + 1);
-	g_assert_false(vb_queue_is_streaming(d->q));
-	g_assert_cmpuint(d->n_queue, ==, 3);		/* they were handed over... */
-	for (i = 0; i < 3; i++)				/* ...and given back QUEUED */
-		g_assert_cmpint(fake_state(d, i), ==, VB_BUF_QUEUED);
-	g_assert_cmpint(fake_state(d, 3), ==, VB_BUF_DEQUEUED);
-	g_assert_cmpint(vb_queue_debug_imbalance(d->q), ==, 0);
-	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EINVAL);
-	g_assert_cmpuint(vb_queue_poll(d->q, A, POLLIN), ==, POLLERR);
-	/* STREAMON again: a second chance with the same buffers. */
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	g_assert_cmpuint(d->last_start_count, ==, 3);
-	g_assert_cmpuint(d->n_active, ==, 3);
-	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
-	fake_assert_balanced(d);
-
-	/* A buggy driver keeps the buffers: they are reclaimed and counted. */
-	for (i = 0; i < 2; i++)
-		g_assert_cmpint(fake_qbuf(d, A, mem, i), ==, 0);
-	d->fail_start = -EIO;
-	d->start_keeps_buffers = true;
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, -EIO);
-	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_QUEUED);
-	g_assert_cmpint(fake_state(d, 1), ==, VB_BUF_QUEUED);
-	d->n_active = 0;
-	if (vb_queue_debug_counters(d->q, &(struct vb_debug_counters){ 0 }) == 0)
-		g_assert_cmpint(vb_queue_debug_imbalance(d->q), >, 0);
-	fake_free(d);
-}
-
-static void
-dqbuf_on_wake(struct fake_drv *d)
-{
-	int *results = d->user;
-	int r = fake_dqbuf(d, A, NULL);
-
-	results[r == -EINVAL ? 0 : r == 0 ? 1 : 2]++;
-}
-
-static void
-test_stream_streamoff(gconstpointer data)
-{
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
-	struct fake_drv *d = fake_new(SIZE);
-	int results[3] = { 0 };
-	unsigned int i, wakes;
-
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 4, NULL), ==, 0);
-	/* STREAMOFF without STREAMON: allowed, and resets queued buffers. */
-	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
-	g_assert_cmpint(prepare(d, A, mem, 1), ==, 0);
-	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
-	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_DEQUEUED);
-	g_assert_cmpint(fake_state(d, 1), ==, VB_BUF_DEQUEUED);
-	g_assert_cmpuint(d->n_stop, ==, 0);
-	g_assert_cmpint(vb_queue_streamoff(d->q, A, V4L2_BUF_TYPE_VIDEO_OUTPUT), ==, -EINVAL);
-
-	for (i = 0; i < 4; i++)
-		g_assert_cmpint(fake_qbuf(d, A, mem, i), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	fake_produce(d, VB_BUF_DONE);			/* 0 DONE, not dequeued */
-	/* A waiter parked in DQBUF retries from wake and gets EINVAL. */
-	d->on_wake = dqbuf_on_wake;
-	d->user = results;
-	wakes = d->n_wake;
-	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
-	g_assert_cmpuint(d->n_wake, >, wakes);
-	g_assert_cmpint(results[0], >, 0);
-	g_assert_cmpint(results[1], ==, 0);		/* the DONE buffer is dropped */
-	g_assert_cmpint(results[2], ==, 0);
-	d->on_wake = NULL;
-	g_assert_cmpuint(d->n_stop, ==, 1);
-	g_assert_cmpuint(d->n_active, ==, 0);
-	for (i = 0; i < 4; i++)
-		g_assert_cmpint(fake_state(d, i), ==, VB_BUF_DEQUEUED);
-	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EINVAL);
-
-	/* A buggy driver keeps buffers at stop: reclaimed, counted. */
-	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	fake_assert_balanced(d);
-	d->stop_keeps_buffers = true;
-	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
-	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_DEQUEUED);
-	if (vb_queue_debug_counters(d->q, &(struct vb_debug_counters){ 0 }) == 0)
-		g_assert_cmpint(vb_queue_debug_imbalance(d->q), >, 0);
-	fake_free(d);
-}
-
-static void
-test_stream_error(gconstpointer data)
-{
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
-	struct fake_drv *d = fake_new(SIZE);
-	unsigned int wakes;
-
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 3, NULL), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	fake_produce(d, VB_BUF_DONE);
-	wakes = d->n_wake;
-	vb_queue_set_error(d->q);
-	g_assert_cmpuint(d->n_wake, ==, wakes + 1);
-	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, -EIO);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 2), ==, -EIO);
-	g_assert_cmpint(prepare(d, A, mem, 2), ==, -EIO);
-	g_assert_cmpuint(vb_queue_poll(d->q, A, POLLIN | POLLRDNORM), ==, POLLERR);
-	/* STREAMOFF leaves the error state. */
-	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 2), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	g_assert_cmpuint(vb_queue_poll(d->q, A, POLLIN), ==, 0);
-	fake_produce(d, VB_BUF_DONE);
-	g_assert_cmpuint(vb_queue_poll(d->q, A, POLLIN), ==, POLLIN | POLLRDNORM);
-	g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, 0);
-	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
-
-	/* So does REQBUFS(0). */
-	vb_queue_set_error(d->q);
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 0, NULL), ==, 0);
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 2, NULL), ==, 0);
-	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
-	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-	g_assert_cmpuint(vb_queue_poll(d->q, A, POLLIN), ==, 0);
-	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
-	fake_assert_balanced(d);
-	fake_free(d);
-}
-
-static void
-test_prepare_buf(gconstpointer data)
-{
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
-	struct fake_drv *d = fake_new(SIZE);
-	struct v4l2_buffer b = fake_vbuf(mem, 0);
-
-	g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &b), ==, -EINVAL);	/* no buffers */
-	g_assert_cmpint(fake_reqbufs(d, A, mem, 2, NULL), ==, 0);
-	g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &b), ==, 0);
-	g_assert_true(b.flags & V4L2_BUF_FLAG_PREPARED);
-	g_assert_false(b.flags & V4L2_BUF_FLAG_QUEUED);
-	g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_PREPARED);
-	g_assert_true(querybuf(d, 0).flags & V4L2_BUF_FLAG_PREPARED);
-	g_assert_cmpuint(d->n_prepare, ==, 1);
-	/* Twice: EINVAL (vb2 "invalid buffer state"). */
-	g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &b), ==, -EINVAL);
-	/* QBUF of a prepared buffer does not prepare again. */
-	g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
-	g_assert_cmpuint(d->n_prepare, ==, 1);
-	g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &b), ==, -EINVAL);	/* QUEUED */
-	/* Failing preparation. */
-	b.index = 1;
-	d->fail_prepare = -EFAULT;
-	g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &b), ==, -EFAULT);
-	g_assert_cmpint(fake_state(d, 1), ==, VB_BUF_DEQUEUED);
-	b.index = 2;
-	g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &b), ==, -EINVAL);
-	b.index = 1;
-	b.type = 0;
-	g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &b), ==, -EINVAL);
-	b.type = CAP;
-	b.memory = other_memory(mem);
-	g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &b), ==, -EINVAL);
-	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
-	fake_assert_balanced(d);
-	fake_free(d);
-
-	/* Without buf_prepare: straight to PREPARED/QUEUED. */
-	{
-		struct fake_drv tmp = { 0 };
-		struct vb_queue_config cfg = fake_config(&tmp);
-
-		cfg.ops = &fake_min_ops;
-		d = fake_new_with(&cfg, SIZE);
-		g_assert_cmpint(fake_reqbufs(d, A, mem, 2, NULL), ==, 0);
-		b = fake_vbuf(mem, 0);
-		g_assert_cmpint(vb_queue_prepare_buf(d->q, A, &b), ==, 0);
-		g_assert_cmpint(fake_state(d, 0), ==, VB_BUF_PREPARED);
-		g_assert_cmpint(fake_qbuf(d, A, mem, 0), ==, 0);
-		g_assert_cmpint(fake_qbuf(d, A, mem, 1), ==, 0);
-		g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
-		fake_produce(d, VB_BUF_DONE);
-		g_assert_cmpint(fake_dqbuf(d, A, NULL), ==, 0);
-		/* no stop_streaming op: the queue reclaims, and counts that */
-		g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
-		g_assert_cmpint(fake_state(d, 1), ==, VB_BUF_DEQUEUED);
-		d->n_active = 0;
-		vb_queue_free(d->q);
-		g_free(d);
-	}
 }
 
 static void
@@ -1146,7 +536,7 @@ test_userptr(void)
 	int fd;
 
 	g_assert_cmpint(fake_reqbufs(d, A, UPTR, 2, NULL), ==, 0);
-	b = querybuf(d, 0);
+	b = fake_querybuf(d, 0);
 	g_assert_cmpuint(b.memory, ==, UPTR);
 	g_assert_cmpuint(b.m.userptr, ==, 0);
 	g_assert_cmpuint(b.length, ==, SIZE);
@@ -1170,7 +560,7 @@ test_userptr(void)
 	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, 0);
 	g_assert_cmpuint(b.m.userptr, ==, (unsigned long)client);
 	g_assert_cmpuint(b.length, ==, 2 * SIZE);
-	b = querybuf(d, 0);
+	b = fake_querybuf(d, 0);
 	g_assert_cmpuint(b.m.userptr, ==, (unsigned long)client);
 	g_assert_cmpuint(b.length, ==, 2 * SIZE);
 	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, -EINVAL);	/* double */
@@ -1180,7 +570,7 @@ test_userptr(void)
 	b = (struct v4l2_buffer){ .index = 1, .type = CAP, .memory = UPTR,
 				  .m.userptr = (unsigned long)client + 1, .length = SIZE };
 	g_assert_cmpint(vb_queue_qbuf(d->q, A, &b), ==, -EFAULT);
-	g_assert_cmpuint(querybuf(d, 1).m.userptr, ==, 0);
+	g_assert_cmpuint(fake_querybuf(d, 1).m.userptr, ==, 0);
 
 	/*
 	 * Completion fills the staging memfd, the only copy: the client's
@@ -1243,7 +633,7 @@ test_mmap_seals(void)
 	int fd, seals;
 
 	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 2, NULL), ==, 0);
-	b = querybuf(d, 1);
+	b = fake_querybuf(d, 1);
 	g_assert_cmpint(vb_queue_mmap_fd(d->q, b.m.offset, b.length, &fd, &index), ==, 0);
 	g_assert_cmpint(fcntl(fd, F_GETFD), ==, FD_CLOEXEC);
 	seals = fcntl(fd, F_GET_SEALS);
@@ -1293,8 +683,8 @@ test_mmap_lookup(void)
 	/* No buffers: nothing to find. */
 	g_assert_cmpint(vb_queue_mmap_fd(d->q, 0, SIZE, &fd, &index), ==, -EINVAL);
 	g_assert_cmpint(fake_reqbufs(d, A, MMAP, 3, NULL), ==, 0);
-	b0 = querybuf(d, 0);
-	b2 = querybuf(d, 2);
+	b0 = fake_querybuf(d, 0);
+	b2 = fake_querybuf(d, 2);
 	g_assert_cmpint(vb_queue_mmap_fd(d->q, b2.m.offset, SIZE, &fd, &index), ==, 0);
 	g_assert_cmpuint(index, ==, 2);
 	close(fd);
@@ -1319,15 +709,15 @@ test_mmap_lookup(void)
 	/* Mapping counts become V4L2_BUF_FLAG_MAPPED. */
 	g_assert_cmpint(vb_queue_mapped(d->q, 0, 1), ==, 1);
 	g_assert_cmpint(vb_queue_mapped(d->q, 0, 1), ==, 2);
-	g_assert_true(querybuf(d, 0).flags & V4L2_BUF_FLAG_MAPPED);
-	g_assert_false(querybuf(d, 1).flags & V4L2_BUF_FLAG_MAPPED);
+	g_assert_true(fake_querybuf(d, 0).flags & V4L2_BUF_FLAG_MAPPED);
+	g_assert_false(fake_querybuf(d, 1).flags & V4L2_BUF_FLAG_MAPPED);
 	g_assert_cmpint(fake_qbuf(d, A, MMAP, 0), ==, 0);
 	g_assert_cmpint(vb_queue_streamon(d->q, A, CAP), ==, 0);
 	fake_produce(d, VB_BUF_DONE);
 	g_assert_cmpint(fake_dqbuf(d, A, &b), ==, 0);
 	g_assert_true(b.flags & V4L2_BUF_FLAG_MAPPED);
 	g_assert_cmpint(vb_queue_mapped(d->q, 0, -2), ==, 0);
-	g_assert_false(querybuf(d, 0).flags & V4L2_BUF_FLAG_MAPPED);
+	g_assert_false(fake_querybuf(d, 0).flags & V4L2_BUF_FLAG_MAPPED);
 	g_assert_cmpint(vb_queue_mapped(d->q, 0, -1), ==, -EINVAL);
 	g_assert_cmpint(vb_queue_mapped(d->q, 3, 1), ==, -EINVAL);
 	g_assert_cmpint(vb_queue_streamoff(d->q, A, CAP), ==, 0);
@@ -1339,19 +729,6 @@ test_mmap_lookup(void)
 	g_assert_cmpint(vb_queue_mmap_fd(d->q, b2.m.offset, SIZE, &fd, &index), ==, -EINVAL);
 	fake_assert_balanced(d);
 	fake_free(d);
-}
-
-/* Run @fn once with MMAP and once with USERPTR buffers. */
-static void
-add_both(const char *name, GTestDataFunc fn)
-{
-	char *path = g_strdup_printf("/vb/%s/mmap", name);
-
-	g_test_add_data_func(path, GUINT_TO_POINTER(V4L2_MEMORY_MMAP), fn);
-	g_free(path);
-	path = g_strdup_printf("/vb/%s/userptr", name);
-	g_test_add_data_func(path, GUINT_TO_POINTER(V4L2_MEMORY_USERPTR), fn);
-	g_free(path);
 }
 
 int
@@ -1370,17 +747,6 @@ main(int argc, char **argv)
 	g_test_add_func("/vb/reqbufs/setup-fail", test_reqbufs_setup_fail);
 	g_test_add_func("/vb/reqbufs/size-overflow", test_reqbufs_size_overflow);
 	g_test_add_func("/vb/create-bufs", test_create_bufs);
-	add_both("owner/ebusy", test_owner_ebusy);
-	add_both("owner/release", test_owner_release);
-	add_both("qbuf/errors", test_qbuf_errors);
-	add_both("dqbuf/errors", test_dqbuf_errors);
-	add_both("stream/cycle", test_stream_cycle);
-	add_both("stream/sync-complete", test_stream_sync_complete);
-	add_both("stream/deferred-start", test_stream_deferred_start);
-	add_both("stream/start-fails", test_stream_start_fails);
-	add_both("stream/streamoff", test_stream_streamoff);
-	add_both("stream/error", test_stream_error);
-	add_both("prepare-buf", test_prepare_buf);
 	g_test_add_func("/vb/poll", test_poll);
 	g_test_add_func("/vb/userptr", test_userptr);
 	g_test_add_func("/vb/mmap/seals", test_mmap_seals);

@@ -16,14 +16,8 @@
 #include "videobuf.h"
 #include "vb-fake-driver.h"
 
-#define CAP V4L2_BUF_TYPE_VIDEO_CAPTURE
-#define MMAP V4L2_MEMORY_MMAP
 #define CHUNK 131072u			/* one FUSE_READ at most */
 #define FRAME (600u * 1024u)		/* 600 KiB: 4 full chunks + 90112 bytes */
-
-static int owner_a, owner_b;
-#define A ((const void *)&owner_a)
-#define B ((const void *)&owner_b)
 
 /* What fake_fill() wrote at @off of buffer @index. */
 static uint8_t

@@ -17,12 +17,6 @@
 #include "queue-private.h"
 #include "vb-fake-driver.h"
 
-#define CAP V4L2_BUF_TYPE_VIDEO_CAPTURE
-#define MMAP V4L2_MEMORY_MMAP
-
-static int owner_a;
-#define A ((const void *)&owner_a)
-
 /* docs/videobuf.md, "Legal transitions". */
 static bool
 expected_legal(enum vb_buf_state from, enum vb_buf_state to)

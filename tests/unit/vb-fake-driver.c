@@ -263,6 +263,7 @@ fake_reqbufs(struct fake_drv *d, const void *owner, uint32_t memory, unsigned in
 	return r;
 }
 
+int fake_owners[2];
 uint8_t fake_client_mem[VB_MAX_BUFFERS][FAKE_CLIENT_LEN];
 
 struct v4l2_buffer
@@ -287,6 +288,39 @@ fake_qbuf(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int i
 	struct v4l2_buffer b = fake_vbuf(memory, index);
 
 	return vb_queue_qbuf(d->q, owner, &b);
+}
+
+int
+fake_prepare(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int index)
+{
+	struct v4l2_buffer b = fake_vbuf(memory, index);
+
+	return vb_queue_prepare_buf(d->q, owner, &b);
+}
+
+struct v4l2_buffer
+fake_querybuf(struct fake_drv *d, unsigned int index)
+{
+	struct v4l2_buffer b = { .index = index, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+
+	g_assert_cmpint(vb_queue_querybuf(d->q, &b), ==, 0);
+	return b;
+}
+
+uint32_t
+fake_other_memory(uint32_t memory)
+{
+	return memory == V4L2_MEMORY_MMAP ? V4L2_MEMORY_USERPTR : V4L2_MEMORY_MMAP;
+}
+
+void
+fake_stream(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int count,
+	    unsigned int queued)
+{
+	g_assert_cmpint(fake_reqbufs(d, owner, memory, count, NULL), ==, 0);
+	for (unsigned int i = 0; i < queued; i++)
+		g_assert_cmpint(fake_qbuf(d, owner, memory, i), ==, 0);
+	g_assert_cmpint(vb_queue_streamon(d->q, owner, V4L2_BUF_TYPE_VIDEO_CAPTURE), ==, 0);
 }
 
 int

@@ -20,6 +20,14 @@
 
 #include "videobuf.h"
 
+/* Short names the vb-* tests share: the capture type, the memory types, two handles. */
+#define CAP V4L2_BUF_TYPE_VIDEO_CAPTURE
+#define MMAP V4L2_MEMORY_MMAP
+#define UPTR V4L2_MEMORY_USERPTR
+extern int fake_owners[2];
+#define A ((const void *)&fake_owners[0])
+#define B ((const void *)&fake_owners[1])
+
 struct fake_drv {
 	struct vb_queue *q;
 
@@ -98,8 +106,17 @@ extern uint8_t fake_client_mem[VB_MAX_BUFFERS][FAKE_CLIENT_LEN];
 /* A QBUF/PREPARE_BUF argument; USERPTR buffers point into fake_client_mem. */
 struct v4l2_buffer fake_vbuf(uint32_t memory, unsigned int index);
 int fake_qbuf(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int index);
+/* PREPARE_BUF of buffer @index with @memory. */
+int fake_prepare(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int index);
+/* QUERYBUF of capture buffer @index, asserted to succeed. */
+struct v4l2_buffer fake_querybuf(struct fake_drv *d, unsigned int index);
+/* The memory type (MMAP or USERPTR) a test does not use. */
+uint32_t fake_other_memory(uint32_t memory);
 /* DQBUF; the buffer goes to *@ret (may be NULL) whatever the result. */
 int fake_dqbuf(struct fake_drv *d, const void *owner, struct v4l2_buffer *ret);
+/* REQBUFS(@count) of @memory, QBUF buffers 0 .. @queued - 1, STREAMON: each must succeed. */
+void fake_stream(struct fake_drv *d, const void *owner, uint32_t memory, unsigned int count,
+		 unsigned int queued);
 int fake_state(struct fake_drv *d, unsigned int index);	/* vb_queue_buffer_state() */
 /* No imbalance, and the queue's debug counters agree with ours. */
 void fake_assert_balanced(struct fake_drv *d);

@@ -43,32 +43,22 @@
 #include <unistd.h>
 #include <linux/videodev2.h>
 
+#include "vm-client.h"
+
 #define MAX_HANDLES 4096
 #define STREAM_BUFS 8	/* 800 ms of slack at 10 fps under TCG */
 
 static int
 fail(const char *what, int err)
 {
-	printf("error: %s: %s (%s)\n", what, strerrorname_np(err) ? strerrorname_np(err) : "?",
-	       strerror(err));
+	printf("error: %s: %s (%s)\n", what, vm_errno_name(err), strerror(err));
 	return 1;
-}
-
-static const char *
-ename(int err)
-{
-	const char *n = strerrorname_np(err);
-
-	return n ? n : "?";
 }
 
 static double
 now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+	return vm_clock_seconds(CLOCK_MONOTONIC) * 1e3;
 }
 
 /* Block until SIGUSR1 or SIGTERM (both blocked by the caller). */
@@ -119,7 +109,7 @@ do_opens(const char *dev, long n, long max)
 		int fd = open(dev, O_RDWR | O_CLOEXEC);
 
 		if (fd < 0) {
-			printf("limit-open=%ld errno=%s\n", i + 1, ename(errno));
+			printf("limit-open=%ld errno=%s\n", i + 1, vm_errno_name(errno));
 			break;
 		}
 		fds[opened++] = fd;
@@ -174,7 +164,7 @@ do_reqbufs(const char *dev, long count, long handles)
 		int r = xioctl(fds[i], VIDIOC_REQBUFS, &rb);
 
 		if (r < 0) {
-			printf("handle=%ld reqbufs=%ld errno=%s\n", i, count, ename(-r));
+			printf("handle=%ld reqbufs=%ld errno=%s\n", i, count, vm_errno_name(-r));
 			continue;
 		}
 		for (uint32_t b = 0; b < rb.count; b++) {
@@ -386,7 +376,7 @@ do_intr(const char *dev, double seconds, const char *how, long usec, long min_ei
 	setitimer(ITIMER_REAL, &it, NULL);
 	printf("calls=%ld eintr=%ld ok=%ld other=%ld%s%s alarms=%ld max-call-ms=%.1f s=%.1f\n",
 	       calls, eintr, ok, other, other ? " other-errno=" : "",
-	       other ? ename(other_errno) : "", (long)alarms, max_ms, (now_ms() - start) / 1e3);
+	       other ? vm_errno_name(other_errno) : "", (long)alarms, max_ms, (now_ms() - start) / 1e3);
 	close(fd);
 	return other ? 1 : 0;
 }

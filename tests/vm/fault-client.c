@@ -43,6 +43,8 @@
 #include <unistd.h>
 #include <linux/videodev2.h>
 
+#include "vm-client.h"
+
 #define N_BUFS 3
 
 struct opts {
@@ -51,36 +53,11 @@ struct opts {
 	bool classify;
 };
 
-static double
-now_real(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static double
-now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static const char *
-err_name(int e)
-{
-	const char *n = strerrorname_np(e);
-
-	return n ? n : "?";
-}
-
 static int
 end_errno(const char *what, int e)
 {
-	printf("END what=%s errno=%s (%s) t=%.3f\n", what, err_name(e), strerror(e), now_real());
+	printf("END what=%s errno=%s (%s) t=%.3f\n", what, vm_errno_name(e), strerror(e),
+	       vm_clock_seconds(CLOCK_REALTIME));
 	fflush(stdout);
 	return 3;
 }
@@ -107,7 +84,7 @@ print_frame(long n, long seq, size_t bytes, const uint8_t *buf, const struct v4l
 	    const struct opts *o)
 {
 	printf("frame %ld seq=%ld bytes=%zu%s%s t=%.3f\n", n, seq, bytes, o->classify ? " " : "",
-	       o->classify ? classify(buf, bytes, pix) : "", now_real());
+	       o->classify ? classify(buf, bytes, pix) : "", vm_clock_seconds(CLOCK_REALTIME));
 	fflush(stdout);
 }
 
@@ -160,7 +137,7 @@ run_read(const char *dev, bool nonblock, const struct opts *o)
 				printf("END what=poll revents=0x%x%s%s%s t=%.3f\n", p.revents,
 				       p.revents & POLLERR ? " POLLERR" : "",
 				       p.revents & POLLHUP ? " POLLHUP" : "",
-				       p.revents & POLLNVAL ? " POLLNVAL" : "", now_real());
+				       p.revents & POLLNVAL ? " POLLNVAL" : "", vm_clock_seconds(CLOCK_REALTIME));
 				fflush(stdout);
 				return 3;
 			}
@@ -171,7 +148,7 @@ run_read(const char *dev, bool nonblock, const struct opts *o)
 		if (got < 0)
 			return end_errno("read", errno);
 		if (got == 0) {
-			printf("END what=read eof t=%.3f\n", now_real());
+			printf("END what=read eof t=%.3f\n", vm_clock_seconds(CLOCK_REALTIME));
 			fflush(stdout);
 			return 3;
 		}
@@ -323,8 +300,8 @@ run_park_kill(char **argv)
 	}
 	/* Parked means blocked in the call: sample it there for 500 ms, and
 	 * on until the go-ahead. */
-	deadline = now_mono() + 0.5;
-	while (now_mono() < deadline || !go) {
+	deadline = vm_clock_seconds(CLOCK_MONOTONIC) + 0.5;
+	while (vm_clock_seconds(CLOCK_MONOTONIC) < deadline || !go) {
 		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
 
 		add_state(before, sizeof(before), proc_state(pid));
@@ -334,10 +311,10 @@ run_park_kill(char **argv)
 			sleep_s(0.005);
 	}
 	kill(pid, SIGKILL);
-	t_kill = now_mono();
+	t_kill = vm_clock_seconds(CLOCK_MONOTONIC);
 	for (;;) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
-		double t = now_mono();
+		double t = vm_clock_seconds(CLOCK_MONOTONIC);
 		char s;
 
 		if (w == pid)
@@ -357,9 +334,9 @@ run_park_kill(char **argv)
 		sleep_s(0.0002);
 	}
 	if (t_d)
-		d_total += now_mono() - t_d;
+		d_total += vm_clock_seconds(CLOCK_MONOTONIC) - t_d;
 	printf("parked-states=%s after-kill-states=%s reap-ms=%.1f d-ms=%.1f signal=%d\n", before,
-	       after[0] ? after : "-", (now_mono() - t_kill) * 1e3, d_total * 1e3,
+	       after[0] ? after : "-", (vm_clock_seconds(CLOCK_MONOTONIC) - t_kill) * 1e3, d_total * 1e3,
 	       WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	return 0;
 }

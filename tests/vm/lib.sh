@@ -6,6 +6,9 @@
 #
 #	. "$V4L2CUSE_SRC/tests/vm/lib.sh"
 #
+# Set here: daemon, ctl and run (the built v4l2cuse, v4l2cuse-ctl and
+# v4l2cuse-run) and R (V4L2CUSE_RESULTS).
+#
 # Environment set by the VM (all absolute paths, the same inside and outside):
 #	V4L2CUSE_SRC      checkout root (read-only in the VM; also the cwd)
 #	V4L2CUSE_BUILD    meson build directory (read-only in the VM)
@@ -34,6 +37,13 @@ if [[ -n ${V4L2CUSE_TEST_FASTPATH:-} ]]; then
 	export V4L2CUSE_FASTPATH=$V4L2CUSE_TEST_FASTPATH
 	echo "# V4L2CUSE_FASTPATH=$V4L2CUSE_FASTPATH"
 fi
+
+# The programs under test and this script's results directory, by the
+# names every script uses.
+daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
+ctl=$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl
+run=$V4L2CUSE_BUILD/preload/v4l2cuse-run
+R=$V4L2CUSE_RESULTS
 
 _vm_n=0
 _vm_failed=0
@@ -84,6 +94,72 @@ check()
 		not_ok "$desc" "exit status $rc: $*"
 	fi
 	return 0
+}
+
+# py_checks CMD [ARGS...]: run CMD (e.g. `python3 - ARGS` with the script on
+# stdin); each "PASS text" or "FAIL text" line it prints becomes ok/not_ok,
+# other lines are comments, and a non-zero exit status is a failure of its own.
+py_checks()
+{
+	local line out rc=0
+	out=$("$@" 2>&1) || rc=$?
+	while IFS= read -r line; do
+		case $line in
+		PASS\ *) ok "${line#PASS }" ;;
+		FAIL\ *) not_ok "${line#FAIL }" ;;
+		*) diag "  $line" ;;
+		esac
+	done <<<"$out"
+	((rc == 0)) || not_ok "$1 ran to the end" "exit status $rc"
+}
+
+# vm_compliance DESC OUT TIMEOUT_S CMD...: run CMD (a v4l2-compliance
+# command line, maybe under v4l2cuse-run) with its output in OUT; a check
+# that its summary says 0 failures and 0 warnings, the fail: and warn: lines
+# shown if not.
+vm_compliance()
+{
+	local desc=$1 out=$2 secs=$3 total
+	shift 3
+	timeout "$secs" "$@" >"$out" 2>&1 || true
+	total=$(grep -E '^Total for ' "$out" | tail -1 || true)
+	if grep -qE '^Total for .*Failed: 0, Warnings: 0' <<<"$total"; then
+		ok "$desc: $total"
+	else
+		not_ok "$desc: 0 failures, 0 warnings" "$total"
+		grep -E 'fail:|warn:' "$out" | head -40 | sed 's/^/#   /'
+	fi
+}
+
+# vm_term_check DESC PID TIMEOUT_S: SIGTERM to PID (a child of the script);
+# a check that it exits within TIMEOUT_S with status 0 (status 124 if it
+# did not exit in time: it is left to the cleanups then, not waited for).
+vm_term_check()
+{
+	local desc=$1 pid=$2 rc=0
+	kill -TERM "$pid"
+	timeout "$3" tail --pid="$pid" -f /dev/null || rc=124
+	((rc == 124)) || wait "$pid" || rc=$?
+	if ((rc == 0)); then ok "$desc"; else not_ok "$desc" "status $rc"; fi
+}
+
+# vm_start_daemon NODE... -- ARG...: v4l2cuse with ARGs in the background
+# (its output in $R/daemon.log, its pid in daemon_pid, stopped at exit);
+# bails out unless every /dev/NODE appears within 120 s.
+vm_start_daemon()
+{
+	local nodes=() n
+	while (($# > 0)) && [[ $1 != -- ]]; do
+		nodes+=("$1")
+		shift
+	done
+	shift
+	"$daemon" "$@" >"$R/daemon.log" 2>&1 &
+	daemon_pid=$!
+	vm_on_exit kill "$daemon_pid"
+	for n in "${nodes[@]}"; do
+		vm_wait_node "/dev/$n" 120 || bail_out "/dev/$n did not appear: $(tail -5 "$R/daemon.log")"
+	done
 }
 
 # bail_out MSG: stop the script now (cleanups still run); fails the test.
@@ -239,7 +315,7 @@ vm_wait_idle()
 {
 	local end=$((SECONDS + 120)) s=
 	while :; do
-		if s=$(timeout 30 "$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl" stats) &&
+		if s=$(timeout 30 "$ctl" stats) &&
 			awk -v ids=" $* " '
 				/^\[device / { id = substr($0, 9, length($0) - 9)
 					dev = ids == "  " || index(ids, " " id " ") > 0; next }

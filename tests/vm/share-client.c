@@ -37,6 +37,8 @@
 
 #include <linux/videodev2.h>
 
+#include "vm-client.h"
+
 #define NBUF 4		/* asked for; a device may give more (min-buffers=) */
 #define MAX_BUFS 32
 
@@ -89,15 +91,6 @@ static const struct bars kinds[] = {
 };
 
 static const struct bars *kind = &kinds[0];	/* NULL: whole frames only */
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static int
 xioctl(int fd, unsigned long req, void *arg)
@@ -192,7 +185,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: not YUYV\n", argv[1]);
 		return 1;
 	}
-	start = now();
+	start = vm_clock_seconds(CLOCK_MONOTONIC);
 	if (!use_mmap) {
 		size_t size = fmt.fmt.pix.sizeimage;
 		uint8_t *buf = malloc(size + 1);
@@ -269,7 +262,7 @@ main(int argc, char **argv)
 	}
 	printf("share-client dev=%s mode=%s frames=%u whole=%u bars=%u gaps=%u seq_first=%lld "
 	       "seq_last=%lld start=%.3f end=%.3f\n", argv[1], argv[2], frames, whole, bars, gaps,
-	       seq_first, seq_last, start, now());
+	       seq_first, seq_last, start, vm_clock_seconds(CLOCK_MONOTONIC));
 	close(fd);
 	return (frames == want || (!want && stop)) && whole == frames &&
 	       (uint64_t)bars * 100 >= (uint64_t)frames * (kind ? kind->percent : 100) ? 0 : 1;

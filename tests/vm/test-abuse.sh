@@ -28,11 +28,7 @@
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
-ctl=$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl
-run=$V4L2CUSE_BUILD/preload/v4l2cuse-run
 client=$V4L2CUSE_BUILD/tests/vm/abuse-client
-R=$V4L2CUSE_RESULTS
 T=$(mktemp -d)
 F=$R/abuse-figures.txt
 : >"$F"

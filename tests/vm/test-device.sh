@@ -9,7 +9,6 @@ set -euo pipefail
 
 vm_require v4l2-ctl python3
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
 log=$V4L2CUSE_RESULTS/daemon.log
 
 # expect_fail DESC PATTERN CMD...: CMD exits non-zero and its stderr matches
@@ -86,13 +85,7 @@ expect_fail "second daemon: name taken (CUSE abort detected)" "already taken" \
 check "the first daemon still serves" v4l2-ctl -d /dev/video42 --info
 
 # 5. SIGTERM: clean exit, the node disappears.
-kill -TERM "$pid"
-set +e
-timeout 10 tail --pid="$pid" -f /dev/null
-wait "$pid"
-rc=$?
-set -e
-if ((rc == 0)); then ok "daemon exits 0 on SIGTERM"; else not_ok "daemon exits 0 on SIGTERM" "status $rc"; fi
+vm_term_check "daemon exits 0 on SIGTERM" "$pid" 10
 gone=no
 for _ in $(seq 50); do
 	[[ -e /dev/video42 ]] || { gone=yes; break; }

@@ -23,11 +23,7 @@ set -euo pipefail
 
 vm_require v4l2-ctl || bail_out "tools missing"
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
-ctl=$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl
-run=$V4L2CUSE_BUILD/preload/v4l2cuse-run
 client=$V4L2CUSE_BUILD/tests/vm/fault-client
-R=$V4L2CUSE_RESULTS
 T=$(mktemp -d)
 cycles=${V4L2CUSE_TEST_FAULT_CYCLES:-3}
 # All by default; a subset for a long run of one part (parked daemon-kill unplug).

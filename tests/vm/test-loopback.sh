@@ -24,12 +24,8 @@
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
-ctl=$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl
-run=$V4L2CUSE_BUILD/preload/v4l2cuse-run
 client=$V4L2CUSE_BUILD/tests/vm/share-client
 writer=$V4L2CUSE_SRC/tests/vm/lb-writer.py
-R=$V4L2CUSE_RESULTS
 T=$(mktemp -d)
 
 vm_require v4l2-ctl v4l2-compliance ffmpeg python3 || bail_out "missing programs"
@@ -55,12 +51,7 @@ size = 320x240
 frame-rate = 15
 min-buffers = 6
 CONF
-"$daemon" --config "$T/v4l2cuse.conf" >"$R/daemon.log" 2>&1 &
-daemon_pid=$!
-vm_on_exit kill "$daemon_pid"
-for n in 42 43 44 45; do
-	vm_wait_node /dev/video$n 120 || bail_out "/dev/video$n did not appear: $(tail -5 "$R/daemon.log")"
-done
+vm_start_daemon video42 video43 video44 video45 -- --config "$T/v4l2cuse.conf"
 
 # ctl_row: the lb device's row and its indented lines.
 ctl_rows()
@@ -68,19 +59,24 @@ ctl_rows()
 	"$ctl" list 2>&1 | sed -n '/^lb /,/^[^ ]/p' | sed '/^[^ l]/d'
 }
 
-# py_checks: run a PASS/FAIL printing command; each line becomes ok/not_ok.
-py_checks()
+# start_ffmpeg SIZE PIX_FMT LOG: an ffmpeg writer of testsrc2 on /dev/video43
+# (10 minutes at most, stopped at exit); its pid in ffpid.
+start_ffmpeg()
 {
-	local line out rc=0
-	out=$("$@" 2>&1) || rc=$?
-	while IFS= read -r line; do
-		case $line in
-		PASS\ *) ok "${line#PASS }" ;;
-		FAIL\ *) not_ok "${line#FAIL }" ;;
-		*) diag "  $line" ;;
-		esac
-	done <<<"$out"
-	((rc == 0)) || not_ok "$1 ran to the end" "exit status $rc"
+	ffmpeg -nostdin -loglevel error -re -f lavfi -i "testsrc2=size=$1" -pix_fmt "$2" \
+		-t 600 -f v4l2 /dev/video43 >"$R/$3" 2>&1 &
+	ffpid=$!
+	vm_on_exit kill "$ffpid"
+}
+
+# wait_writer ERE [TIMEOUT_S]: until the lb device's rows in v4l2cuse-ctl list
+# match ERE (default 300 s); the checks that follow tell if it never did.
+wait_writer()
+{
+	local end=$((SECONDS + ${2:-300}))
+	until ctl_rows | grep -qE "$1" || ((SECONDS > end)); do
+		sleep 1
+	done
 }
 
 # --- 1. before any writer ------------------------------------------------------------
@@ -95,15 +91,10 @@ check "v4l2cuse-ctl list: SIGNAL lost, no writer yet" bash -c \
 
 # --- 2. ffmpeg writes, two readers ----------------------------------------------------
 
-ffmpeg -nostdin -loglevel error -re -f lavfi -i testsrc2=size=640x480 -pix_fmt yuyv422 \
-	-t 600 -f v4l2 /dev/video43 >"$R/ffmpeg-1.log" 2>&1 &
-ff1=$!
-vm_on_exit kill "$ff1"
+start_ffmpeg 640x480 yuyv422 ffmpeg-1.log
+ff1=$ffpid
 # ffmpeg takes seconds to start under TCG: wait until it writes.
-end=$((SECONDS + 300))
-until ctl_rows | grep -q 'connected, pid [0-9]* (ffmpeg), 640x480/YUYV' || ((SECONDS > end)); do
-	sleep 1
-done
+wait_writer 'connected, pid [0-9]+ \(ffmpeg\), 640x480/YUYV'
 sleep 1
 "$client" /dev/video42 read 30 0 testsrc2 >"$T/r1.out" 2>&1 &
 r1=$!
@@ -132,10 +123,7 @@ wait "$ff1" 2>/dev/null || true
 gst=$!
 vm_on_exit kill "$gst"
 # gst-launch takes a minute or two to start under TCG.
-end=$((SECONDS + 400))
-until ctl_rows | grep -qE 'connected, pid [0-9]+ \(.*\), 320x240/YUYV' || ((SECONDS > end)); do
-	sleep 2
-done
+wait_writer 'connected, pid [0-9]+ \(.*\), 320x240/YUYV' 400
 ctl_rows >"$R/list-gst.txt"
 sed 's/^/#   /' "$R/list-gst.txt"
 check "v4l2cuse-ctl list: a writer connected, 320x240/YUYV" \
@@ -145,14 +133,9 @@ check "a GStreamer v4l2sink writer under v4l2cuse-run feeds a reader (20 blue fr
 	timeout 120 "$client" /dev/video42 read 20 0 blue
 kill "$gst"
 wait "$gst" 2>/dev/null || true
-ffmpeg -nostdin -loglevel error -re -f lavfi -i testsrc2=size=640x480 -pix_fmt yuyv422 \
-	-t 600 -f v4l2 /dev/video43 >"$R/ffmpeg-1b.log" 2>&1 &
-ff1=$!
-vm_on_exit kill "$ff1"
-end=$((SECONDS + 300))
-until ctl_rows | grep -q 'connected, pid [0-9]* (ffmpeg), 640x480/YUYV' || ((SECONDS > end)); do
-	sleep 1
-done
+start_ffmpeg 640x480 yuyv422 ffmpeg-1b.log
+ff1=$ffpid
+wait_writer 'connected, pid [0-9]+ \(ffmpeg\), 640x480/YUYV'
 
 # --- 3. the writer changes under a streaming reader --------------------------------------
 
@@ -162,15 +145,10 @@ sleep 5
 kill "$ff1"
 wait "$ff1" 2>/dev/null || true
 sleep 2
-ffmpeg -nostdin -loglevel error -re -f lavfi -i testsrc2=size=320x240 -pix_fmt yuv420p \
-	-t 600 -f v4l2 /dev/video43 >"$R/ffmpeg-2.log" 2>&1 &
-ff2=$!
-vm_on_exit kill "$ff2"
+start_ffmpeg 320x240 yuv420p ffmpeg-2.log
+ff2=$ffpid
 # (ffmpeg takes seconds to start under TCG: the reader may finish before.)
-end=$((SECONDS + 300))
-until ctl_rows | grep -q 'connected, pid [0-9]* (ffmpeg), 320x240/YU12' || ((SECONDS > end)); do
-	sleep 1
-done
+wait_writer 'connected, pid [0-9]+ \(ffmpeg\), 320x240/YU12'
 st=0
 wait "$long" || st=$?
 sed 's/^/#   /' "$T/long.out"

@@ -25,12 +25,9 @@
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
-ctl=$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl
 bridge=$V4L2CUSE_BUILD/pw-bridge/v4l2cuse-pipewire
 client=$V4L2CUSE_BUILD/tests/vm/share-client
 check_frames=$V4L2CUSE_SRC/tests/vm/check-frames.py
-R=$V4L2CUSE_RESULTS
 T=$(mktemp -d)
 
 vm_require pipewire wireplumber pw-dump pw-cli jq dbus-daemon gst-launch-1.0 \
@@ -311,10 +308,6 @@ start_pipewire || not_ok "pipewire restarts" "$(tail -5 "$R/pipewire.log")"
 vm_wait_for "PipeWire restarted: the nodes are published again" 180 \
 	bash -c 'has_node v4l2cuse.video42 && has_node v4l2cuse.video43' || true
 
-kill -TERM "$bridge_pid"
-rc=0
-timeout 60 tail --pid="$bridge_pid" -f /dev/null || rc=124
-((rc == 124)) || wait "$bridge_pid" || rc=$?
-check "SIGTERM: the bridge exits with status 0" test "$rc" = 0
+vm_term_check "SIGTERM: the bridge exits with status 0" "$bridge_pid" 60
 check "the bridge logged no critical" bash -c "! grep -E 'CRITICAL|ERROR \*\*' '$R/bridge.log'"
 diag "bridge log: $(wc -l <"$R/bridge.log") lines in $R/bridge.log"

@@ -14,10 +14,7 @@ set -euo pipefail
 
 vm_require python3 dd
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
-ctl=$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl
 helper=$V4L2CUSE_SRC/tests/vm/svc-helper.py
-R=$V4L2CUSE_RESULTS
 T=/run/priv-test
 conf=$T/conf/v4l2cuse.conf
 FRAME=$((320 * 240 * 2))	# YUYV

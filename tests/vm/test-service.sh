@@ -14,10 +14,7 @@ set -euo pipefail
 
 vm_require v4l2-ctl v4l2-compliance python3 setpriv
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
-ctl=$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl
 helper=$V4L2CUSE_SRC/tests/vm/svc-helper.py
-R=$V4L2CUSE_RESULTS
 conf_dir=/run/svc-test
 conf=$conf_dir/v4l2cuse.conf
 notify_sock=/run/svc-test-notify.sock
@@ -180,31 +177,13 @@ check "fmts offers only MJPG and RGB3 at 320x240 and 640x480, 15 fps" bash -c "
 	! grep -q \"'YUYV'\" '$R/fmts.txt' && grep -q '15.000 fps' '$R/fmts.txt'"
 check "labels reach QUERYCAP" bash -c "v4l2-ctl -d /dev/video41 --info | grep -q 'Card type *: Clip cam'"
 
-compliance()
-{
-	local node=$1 out=$R/compliance-$1.txt total
-	shift
-	timeout 600 v4l2-compliance -d "/dev/$node" "$@" >"$out" 2>&1 || true
-	total=$(grep -E '^Total for ' "$out" | tail -1 || true)
-	if grep -qE '^Total for .*Failed: 0, Warnings: 0' <<<"$total"; then
-		ok "v4l2-compliance $* /dev/$node: $total"
-	else
-		not_ok "v4l2-compliance $* /dev/$node: 0 failures, 0 warnings" "$total"
-		grep -E 'fail:|warn:' "$out" | head -20 | sed 's/^/#   /'
-	fi
-}
-compliance video40 -s
-compliance video41 -s
-compliance video42 -s
+for node in video40 video41 video42; do
+	vm_compliance "v4l2-compliance -s /dev/$node" "$R/compliance-$node.txt" 600 \
+		v4l2-compliance -d "/dev/$node" -s
+done
 
 # The taken name frees up: the retry serves it (the nonce is ours now).
-kill "$blocker_pid"
-set +e
-timeout 20 tail --pid="$blocker_pid" -f /dev/null
-wait "$blocker_pid"
-rc=$?
-set -e
-if ((rc == 0)); then ok "the blocker exits 0 on SIGTERM"; else not_ok "the blocker exits 0 on SIGTERM" "status $rc"; fi
+vm_term_check "the blocker exits 0 on SIGTERM" "$blocker_pid" 20
 wait_check "after the blocker exits, the retry serves /dev/video43" 40 \
 	bash -c "python3 '$helper' info video43 | grep -qE 'nonce=$nonce .*id=taken\$'"
 wait_check "ctl list shows taken serving" 10 bash -c "'$ctl' list | grep -qE '^taken +video43 +serving'"
@@ -345,13 +324,7 @@ check "WATCHDOG=1 pings (WatchdogSec=2 -> every second)" \
 check "STATUS= counts streaming consumers" grep -qE 'STATUS=[0-9]+/[0-9]+ devices serving, 1 streaming' "$notify_log"
 
 # --- 7. SIGTERM: parked reads are answered, nodes removed, exit 0 -----------
-kill -TERM "$pid"
-set +e
-timeout 30 tail --pid="$pid" -f /dev/null
-wait "$pid"
-rc=$?
-set -e
-if ((rc == 0)); then ok "SIGTERM: exit status 0"; else not_ok "SIGTERM: exit status 0" "status $rc"; fi
+vm_term_check "SIGTERM: exit status 0" "$pid" 30
 answered=0
 for p in "${parked[@]}"; do
 	timeout 10 tail --pid="$p" -f /dev/null || true

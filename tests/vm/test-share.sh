@@ -30,11 +30,7 @@
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
-ctl=$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl
-run=$V4L2CUSE_BUILD/preload/v4l2cuse-run
 client=$V4L2CUSE_BUILD/tests/vm/share-client
-R=$V4L2CUSE_RESULTS
 T=$(mktemp -d)
 W=320
 H=240
@@ -87,12 +83,7 @@ share = true
 CONF
 }
 write_conf true
-"$daemon" --config "$T/v4l2cuse.conf" >"$R/daemon.log" 2>&1 &
-daemon_pid=$!
-vm_on_exit kill "$daemon_pid"
-for n in 42 43 44 45; do
-	vm_wait_node /dev/video$n 120 || bail_out "/dev/video$n did not appear: $(tail -5 "$R/daemon.log")"
-done
+vm_start_daemon video42 video43 video44 video45 -- --config "$T/v4l2cuse.conf"
 
 export V4L2CUSE_CTL_SOCKET=$T/ctl.sock
 
@@ -114,6 +105,27 @@ wait_stat()
 		((SECONDS < end)) || return 1
 		sleep 0.2
 	done
+}
+
+# shared_stats_until LABEL TEST: poll v4l2cuse-ctl stats into st until the
+# function TEST holds of them (120 s of wall time at most; TEST returning 2
+# gives up at once), then show device shared's rows as the comment LABEL.
+# Returns 1 if TEST never held.
+shared_stats_until()
+{
+	local end=$((SECONDS + 120)) rc=1 t
+	while ((SECONDS < end)); do
+		st=$(timeout 30 "$ctl" stats)
+		t=0
+		"$2" || t=$?
+		if ((t != 1)); then
+			((t != 0)) || rc=0
+			break
+		fi
+		sleep 0.1
+	done
+	diag "$1: $(awk '$0 == "[device shared]" { d = 1; next } /^\[/ { d = 0 } d' <<<"$st" | tr '\n' ' ')"
+	return $rc
 }
 
 memfds()
@@ -212,17 +224,14 @@ victim=$!
 vm_on_exit kill "$victim"
 # Both parked at once: at 15 fps each waits most of the time.
 parked=0
-end=$((SECONDS + 120))
-while ((SECONDS < end)) && kill -0 "$victim" 2>/dev/null; do
-	st=$(timeout 30 "$ctl" stats)
-	if [[ $(vm_stat consumers "device shared" <<<"$st") == 2 &&
-		$(vm_stat parked "device shared" <<<"$st") -ge 2 ]]; then
-		parked=1
-		break
-	fi
-	sleep 0.1
-done
-diag "before the kill: $(awk '$0 == "[device shared]" { d = 1; next } /^\[/ { d = 0 } d' <<<"$st" | tr '\n' ' ')"
+# both_parked: the victim lives and both consumers wait in DQBUF/read().
+both_parked()
+{
+	kill -0 "$victim" 2>/dev/null || return 2
+	[[ $(vm_stat consumers "device shared" <<<"$st") == 2 &&
+		$(vm_stat parked "device shared" <<<"$st") -ge 2 ]]
+}
+shared_stats_until "before the kill" both_parked && parked=1
 if ((parked)); then
 	ok "two consumers, both parked in DQBUF/read()"
 else
@@ -233,18 +242,14 @@ wait "$victim" 2>/dev/null || true
 frames_at_kill=$(grep -c . "$T/survivor.out" || true)
 # The daemon hears of the death through the release and the shim socket.
 released=0
-end=$((SECONDS + 120))
-while ((SECONDS < end)); do
-	st=$(timeout 30 "$ctl" stats)
-	if [[ $(vm_stat consumers "device shared" <<<"$st") == 1 &&
+# victim_gone: one consumer left, no parked request or mapping of the victim.
+victim_gone()
+{
+	[[ $(vm_stat consumers "device shared" <<<"$st") == 1 &&
 		$(vm_stat parked "device shared" <<<"$st") -le 1 &&
-		$(vm_stat shim-mappings "device shared" <<<"$st") == 0 ]]; then
-		released=1
-		break
-	fi
-	sleep 0.2
-done
-diag "after the kill: $(awk '$0 == "[device shared]" { d = 1; next } /^\[/ { d = 0 } d' <<<"$st" | tr '\n' ' ')"
+		$(vm_stat shim-mappings "device shared" <<<"$st") == 0 ]]
+}
+shared_stats_until "after the kill" victim_gone && released=1
 if ((released)); then
 	ok "after SIGKILL: one consumer left, no parked request and no mapping of the victim"
 else

@@ -13,20 +13,14 @@ set -euo pipefail
 
 vm_require python3 mpv chromium || bail_out "tools missing"
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
-run=$V4L2CUSE_BUILD/preload/v4l2cuse-run
-R=$V4L2CUSE_RESULTS
 dev=/dev/video42
 W=320
 H=240
 
 vm_modprobe cuse
 vm_wait_node /dev/cuse 10
-"$daemon" --device video42 --source pattern --size ${W}x$H --label "v4l2cuse test camera" \
-	>"$R/daemon.log" 2>&1 &
-daemon_pid=$!
-vm_on_exit kill "$daemon_pid"
-vm_wait_node $dev 20 || bail_out "$dev did not appear: $(cat "$R/daemon.log")"
+vm_start_daemon video42 -- --device video42 --source pattern --size ${W}x$H \
+	--label "v4l2cuse test camera"
 
 # The 75% bars in RGB, sampled on a row below the overlay; tolerance for
 # YUV->RGB conversions (limited range, BT.601).

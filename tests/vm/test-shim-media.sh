@@ -11,10 +11,7 @@ set -euo pipefail
 
 vm_require v4l2-ctl gst-launch-1.0 ffmpeg python3 || bail_out "tools missing"
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
-run=$V4L2CUSE_BUILD/preload/v4l2cuse-run
 check_frames=$V4L2CUSE_SRC/tests/vm/check-frames.py
-R=$V4L2CUSE_RESULTS
 dev=/dev/video42
 W=320
 H=240
@@ -23,10 +20,7 @@ FRAME=$((W * H * 2))
 vm_modprobe cuse
 vm_wait_node /dev/cuse 10
 
-"$daemon" --device video42 --source pattern --size ${W}x$H >"$R/daemon.log" 2>&1 &
-daemon_pid=$!
-vm_on_exit kill "$daemon_pid"
-vm_wait_node $dev 20 || bail_out "$dev did not appear: $(cat "$R/daemon.log")"
+vm_start_daemon video42 -- --device video42 --source pattern --size ${W}x$H
 
 # --- ffmpeg ---------------------------------------------------------------------
 

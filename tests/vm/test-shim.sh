@@ -14,11 +14,7 @@ set -euo pipefail
 
 vm_require v4l2-ctl v4l2-compliance python3 setpriv || bail_out "tools missing"
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
-ctl=$V4L2CUSE_BUILD/daemon/v4l2cuse-ctl
-run=$V4L2CUSE_BUILD/preload/v4l2cuse-run
 check_frames=$V4L2CUSE_SRC/tests/vm/check-frames.py
-R=$V4L2CUSE_RESULTS
 dev=/dev/video42
 sock=/run/v4l2cuse/video42.sock
 W=320

@@ -18,8 +18,6 @@ set -euo pipefail
 
 vm_require v4l2-ctl v4l2-compliance python3 ffmpeg || bail_out "missing programs"
 
-daemon=$V4L2CUSE_BUILD/daemon/v4l2cuse
-R=$V4L2CUSE_RESULTS
 T=$(mktemp -d)
 W=320
 H=180
@@ -45,22 +43,6 @@ start_daemon()
 load_vivid()
 {
 	cam=$(vm_load_vivid)
-}
-
-# py_checks ARGS...: run the python script on stdin with ARGS; each "PASS text"
-# or "FAIL text" line it prints becomes ok/not_ok, other lines are comments.
-py_checks()
-{
-	local line out rc=0
-	out=$(python3 - "$@" 2>&1) || rc=$?
-	while IFS= read -r line; do
-		case $line in
-		PASS\ *) ok "${line#PASS }" ;;
-		FAIL\ *) not_ok "${line#FAIL }" ;;
-		*) diag "  $line" ;;
-		esac
-	done <<<"$out"
-	((rc == 0)) || not_ok "python checks ran to the end" "exit status $rc"
 }
 
 # wait_log KIND N [TIMEOUT_S]: until the unplug reader logged N frames of KIND.
@@ -94,7 +76,7 @@ check "vivid: RGB3 frames captured directly" \
 	v4l2-ctl -d "$cam" --set-fmt-video=width=$W,height=$H,pixelformat=RGB3 \
 	--stream-mmap --stream-count=2 --stream-to="$R/vivid.rgb"
 
-py_checks /dev/video42 $W $H "$R" "$T" <<'PY'
+py_checks python3 - /dev/video42 $W $H "$R" "$T" <<'PY'
 import fcntl, os, struct, subprocess, sys
 dev, w, h, res, tmp = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
 VIDIOC_S_FMT = 0xc0d05605
@@ -271,7 +253,7 @@ start_daemon video44 "file:$T/clip.mp4" --size 320x240 --format YUYV --fps 30 >/
 # time shows the previous one again (file.c, Pacing), as often as the
 # machine is slow, so it is read until every frame was seen (at least 45,
 # at most 600) and checked for order, not for repeats.
-py_checks <<'PY'
+py_checks python3 - <<'PY'
 import os
 w, h, n = 320, 240, 45
 size = w * h * 2

@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The harness of test-fastpath.c: see fastpath-harness.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <glib.h>
+#include <linux/videodev2.h>
+
+#include "videobuf.h"
+#include "device.h"
+#include "hub.h"
+#include "shim.h"
+#include "../../preload/shim.h"
+#include "fake-req.h"
+#include "fake-shim-libc.h"
+#include "fastpath-harness.h"
+
+static int test_poll(struct pollfd *fds, nfds_t n, int timeout);
+static int test_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
+		      const sigset_t *sigmask);
+
+void
+fastpath_harness_init(void)
+{
+	fake_shim_libc_init();
+	shim_real.fcntl = fcntl;
+	shim_real.poll = test_poll;
+	shim_real.ppoll = test_ppoll;
+	shim_real.select = select;
+	shim_real.pselect = pselect;
+	shim_real.epoll_ctl = epoll_ctl;
+	shim_real.epoll_wait = epoll_wait;
+	shim_real.epoll_pwait = epoll_pwait;
+	shim_track_init();
+}
+
+/* ---------------------------------------------------------------------- */
+/* The loop thread (the daemon) and the app thread */
+
+struct call {
+	void (*fn)(gpointer data);
+	gpointer data;
+	bool done;
+};
+
+static GMutex call_mutex;
+static GCond call_cond;
+
+static gboolean
+call_cb(gpointer p)
+{
+	struct call *c = p;
+
+	c->fn(c->data);
+	g_mutex_lock(&call_mutex);
+	c->done = true;
+	g_cond_broadcast(&call_cond);
+	g_mutex_unlock(&call_mutex);
+	return G_SOURCE_REMOVE;
+}
+
+/* Run @fn on the loop thread, as the kernel hands a request to the daemon. */
+void
+on_loop(void (*fn)(gpointer), gpointer data)
+{
+	struct call c = { fn, data, false };
+
+	g_main_context_invoke(NULL, call_cb, &c);
+	g_mutex_lock(&call_mutex);
+	while (!c.done)
+		g_cond_wait(&call_cond, &call_mutex);
+	g_mutex_unlock(&call_mutex);
+}
+
+struct ioc {
+	struct v4l2cuse_fh *fh;
+	unsigned int cmd;
+	void *arg;
+	int r;
+};
+
+static void
+ioc_cb(gpointer p)
+{
+	struct ioc *i = p;
+
+	i->r = fake_ioctl(i->fh, i->cmd, i->arg);
+}
+
+/* An ioctl through "CUSE". */
+int
+cuse_ioctl(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg)
+{
+	struct ioc i = { fh, cmd, arg, 0 };
+
+	on_loop(ioc_cb, &i);
+	return i.r;
+}
+
+struct stats_call {
+	struct v4l2cuse_device *dev;
+	struct v4l2cuse_device_stats st;
+};
+
+static void
+stats_cb(gpointer p)
+{
+	struct stats_call *s = p;
+
+	v4l2cuse_device_get_stats(s->dev, &s->st);
+}
+
+struct v4l2cuse_device_stats
+stats(struct v4l2cuse_device *dev)
+{
+	struct stats_call s = { .dev = dev };
+
+	on_loop(stats_cb, &s);
+	return s.st;
+}
+
+struct app {
+	void (*fn)(struct fixture *f);
+	struct fixture *f;
+};
+
+static gpointer
+app_thread(gpointer p)
+{
+	struct app *a = p;
+
+	a->f->app = pthread_self();
+	a->fn(a->f);
+	g_main_loop_quit(a->f->loop);
+	return NULL;
+}
+
+/* Run @fn as the app, while this thread serves as the daemon. */
+void
+run_app(struct fixture *f, void (*fn)(struct fixture *f))
+{
+	struct app a = { fn, f };
+	GThread *t;
+
+	f->loop = g_main_loop_new(NULL, FALSE);
+	t = g_thread_new("app", app_thread, &a);
+	g_main_loop_run(f->loop);
+	g_thread_join(t);
+	g_main_loop_unref(f->loop);
+	/* What the app left behind (releases, hang-ups) is served too. */
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+}
+
+static struct v4l2cuse_device *
+make_device(struct fixture *f, const char *name, const char *source, bool shared, bool output,
+	    struct v4l2cuse_shim **ret_shim)
+{
+	struct v4l2cuse_device_config cfg = fake_yuyv_config(name, source, W, H, FPS);
+	g_autofree char *err = NULL, *path = NULL;
+	struct v4l2cuse_device *dev;
+
+	cfg.shared = shared;
+	cfg.output = output;
+	cfg.hub = f->hub;
+	dev = fake_device(&cfg);
+
+	path = v4l2cuse_shim_socket_path(name, &err);
+	g_assert_nonnull(path);
+	*ret_shim = v4l2cuse_shim_new(dev, path, &err);
+	g_assert_null(err);
+	return dev;
+}
+
+void
+fixture_setup(struct fixture *f, gconstpointer data)
+{
+	const char *kind = data;
+
+	f->dir = g_dir_make_tmp("fastpath-XXXXXX", NULL);
+	g_assert_nonnull(f->dir);
+	g_setenv("RUNTIME_DIRECTORY", f->dir, TRUE);
+	if (g_strcmp0(kind, "output") == 0) {
+		f->hub = v4l2cuse_hub_new();
+		f->capture = make_device(f, "video42", "loopback:video43,sizes=160x120,fps=60+30",
+					 false, false, &f->capture_shim);
+		f->dev = make_device(f, "video43", "loopback-writer:video43", false, true,
+				     &f->shim);
+	} else {
+		f->dev = make_device(f, "video42", "pattern,sizes=160x120,fps=60+30",
+				     g_strcmp0(kind, "shared") == 0, false, &f->shim);
+	}
+}
+
+void
+fixture_teardown(struct fixture *f, gconstpointer data)
+{
+	v4l2cuse_shim_free(f->shim);
+	v4l2cuse_device_free(f->dev);
+	v4l2cuse_shim_free(f->capture_shim);
+	v4l2cuse_device_free(f->capture);
+	if (f->hub)
+		v4l2cuse_hub_free(f->hub);
+	rmdir(f->dir);
+	g_free(f->dir);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The nodes: the app's fds stand for them, and polling one asks the device */
+
+#define MAX_NODES 4
+
+static struct {
+	int fd;
+	struct v4l2cuse_fh *fh;
+} nodes[MAX_NODES];
+static GMutex nodes_mutex;
+
+static void
+node_add(int fd, struct v4l2cuse_fh *fh)
+{
+	g_mutex_lock(&nodes_mutex);
+	for (int i = 0; i < MAX_NODES; i++) {
+		if (!nodes[i].fh) {
+			nodes[i].fd = fd;
+			nodes[i].fh = fh;
+			g_mutex_unlock(&nodes_mutex);
+			return;
+		}
+	}
+	g_assert_not_reached();
+}
+
+struct v4l2cuse_fh *
+node_fh(int fd, bool remove)
+{
+	struct v4l2cuse_fh *fh = NULL;
+
+	g_mutex_lock(&nodes_mutex);
+	for (int i = 0; i < MAX_NODES; i++) {
+		if (nodes[i].fh && nodes[i].fd == fd) {
+			fh = nodes[i].fh;
+			if (remove)
+				nodes[i].fh = NULL;
+		}
+	}
+	g_mutex_unlock(&nodes_mutex);
+	return fh;
+}
+
+struct poll_call {
+	struct v4l2cuse_fh *fh;
+	short events;
+	short revents;
+};
+
+static void
+poll_cb(gpointer p)
+{
+	struct poll_call *c = p;
+
+	c->revents = (short)fake_poll(c->fh, (unsigned int)c->events);
+}
+
+/* poll() of a node is a CUSE poll: asked again every 5 ms until ready or timed out. */
+static int
+test_poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	struct v4l2cuse_fh *fh = n == 1 ? node_fh(fds[0].fd, false) : NULL;
+	gint64 end = g_get_monotonic_time() + (gint64)timeout * 1000;
+
+	for (nfds_t i = 1; i < n; i++)
+		g_assert_null(node_fh(fds[i].fd, false));
+	if (!fh)
+		return poll(fds, n, timeout);
+	for (;;) {
+		struct poll_call c = { fh, fds[0].events, 0 };
+
+		on_loop(poll_cb, &c);
+		fds[0].revents = c.revents & (fds[0].events | POLLERR | POLLHUP);
+		if (fds[0].revents || timeout == 0 ||
+		    (timeout > 0 && g_get_monotonic_time() >= end))
+			return fds[0].revents != 0;
+		g_usleep(5000);
+	}
+}
+
+static int
+test_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
+	   const sigset_t *sigmask)
+{
+	int ms = timeout ? (int)(timeout->tv_sec * 1000 + timeout->tv_nsec / 1000000) : -1;
+
+	if (n == 1 && node_fh(fds[0].fd, false))
+		return test_poll(fds, n, ms);
+	return ppoll(fds, n, timeout, sigmask);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A client: a handle attached to the shim, with or without its fast path */
+
+struct open_call {
+	struct client *c;
+	int r;
+};
+
+static void
+open_cb(gpointer p)
+{
+	struct open_call *o = p;
+
+	o->c->fh = v4l2cuse_fh_open(o->c->dev, O_RDWR | O_NONBLOCK, getpid(), getuid(), &o->r);
+}
+
+void
+release_cb(gpointer p)
+{
+	struct client *c = p;
+
+	v4l2cuse_fh_release(c->fh);
+	c->fh = NULL;
+}
+
+void
+client_open(struct fixture *f, struct v4l2cuse_device *dev, struct client *c, bool fast)
+{
+	struct v4l2cuse_shim_attach a = { .magic = V4L2CUSE_SHIM_MAGIC,
+					  .version = V4L2CUSE_SHIM_VERSION };
+	struct open_call o = { c, 0 };
+	int sock;
+
+	memset(c, 0, sizeof(*c));
+	c->f = f;
+	c->dev = dev;
+	c->type = dev == f->dev && f->capture ? V4L2_BUF_TYPE_VIDEO_OUTPUT
+					      : V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	on_loop(open_cb, &o);
+	g_assert_nonnull(c->fh);
+	g_assert_cmpint(cuse_ioctl(c->fh, VIDIOC_V4L2CUSE_ATTACH, &a), ==, 0);
+	sock = shim_connect(&a);
+	g_assert_cmpint(sock, >=, 0);
+	c->h = shim_handle_new(sock, 0);
+	g_assert_nonnull(c->h);
+	if (fast) {
+		shim_fp_setup(c->h);
+		g_assert_nonnull(c->h->fp);
+	}
+	/* Non-blocking, as most apps that poll first open it. */
+	c->fd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	g_assert_cmpint(c->fd, >=, 0);
+	shim_fd_set(c->fd, c->h);
+	node_add(c->fd, c->fh);
+}
+
+struct map_call {
+	struct client *c;
+	struct v4l2_buffer *b;
+	int fd;
+	int r;
+};
+
+static void
+map_cb(gpointer p)
+{
+	struct map_call *m = p;
+	unsigned int index;
+
+	m->r = vb_queue_mmap_fd(v4l2cuse_fh_queue(m->c->fh), m->b->m.offset, m->b->length, &m->fd,
+				&index);
+}
+
+/* REQBUFS(@n) MMAP, map, QBUF the first @queue buffers (CUSE), STREAMON. */
+void
+client_stream(struct client *c, unsigned int n, unsigned int queue)
+{
+	struct v4l2_requestbuffers rb = { .count = n, .type = c->type,
+					  .memory = V4L2_MEMORY_MMAP };
+	int type = (int)c->type;
+
+	g_assert_cmpint(cuse_ioctl(c->fh, VIDIOC_REQBUFS, &rb), ==, 0);
+	g_assert_cmpuint(rb.count, ==, n);
+	c->n = n;
+	for (unsigned int i = 0; i < n; i++) {
+		struct v4l2_buffer b = { .index = i, .type = c->type, .memory = V4L2_MEMORY_MMAP };
+		struct map_call m = { c, &b, -1, 0 };
+
+		g_assert_cmpint(cuse_ioctl(c->fh, VIDIOC_QUERYBUF, &b), ==, 0);
+		on_loop(map_cb, &m);
+		g_assert_cmpint(m.r, ==, 0);
+		c->mem[i] = mmap(NULL, b.length, PROT_READ | PROT_WRITE, MAP_SHARED, m.fd, 0);
+		g_assert_true(c->mem[i] != MAP_FAILED);
+		c->len[i] = b.length;
+		close(m.fd);
+		if (i < queue) {
+			b = (struct v4l2_buffer){ .index = i, .type = c->type,
+						  .memory = V4L2_MEMORY_MMAP,
+						  .bytesused = (uint32_t)b.length };
+			g_assert_cmpint(cuse_ioctl(c->fh, VIDIOC_QBUF, &b), ==, 0);
+		}
+	}
+	g_assert_cmpint(cuse_ioctl(c->fh, VIDIOC_STREAMON, &type), ==, 0);
+}
+
+void
+client_close(struct client *c)
+{
+	for (unsigned int i = 0; i < c->n; i++)
+		munmap(c->mem[i], c->len[i]);
+	shim_epoll_forget_fd(c->fd);
+	shim_fd_forget(c->fd);
+	shim_handle_unref(c->h);	/* the last reference: the connection closes */
+	node_fh(c->fd, true);
+	close(c->fd);
+	on_loop(release_cb, c);
+}
+
+/* poll() of the app's fd through the shim: the revents, 0 after 5 s. */
+short
+client_poll(struct client *c, short events, int timeout_ms)
+{
+	struct pollfd p = { .fd = c->fd, .events = events };
+	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000 };
+	int r = shim_poll(&p, 1, &ts, NULL, false);
+
+	g_assert_cmpint(r, >=, 0);
+	return r ? p.revents : 0;
+}
+
+/* Wait for a frame and DQBUF it through the fast path. */
+void
+fast_dqbuf(struct client *c, struct v4l2_buffer *b)
+{
+	int r = -1;
+
+	g_assert_cmpint(client_poll(c, POLLIN | POLLOUT, 5000) & (POLLIN | POLLOUT), !=, 0);
+	*b = (struct v4l2_buffer){ .type = c->type, .memory = V4L2_MEMORY_MMAP };
+	g_assert_true(shim_fp_dqbuf(c->h, c->fd, b, &r));
+	g_assert_cmpint(r, ==, 0);
+}
+
+void
+fast_qbuf(struct client *c, uint32_t index)
+{
+	struct v4l2_buffer b = { .index = index, .type = c->type, .memory = V4L2_MEMORY_MMAP };
+	int r = -1;
+
+	g_assert_true(shim_fp_qbuf(c->h, &b, &r));
+	g_assert_cmpint(r, ==, 0);
+	g_assert_cmpuint(b.index, ==, index);
+	g_assert_true(b.flags & V4L2_BUF_FLAG_QUEUED);
+	g_assert_false(b.flags & (V4L2_BUF_FLAG_DONE | V4L2_BUF_FLAG_ERROR));
+}
+
+int64_t
+ts_us(const struct v4l2_buffer *b)
+{
+	return (int64_t)b->timestamp.tv_sec * 1000000 + b->timestamp.tv_usec;
+}
