@@ -28,7 +28,9 @@ vm_wait_node /dev/cuse 10
 # let that happen now, beside the uvc checks, not when the MP4 daemon starts.
 gst-inspect-1.0 uridecodebin >/dev/null 2>&1 &
 
-# start_daemon NAME SPEC ARGS...: a daemon serving /dev/NAME; prints its pid.
+# start_daemon NAME SPEC ARGS...: a daemon serving /dev/NAME, its pid in
+# $started_pid (not printed: in a $(...) subshell its clean-up and bail-out
+# would be lost).
 start_daemon()
 {
 	local name=$1 spec=$2
@@ -37,7 +39,7 @@ start_daemon()
 	local pid=$!
 	vm_on_exit kill "$pid"
 	vm_wait_node "/dev/$name" 90 || bail_out "/dev/$name did not appear: $(tail -5 "$R/daemon-$name.log")"
-	echo "$pid"
+	started_pid=$pid
 }
 
 load_vivid()
@@ -64,7 +66,8 @@ v4l2-ctl -d "$cam" --set-ctrl osd_text_mode=2 --list-ctrls >"$R/vivid-ctrls.txt"
 
 # --- uvc: what it offers, and its frames ----------------------------------------
 
-uvc_pid=$(start_daemon video42 "uvc:$cam" --size ${W}x$H --format YUYV)
+start_daemon video42 "uvc:$cam" --size ${W}x$H --format YUYV
+uvc_pid=$started_pid
 diag "t=${SECONDS}s: uvc content"
 v4l2-ctl -d /dev/video42 --list-formats-ext --list-ctrls >"$R/offer.txt" 2>&1 || true
 check "the uvc device lists vivid's sizes, a converted MJPG and vivid's brightness" bash -c \
@@ -244,8 +247,8 @@ with open(sys.argv[1], "wb") as f:
 PY
 check "ffmpeg makes an MP4 (MJPEG) of the Y4M" \
 	ffmpeg -v error -y -i "$T/clip.y4m" -c:v mjpeg -q:v 2 -f mp4 "$T/clip.mp4"
-start_daemon video43 "file:$T/clip.y4m" --size 320x240 --format YUYV --fps 30 >/dev/null
-start_daemon video44 "file:$T/clip.mp4" --size 320x240 --format YUYV --fps 30 >/dev/null
+start_daemon video43 "file:$T/clip.y4m" --size 320x240 --format YUYV --fps 30
+start_daemon video44 "file:$T/clip.mp4" --size 320x240 --format YUYV --fps 30
 
 # The luma of a frame maps back to its index (exact for the Y4M; by min/max
 # for the MP4, whose range a decoder may re-map). The Y4M: 45 frames, each
