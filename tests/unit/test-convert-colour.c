@@ -15,40 +15,11 @@
 
 #include "v4l2cuse/format.h"
 #include "convert.h"
+#include "colour-ref.h"
 #include "convert-util.h"
 #include "jpeg.h"
 
 /* --- colour: BT.601 for SD, BT.709 for HD -------------------------------- */
-
-/*
- * The reference: limited-range Y'CbCr of full-range R'G'B' by the formulas
- * of BT.601 and BT.709 (Kr, Kb), in doubles. Independent of the converter's
- * code on purpose.
- */
-static void
-ref_rgb_to_ycc(bool bt709, const double rgb[3], double ycc[3])
-{
-	double kr = bt709 ? 0.2126 : 0.299, kb = bt709 ? 0.0722 : 0.114;
-	double r = rgb[0] / 255.0, g = rgb[1] / 255.0, b = rgb[2] / 255.0;
-	double y = kr * r + (1 - kr - kb) * g + kb * b;
-
-	ycc[0] = 16 + 219 * y;
-	ycc[1] = 128 + 224 * (b - y) / (2 * (1 - kb));
-	ycc[2] = 128 + 224 * (r - y) / (2 * (1 - kr));
-}
-
-static void
-ref_ycc_to_rgb(bool bt709, const double ycc[3], double rgb[3])
-{
-	double kr = bt709 ? 0.2126 : 0.299, kb = bt709 ? 0.0722 : 0.114, kg = 1 - kr - kb;
-	double y = (ycc[0] - 16) / 219, pb = (ycc[1] - 128) / 224, pr = (ycc[2] - 128) / 224;
-	double r = y + 2 * (1 - kr) * pr, b = y + 2 * (1 - kb) * pb;
-	double g = (y - kr * r - kb * b) / kg;
-
-	rgb[0] = CLAMP(r * 255, 0, 255);
-	rgb[1] = CLAMP(g * 255, 0, 255);
-	rgb[2] = CLAMP(b * 255, 0, 255);
-}
 
 static const uint8_t colours[][3] = {
 	{ 255, 0, 0 }, { 0, 255, 0 }, { 0, 0, 255 }, { 255, 255, 0 }, { 0, 255, 255 },

@@ -26,6 +26,7 @@
 #include "loopback.h"
 #include "v4l2cuse/format.h"
 #include "convert.h"
+#include "colour-ref.h"
 #include "fake-req.h"
 #include "fake-consumer.h"
 
@@ -351,7 +352,7 @@ test_writer_colorimetry(struct fixture *f, gconstpointer data)
 	struct v4l2cuse_fh *w = fake_open(f->writer, false, O_RDWR | O_NONBLOCK);
 	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
 	const uint8_t in[3] = { 180, 40, 40 };		/* Y' Cb Cr as written */
-	double y, r, g, b, want[3];
+	double rgb[3], want[3];
 	g_autofree uint8_t *frame = NULL;
 
 	fmt.fmt.pix = (struct v4l2_pix_format){
@@ -369,14 +370,8 @@ test_writer_colorimetry(struct fixture *f, gconstpointer data)
 		frame[i + 3] = in[2];
 	}
 	/* BT.709 full range to R'G'B', then BT.601 limited range. */
-	y = in[0] / 255.0;
-	r = y + 1.5748 * (in[2] - 128) / 255.0;
-	b = y + 1.8556 * (in[1] - 128) / 255.0;
-	g = (y - 0.2126 * r - 0.0722 * b) / 0.7152;
-	y = 0.299 * r + 0.587 * g + 0.114 * b;
-	want[0] = 16 + 219 * y;
-	want[1] = 128 + 224 * (b - y) / 1.772;
-	want[2] = 128 + 224 * (r - y) / 1.402;
+	ref_ycc_to_rgb_range(true, true, (const double[3]){ in[0], in[1], in[2] }, rgb);
+	ref_rgb_to_ycc(false, rgb, want);
 	/* The re-encoded colour is far from the written bytes. */
 	for (int i = 0; i < 3; i++)
 		g_assert_cmpfloat(fabs(want[i] - in[i]), >, 10);

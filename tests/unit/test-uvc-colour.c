@@ -25,6 +25,7 @@
 #include <linux/videodev2.h>
 
 #include "v4l2cuse/source.h"
+#include "colour-ref.h"
 #include "fake-camera.h"
 #include "test-source-util.h"
 
@@ -62,33 +63,7 @@ static const struct fake_camera_mode full_modes[] = {
 #define CAMERA(m) { .modes = (m), .n_modes = G_N_ELEMENTS(m), \
 		    .y = CAM_Y, .cb = CAM_CB, .cr = CAM_CR }
 
-/* --- the formulas (ITU-R BT.601 / BT.709, V4L2's ranges), in doubles ----- */
-
-static void
-ref_ycc_to_rgb(bool bt709, bool full, const double ycc[3], double rgb[3])
-{
-	double kr = bt709 ? 0.2126 : 0.299, kb = bt709 ? 0.0722 : 0.114, kg = 1 - kr - kb;
-	double y = full ? ycc[0] / 255 : (ycc[0] - 16) / 219;
-	double pb = (ycc[1] - 128) / (full ? 255 : 224), pr = (ycc[2] - 128) / (full ? 255 : 224);
-	double r = y + 2 * (1 - kr) * pr, b = y + 2 * (1 - kb) * pb;
-
-	rgb[0] = CLAMP(r * 255, 0, 255);
-	rgb[1] = CLAMP((y - kr * r - kb * b) / kg * 255, 0, 255);
-	rgb[2] = CLAMP(b * 255, 0, 255);
-}
-
-/* Limited range. */
-static void
-ref_rgb_to_ycc(bool bt709, const double rgb[3], double ycc[3])
-{
-	double kr = bt709 ? 0.2126 : 0.299, kb = bt709 ? 0.0722 : 0.114;
-	double r = rgb[0] / 255, g = rgb[1] / 255, b = rgb[2] / 255;
-	double y = kr * r + (1 - kr - kb) * g + kb * b;
-
-	ycc[0] = 16 + 219 * y;
-	ycc[1] = 128 + 224 * (b - y) / (2 * (1 - kb));
-	ycc[2] = 128 + 224 * (r - y) / (2 * (1 - kr));
-}
+/* --- the reference (colour-ref.h) -------------------------------------- */
 
 /* The camera's colour as R'G'B' in @bt709 and @full. */
 static void
@@ -96,7 +71,7 @@ cam_rgb(bool bt709, bool full, double rgb[3])
 {
 	const double ycc[3] = { CAM_Y, CAM_CB, CAM_CR };
 
-	ref_ycc_to_rgb(bt709, full, ycc, rgb);
+	ref_ycc_to_rgb_range(bt709, full, ycc, rgb);
 }
 
 static double
