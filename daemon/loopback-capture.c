@@ -131,8 +131,6 @@ lb_capture_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 			.size = lb->fmt.bytesperline ? lb->fmt.sizeimage : lb->bytesused,
 		};
 
-		/* Decoded with the writer's colorimetry (S_FMT on the writer node). */
-		v4l2cuse_convert_image_colorimetry(&img, &lb->fmt);
 		if (s->shown_gen && lb->gen > s->shown_gen + 1)
 			lb->dropped += lb->gen - s->shown_gen - 1;
 		s->shown_gen = lb->gen;

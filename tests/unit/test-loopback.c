@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -26,7 +25,6 @@
 #include "loopback.h"
 #include "v4l2cuse/format.h"
 #include "convert.h"
-#include "colour-ref.h"
 #include "fake-req.h"
 #include "fake-consumer.h"
 
@@ -341,56 +339,6 @@ test_mjpeg(struct fixture *f, gconstpointer data)
 	v4l2cuse_fh_release(w);
 }
 
-/*
- * The writer's colorimetry is how its frames are read: a BT.709 full-range
- * YUYV frame written at 320x240 reaches the 160x120 YUYV reader (BT.601,
- * limited: format.c's for SD) as the same colour, re-encoded.
- */
-static void
-test_writer_colorimetry(struct fixture *f, gconstpointer data)
-{
-	struct v4l2cuse_fh *w = fake_open(f->writer, false, O_RDWR | O_NONBLOCK);
-	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
-	const uint8_t in[3] = { 180, 40, 40 };		/* Y' Cb Cr as written */
-	double rgb[3], want[3];
-	g_autofree uint8_t *frame = NULL;
-
-	fmt.fmt.pix = (struct v4l2_pix_format){
-		.width = 320, .height = 240, .pixelformat = V4L2_PIX_FMT_YUYV,
-		.colorspace = V4L2_COLORSPACE_REC709, .ycbcr_enc = V4L2_YCBCR_ENC_709,
-		.quantization = V4L2_QUANTIZATION_FULL_RANGE,
-	};
-	g_assert_cmpint(fake_ioctl(w, VIDIOC_S_FMT, &fmt), ==, 0);
-	g_assert_cmpuint(fmt.fmt.pix.ycbcr_enc, ==, V4L2_YCBCR_ENC_709);
-	g_assert_cmpuint(fmt.fmt.pix.quantization, ==, V4L2_QUANTIZATION_FULL_RANGE);
-	frame = g_malloc(fmt.fmt.pix.sizeimage);
-	for (size_t i = 0; i < fmt.fmt.pix.sizeimage; i += 4) {
-		frame[i] = frame[i + 2] = in[0];
-		frame[i + 1] = in[1];
-		frame[i + 3] = in[2];
-	}
-	/* BT.709 full range to R'G'B', then BT.601 limited range. */
-	ref_ycc_to_rgb_range(true, true, (const double[3]){ in[0], in[1], in[2] }, rgb);
-	ref_rgb_to_ycc(false, rgb, want);
-	/* The re-encoded colour is far from the written bytes. */
-	for (int i = 0; i < 3; i++)
-		g_assert_cmpfloat(fabs(want[i] - in[i]), >, 10);
-
-	g_assert_cmpint(fake_write(w, frame, fmt.fmt.pix.sizeimage), ==,
-			(ssize_t)fmt.fmt.pix.sizeimage);
-	for (int i = 0;; i++) {
-		const uint8_t *p = next_frame(f) + (CH / 2 * CW + CW / 2) * 2;
-
-		g_assert_cmpint(i, <, 20);
-		if (fabs(p[0] - want[0]) > 2)
-			continue;	/* the placeholder still */
-		g_assert_cmpfloat(fabs(p[1] - want[1]), <=, 2);
-		g_assert_cmpfloat(fabs(p[3] - want[2]), <=, 2);
-		break;
-	}
-	v4l2cuse_fh_release(w);
-}
-
 /* A streaming writer (GStreamer's v4l2sink under v4l2cuse-run): MMAP buffers. */
 static void
 test_output_streaming(struct fixture *f, gconstpointer data)
@@ -494,6 +442,5 @@ main(int argc, char **argv)
 	ADD("reader-after-writer", test_reader_after_writer);
 	ADD("mjpeg", test_mjpeg);
 	ADD("output-streaming", test_output_streaming);
-	ADD("writer-colorimetry", test_writer_colorimetry);
 	return g_test_run();
 }
