@@ -287,6 +287,30 @@ struct conf_ctx {
 };
 
 /* Fail with "PATH:LINE: [group] key: message" (consumes @msg). */
+/*
+ * A value as a string, NULL for a bad escape. The raw value is checked
+ * first: GLib 2.74's g_key_file_get_string() sets its GError twice for an
+ * invalid escape followed by a trailing backslash (a value "a\m\" as
+ * written), which GLib reports as a bug with a warning (found by
+ * fuzz-config).
+ */
+static char *
+kf_get_string(GKeyFile *kf, const char *group, const char *key)
+{
+	g_autofree char *raw = g_key_file_get_value(kf, group, key, NULL);
+
+	if (!raw)
+		return NULL;
+	for (const char *p = raw; *p; p++) {
+		if (*p != '\\')
+			continue;
+		if (p[1] == '\0' || !strchr("sntr\\", p[1]))
+			return NULL;
+		p++;
+	}
+	return g_key_file_get_string(kf, group, key, NULL);
+}
+
 static int
 ctx_fail(struct conf_ctx *c, const char *key, char *msg, char **ret_error)
 {
@@ -595,7 +619,7 @@ parse_device_group(struct conf_ctx *c, const char *id, char **ret_error)
 	d->mode = 0660;
 	keys = g_key_file_get_keys(c->kf, c->group, NULL, NULL);
 	for (unsigned int i = 0; keys && keys[i]; i++) {
-		g_autofree char *v = g_key_file_get_string(c->kf, c->group, keys[i], NULL);
+		g_autofree char *v = kf_get_string(c->kf, c->group, keys[i]);
 
 		if (!v || parse_device_key(c, d, keys[i], g_strstrip(v), ret_error) < 0) {
 			if (!v)
@@ -642,8 +666,7 @@ v4l2cuse_conf_parse(struct v4l2cuse_conf *conf, const char *name, const char *da
 			g_auto(GStrv) keys = g_key_file_get_keys(kf, groups[i], NULL, NULL);
 
 			for (unsigned int k = 0; keys && keys[k] && r == 0; k++) {
-				g_autofree char *v = g_key_file_get_string(kf, groups[i], keys[k],
-									   NULL);
+				g_autofree char *v = kf_get_string(kf, groups[i], keys[k]);
 
 				r = v ? parse_daemon_key(&c, keys[k], g_strstrip(v), ret_error)
 				      : ctx_fail(&c, keys[k], g_strdup("bad escape in the value"),

@@ -28,6 +28,9 @@ opts=()
 
 echo "run-fuzz.sh: $name for ${seconds}s, corpus ${dirs[*]}"
 # -rss_limit_mb: a frame of 8192x8192 is legal, but not under ASan here.
+# -error_exitcode=1: libFuzzer's default for a crash is 77, which meson
+# reads as a skipped test (a crash of fuzz-config passed CI as SKIP).
 exec "$fuzzer" "${dirs[@]}" "${opts[@]}" -max_total_time="$seconds" \
 	-timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+	-error_exitcode=1 -timeout_exitcode=1 \
 	-artifact_prefix="$work/artifacts/" "$@" </dev/null

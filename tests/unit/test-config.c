@@ -197,6 +197,10 @@ static const struct {
 	{ "[device a]\nlabel=0123456789012345678901234567890123\n",
 	  "test.conf:2: [device a] label: '0123456789012345678901234567890123' must be 1..31" },
 	{ "[device a]\nmode=0999\n", "test.conf:2: [device a] mode: '0999' is not an octal mode" },
+	/* An invalid escape then a trailing one: GLib's parser warned (fuzz-config). */
+	{ "[device a]\nlabel = Dfr\\m\\\n", "test.conf:2: [device a] label: bad escape in the value" },
+	{ "[daemon]\nretry-interval = 2\\\n",
+	  "test.conf:2: [daemon] retry-interval: bad escape in the value" },
 	{ "[device a]\ngroup=no-such-group-here\n",
 	  "test.conf:2: [device a] group: no group named 'no-such-group-here'" },
 	{ "[device a]\nread-buffers=1\n",
