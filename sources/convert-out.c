@@ -220,8 +220,8 @@ cv_pack_yuv(struct v4l2cuse_convert *cv, const struct cv_pic *in,
 	struct cv_ycc ycc = v4l2cuse_convert_target_colorimetry(out);
 	uint32_t height = out->height;
 	uint32_t fourcc = oi->fourcc;
-	size_t off[3], stride[3];
-	uint8_t *d[3];
+	size_t off[3] = { 0 }, stride[3] = { 0 };
+	uint8_t *d[3] = { NULL };
 	struct cv_pic t;
 	int w = (int)in->w, h = (int)in->h;
 	/* Cr first: libyuv writes NV21 itself, the others with Cb and Cr exchanged. */
@@ -230,8 +230,10 @@ cv_pack_yuv(struct v4l2cuse_convert *cv, const struct cv_pic *in,
 
 	if (in->kind != CV_YUV || (in->vs == 0 && oi->vdiv > 1))
 		return -EINVAL;
-	v4l2cuse_format_frame_size(oi, in->w, height, 0, off, stride);
-	for (unsigned int i = 0; i < 3; i++)
+	if (v4l2cuse_format_frame_size(oi, in->w, height, 0, off, stride) == 0)
+		return -EINVAL;
+	/* The target's own planes only (the others' offsets are not set). */
+	for (unsigned int i = 0; i < oi->n_planes; i++)
 		d[i] = dst + off[i] + stride[i] * (i ? y0 / oi->vdiv : y0);
 
 	if (oi->n_planes == 3 && !cv_ycc_equal(in->ycc, ycc)) {
