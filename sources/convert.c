@@ -72,21 +72,17 @@ v4l2cuse_convert_colorimetry(uint32_t fourcc, uint32_t height, uint32_t enc, uin
 
 /*
  * The Y'CbCr a target is written in: its own colorimetry where it has one
- * (a camera's label passed on at the camera's format, a writer's), else
- * format.c's for its format and height.
+ * (a camera's label passed on at the camera's format), read as an input's
+ * would be, else format.c's for its format and height.
  */
 struct cv_ycc
 v4l2cuse_convert_target_colorimetry(const struct v4l2_pix_format *out)
 {
-	uint32_t enc = out->ycbcr_enc, quant = out->quantization;
+	struct v4l2cuse_image img = { 0 };
 
-	if (out->colorspace) {
-		if (enc == V4L2_YCBCR_ENC_DEFAULT)
-			enc = V4L2_MAP_YCBCR_ENC_DEFAULT(out->colorspace);
-		if (quant == V4L2_QUANTIZATION_DEFAULT)
-			quant = V4L2_MAP_QUANTIZATION_DEFAULT(false, out->colorspace, enc);
-	}
-	return v4l2cuse_convert_colorimetry(out->pixelformat, out->height, enc, quant);
+	v4l2cuse_convert_image_colorimetry(&img, out);
+	return v4l2cuse_convert_colorimetry(out->pixelformat, out->height, img.ycbcr_enc,
+					    img.quantization);
 }
 
 void
