@@ -3,8 +3,9 @@
 
 /*
  * What the benchmarks share: the clock (the daemon's, util/clock.h), the
- * system-wide busy CPU from /proc/stat, ioctl() restarted on EINTR, and the
- * window hook of v4l2-bench and v4l2-mmap-bench.
+ * system-wide busy CPU from /proc/stat and the run time of every task from
+ * /proc/PID/task/TID/schedstat, ioctl() restarted on EINTR, and the window
+ * hook of v4l2-bench and v4l2-mmap-bench.
  *
  * The window hook: with V4L2_BENCH_HOOK set, `$V4L2_BENCH_HOOK start` runs
  * right before the measured window opens and `$V4L2_BENCH_HOOK end` right
@@ -12,6 +13,7 @@
  * cannot see: the daemon's own CPU time and counters (bench/vm-mmap-bench.sh).
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +46,57 @@ cpu_jiffies(unsigned long long *busy, unsigned long long *total)
 		*busy = *total - v[3] - v[4];	/* minus idle and iowait */
 	}
 	fclose(f);
+}
+
+/*
+ * The run time of every task of the system (the scheduler's
+ * sum_exec_runtime, the first field of schedstat), in nanoseconds: kernel
+ * threads (vivid's), the daemon and the app alike. /proc/stat's busy time
+ * is sampled at the scheduler tick (4 ms on Debian's kernel), and a task
+ * that wakes on a frame timer can run at the very moment of the tick every
+ * time and be charged a whole tick per frame (or none); this one is exact
+ * to the context switch. It misses tasks that end inside the window and,
+ * with IRQ time accounting, interrupt time.
+ */
+static inline unsigned long long
+task_runtime_ns(void)
+{
+	unsigned long long sum = 0;
+	DIR *procs = opendir("/proc");
+	struct dirent *p;
+
+	if (!procs)
+		return 0;
+	while ((p = readdir(procs))) {
+		char path[600];	/* two d_name (256 each) and the rest */
+		DIR *tasks;
+		struct dirent *t;
+
+		if (p->d_name[0] < '0' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/task", p->d_name);
+		tasks = opendir(path);
+		if (!tasks)
+			continue;
+		while ((t = readdir(tasks))) {
+			unsigned long long ns;
+			FILE *f;
+
+			if (t->d_name[0] < '0' || t->d_name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/task/%s/schedstat", p->d_name,
+				 t->d_name);
+			f = fopen(path, "r");
+			if (!f)
+				continue;
+			if (fscanf(f, "%llu", &ns) == 1)
+				sum += ns;
+			fclose(f);
+		}
+		closedir(tasks);
+	}
+	closedir(procs);
+	return sum;
 }
 
 static inline int

@@ -8,7 +8,8 @@
  * "read" sets YUYV at WxH and FPS, reads (and discards) one second of warm-up
  * frames, then reads for SECS seconds, one read() of sizeimage per frame, and
  * reports delivered fps, MB/s and the system-wide busy CPU per frame taken
- * from /proc/stat (all CPUs: the daemon's work counts, not only ours).
+ * from /proc/stat (all CPUs: the daemon's work counts, not only ours) and
+ * from every task's run time (bench.h: exact, where /proc/stat samples).
  * Works on any capture node with read() I/O (v4l2cuse, vivid).
  */
 #include <errno.h>
@@ -62,7 +63,7 @@ bench_read(const char *dev, unsigned int w, unsigned int h, unsigned int fps, do
 	struct v4l2_capability cap = { 0 };
 	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 	struct v4l2_streamparm parm = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
-	unsigned long long b0, t0j, b1, t1j;
+	unsigned long long b0, t0j, b1, t1j, rt0, rt1;
 	unsigned int frames = 0;
 	uint8_t *buf;
 	double t0, t1;
@@ -97,6 +98,7 @@ bench_read(const char *dev, unsigned int w, unsigned int h, unsigned int fps, do
 		}
 	window_hook("start");
 	cpu_jiffies(&b0, &t0j);
+	rt0 = task_runtime_ns();
 	t0 = now_s();
 	while ((t1 = now_s()) - t0 < secs) {
 		ssize_t n = read(fd, buf, fmt.fmt.pix.sizeimage);
@@ -113,13 +115,15 @@ bench_read(const char *dev, unsigned int w, unsigned int h, unsigned int fps, do
 		}
 		frames++;
 	}
+	rt1 = task_runtime_ns();
 	cpu_jiffies(&b1, &t1j);
 	window_hook("end");
 	printf("read %s driver=%s size=%ux%u fps_req=%u frames=%u secs=%.2f fps=%.2f "
-	       "MBps=%.2f cpu_ms_per_frame=%.2f\n",
+	       "MBps=%.2f cpu_ms_per_frame=%.2f task_ms_per_frame=%.2f\n",
 	       dev, cap.driver, w, h, fps, frames, t1 - t0, frames / (t1 - t0),
 	       frames * (double)fmt.fmt.pix.sizeimage / (t1 - t0) / 1e6,
-	       frames ? (double)(b1 - b0) * 1000.0 / hz / frames : 0.0);
+	       frames ? (double)(b1 - b0) * 1000.0 / hz / frames : 0.0,
+	       frames ? (rt1 - rt0) / 1e6 / frames : 0.0);
 	free(buf);
 	close(fd);
 	return 0;

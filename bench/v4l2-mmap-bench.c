@@ -9,7 +9,8 @@
  * frames, then streams for SECS seconds: poll(POLLIN), DQBUF, read one byte
  * per page of the frame (what any consumer does at least), QBUF. Reports
  * delivered fps and the system-wide busy CPU per frame from /proc/stat (all
- * CPUs: the daemon's work counts too), like v4l2-bench's "read", and how
+ * CPUs: the daemon's work counts too) and from every task's run time
+ * (bench.h), like v4l2-bench's "read", and how
  * evenly the frames' timestamps are spaced (the smallest and largest step,
  * in ms) with the sequence gaps (frames the driver dropped). Works on vivid,
  * v4l2loopback, and on v4l2cuse under v4l2cuse-run.
@@ -100,7 +101,7 @@ main(int argc, char **argv)
 	struct v4l2_requestbuffers rb = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 					  .memory = V4L2_MEMORY_MMAP };
 	uint8_t *mem[MAX_BUFS];
-	unsigned long long b0, t0j, b1, t1j;
+	unsigned long long b0, t0j, b1, t1j, rt0, rt1;
 	unsigned int w, h, fps, frames = 0, errors = 0;
 	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE, fd, r;
 	long hz = sysconf(_SC_CLK_TCK);
@@ -176,6 +177,7 @@ main(int argc, char **argv)
 			return 1;
 	window_hook("start");
 	cpu_jiffies(&b0, &t0j);
+	rt0 = task_runtime_ns();
 	t0 = now_s();
 	while ((t1 = now_s()) - t0 < secs) {
 		r = cycle(fd, mem, &sink, &sp);
@@ -184,14 +186,16 @@ main(int argc, char **argv)
 		frames += r == 1;
 		errors += r == 0;
 	}
+	rt1 = task_runtime_ns();
 	cpu_jiffies(&b1, &t1j);
 	window_hook("end");
 	xioctl(fd, VIDIOC_STREAMOFF, &type);
 	printf("mmap %s driver=%s size=%ux%u fps_req=%u buffers=%u frames=%u errors=%u "
-	       "secs=%.2f fps=%.2f cpu_ms_per_frame=%.2f ts_step_ms=%.3f..%.3f seq_gaps=%u\n",
+	       "secs=%.2f fps=%.2f cpu_ms_per_frame=%.2f task_ms_per_frame=%.2f "
+	       "ts_step_ms=%.3f..%.3f seq_gaps=%u\n",
 	       argv[1], cap.driver, w, h, fps, rb.count, frames, errors, t1 - t0,
 	       frames / (t1 - t0), frames ? (double)(b1 - b0) * 1000.0 / hz / frames : 0.0,
-	       sp.min_step * 1000, sp.max_step * 1000, sp.gaps);
+	       frames ? (rt1 - rt0) / 1e6 / frames : 0.0, sp.min_step * 1000, sp.max_step * 1000, sp.gaps);
 	close(fd);
 	return 0;
 }
