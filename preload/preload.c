@@ -482,7 +482,10 @@ EXPORT ssize_t
 __read_chk(int fd, void *buf, size_t count, size_t buflen)
 {
 	shim_init();
-	if (count > buflen || !shim_fd_maybe_tracked(fd))
-		return shim_real.read_chk(fd, buf, count, buflen);
+	if (count > buflen)
+		return shim_real.read_chk ? shim_real.read_chk(fd, buf, count, buflen)
+					  : (abort(), -1);	/* glibc's __chk_fail() */
+	if (likely(!shim_fd_maybe_tracked(fd)))
+		return shim_real.read(fd, buf, count);
 	return shim_read(fd, buf, count);
 }
