@@ -8,6 +8,8 @@
 #        (bench/v4l2-mmap-bench under v4l2cuse-run),
 #   (a0) the same with V4L2CUSE_FASTPATH=0 (every QBUF, DQBUF, poll through CUSE),
 #   (b)  v4l2cuse through read() (bench/v4l2-bench read, one read() a frame),
+#   (b1) the same under v4l2cuse-run: read() emulated by the shim over the
+#        fast path (no CUSE request a frame),
 #   (c)  vivid, MMAP and read(),
 #   (d)  v4l2loopback fed by ffmpeg (MMAP), if its DKMS module was built for
 #        the guest kernel (apt-get install v4l2loopback-dkms
@@ -136,6 +138,8 @@ for size in 640x480 1280x720; do
 		env V4L2CUSE_FASTPATH=0 "$run" "$B/bench/v4l2-mmap-bench" /dev/video42 $size 30 "$secs"
 	check "(b) v4l2cuse read $size" attributed \
 		"$B/bench/v4l2-bench" read /dev/video42 $size 30 "$secs"
+	check "(b1) v4l2cuse shim read, fast path, $size" attributed \
+		"$run" "$B/bench/v4l2-bench" read /dev/video42 $size 30 "$secs"
 	check "(c) vivid mmap $size" plain "$B/bench/v4l2-mmap-bench" "$vivid" $size 30 "$secs"
 	check "(c) vivid read $size" plain "$B/bench/v4l2-bench" read "$vivid" $size 30 "$secs"
 	if [[ -n $loop ]]; then

@@ -82,6 +82,7 @@ dev_fp_write_state(struct dev_fp *fp, const struct v4l2cuse_fp_state *st)
 	__atomic_store_n(&out->sub_tail, st->sub_tail, __ATOMIC_RELAXED);
 	__atomic_store_n(&out->qbufs_taken, st->qbufs_taken, __ATOMIC_RELAXED);
 	__atomic_store_n(&out->acks_taken, st->acks_taken, __ATOMIC_RELAXED);
+	__atomic_store_n(&out->read_buffers, st->read_buffers, __ATOMIC_RELAXED);
 	__atomic_store_n(&out->seq, seq + 2, __ATOMIC_RELEASE);
 	fp->state = *st;
 	fp->state.seq = seq + 2;
@@ -152,6 +153,7 @@ dev_fp_publish_full(struct v4l2cuse_fh *fh, bool force)
 	st.sub_tail = fp->sub_tail;
 	st.qbufs_taken = fp->qbufs_taken;
 	st.acks_taken = fp->acks_taken;
+	st.read_buffers = snap.read_buffers;	/* the shim's read() emulation */
 	st.seq = fp->state.seq;
 	if (memcmp(&st, &fp->state, sizeof(st)) != 0)
 		dev_fp_write_state(fp, &st);

@@ -79,6 +79,7 @@ shim_fp_setup(struct shim_handle *h)
 	}
 	fp->sock = fds[1];
 	pthread_mutex_init(&fp->lock, NULL);
+	pthread_mutex_init(&fp->rd.lock, NULL);
 	shim_real.close(fds[0]);
 	h->fp = fp;
 	shim_debug("fast path: %zu bytes, socket %d", fp->size, fp->sock);
@@ -95,9 +96,11 @@ shim_fp_free(struct shim_fp *fp)
 {
 	if (!fp)
 		return;
+	shim_fp_read_free(fp);
 	shim_real.munmap(fp->sh, fp->size);
 	shim_real.close(fp->sock);
 	pthread_mutex_destroy(&fp->lock);
+	pthread_mutex_destroy(&fp->rd.lock);
 	free(fp);
 }
 
@@ -112,8 +115,8 @@ shim_fp_forget_child(struct shim_handle *h)
 /* The shared state */
 
 /* The state under its sequence lock; false if the daemon never finished a write. */
-static bool
-fp_state(struct shim_fp *fp, struct v4l2cuse_fp_state *st)
+bool
+shim_fp_state(struct shim_fp *fp, struct v4l2cuse_fp_state *st)
 {
 	const struct v4l2cuse_fp_state *s = &fp->sh->state;
 
@@ -133,6 +136,7 @@ fp_state(struct shim_fp *fp, struct v4l2cuse_fp_state *st)
 		st->sub_tail = __atomic_load_n(&s->sub_tail, __ATOMIC_RELAXED);
 		st->qbufs_taken = __atomic_load_n(&s->qbufs_taken, __ATOMIC_RELAXED);
 		st->acks_taken = __atomic_load_n(&s->acks_taken, __ATOMIC_RELAXED);
+		st->read_buffers = __atomic_load_n(&s->read_buffers, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&s->seq, __ATOMIC_RELAXED) == seq)
 			return true;
@@ -144,7 +148,7 @@ fp_state(struct shim_fp *fp, struct v4l2cuse_fp_state *st)
 static bool
 fp_active(struct shim_fp *fp, struct v4l2cuse_fp_state *st)
 {
-	return fp && !fp->dead && fp_state(fp, st) && (st->flags & V4L2CUSE_FP_ACTIVE);
+	return fp && !fp->dead && shim_fp_state(fp, st) && (st->flags & V4L2CUSE_FP_ACTIVE);
 }
 
 /*
@@ -202,7 +206,7 @@ fp_settle_locked(struct shim_fp *fp, const struct v4l2cuse_fp_state *st)
 
 	while (recv(fp->sock, buf, sizeof(buf), MSG_DONTWAIT) == (ssize_t)sizeof(buf))
 		;
-	if (!fp_state(fp, &now))
+	if (!shim_fp_state(fp, &now))
 		return;
 	if (now.epoch != st->epoch || (now.flags & V4L2CUSE_FP_EVENTS) ||
 	    fp_pending_locked(fp, now.epoch))
@@ -392,8 +396,8 @@ shim_fp_poll(struct shim_handle *h, short events, short *ret_revents)
 	} else if (events & (POLLIN | POLLRDNORM)) {
 		if (st.flags & V4L2CUSE_FP_POLLERR)
 			mask = POLLERR;
-		else if (pending)
-			mask = POLLIN | POLLRDNORM;
+		else if (pending || __atomic_load_n(&fp->rd.partial, __ATOMIC_ACQUIRE))
+			mask = POLLIN | POLLRDNORM;	/* read(): the rest of a frame, too */
 	}
 	pthread_mutex_unlock(&fp->lock);
 	if (st.flags & V4L2CUSE_FP_EVENTS)
@@ -420,7 +424,7 @@ shim_fp_woken(struct shim_handle *h, short revents)
 		fp->dead = true;
 		return;
 	}
-	if (!fp_state(fp, &st))
+	if (!shim_fp_state(fp, &st))
 		return;
 	pthread_mutex_lock(&fp->lock);
 	fp_settle_locked(fp, &st);

@@ -86,6 +86,10 @@ mmap_buffer(struct shim_handle *h, void *addr, size_t len, int prot, int flags, 
 		errno = -r;
 		return MAP_FAILED;
 	}
+	if (shim_fp_reading(h)) {
+		errno = EBUSY;		/* vb_queue_mmap_fd() during read emulation */
+		return MAP_FAILED;
+	}
 	req.map.offset = (uint64_t)off;
 	req.map.length = len;
 	r = shim_request(h, &req, &rep, &memfd);
@@ -356,12 +360,47 @@ fast_dqbuf(int fd, struct v4l2_buffer *b, int *ret)
 	return done;
 }
 
+/* While the shim's read() emulation runs, the streaming ioctls answer as vb2's do. */
+static bool
+reading_ioctl(int fd, unsigned long request, void *arg, int *ret)
+{
+	struct shim_handle *h = shim_fd_get(fd);
+	bool done = false;
+	int r = 0, saved = errno;
+
+	if (h && shim_fp_reading(h))
+		done = shim_fp_read_ioctl(h, fd, request, arg, &r);
+	shim_handle_unref(h);
+	errno = saved;
+	if (done) {
+		*ret = r < 0 ? -1 : 0;
+		if (r < 0)
+			errno = -r;
+	}
+	return done;
+}
+
 static int
 shim_ioctl(int fd, unsigned long request, void *arg)
 {
 	struct v4l2_buffer *b = arg;
 	int r, saved;
 
+	switch (request) {
+	case VIDIOC_REQBUFS:
+	case VIDIOC_CREATE_BUFS:
+	case VIDIOC_QUERYBUF:
+	case VIDIOC_PREPARE_BUF:
+	case VIDIOC_QBUF:
+	case VIDIOC_DQBUF:
+	case VIDIOC_STREAMON:
+	case VIDIOC_STREAMOFF:
+		if (reading_ioctl(fd, request, arg, &r))
+			return r;
+		break;
+	default:
+		break;
+	}
 	switch (request) {
 	case VIDIOC_REQBUFS:
 		r = shim_real.ioctl(fd, request, arg);

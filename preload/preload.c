@@ -7,7 +7,8 @@
  * lock-free table check. errno is what the real call left.
  *
  * This file resolves the real functions and follows the fds: open (where a
- * handle attaches), close, dup, fcntl, and raw syscall(). The buffers'
+ * handle attaches), close, dup, fcntl, raw syscall() and read() (the
+ * emulation itself is fpread.c). The buffers'
  * functions (mmap, munmap, ioctl) are in preload-buffers.c, the waits
  * (poll, select, epoll) in preload-wait.c.
  *
@@ -109,6 +110,8 @@ shim_init_real(void)
 	R(epoll_pwait2, "epoll_pwait2");
 	R(poll_chk, "__poll_chk");
 	R(ppoll_chk, "__ppoll_chk");
+	R(read, "read");
+	R(read_chk, "__read_chk");
 #undef R
 	fastpath_on = shim_fp_enabled();
 	if (!shim_real.fcntl64)
@@ -451,7 +454,38 @@ syscall(long nr, ...)
 				       (int)a[4], (off_t)a[5]);
 	case SYS_munmap:
 		return shim_munmap(true, (void *)a[0], (size_t)a[1]);
+	case SYS_read:
+		if (!shim_fd_maybe_tracked((int)a[0]))
+			return shim_real.syscall(nr, a[0], a[1], a[2]);
+		return shim_read((int)a[0], (void *)a[1], (size_t)a[2]);
 	default:
 		return shim_real.syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* read(): the shim's read() emulation on the fast path (fpread.c) */
+
+EXPORT ssize_t
+read(int fd, void *buf, size_t count)
+{
+	shim_init();
+	if (likely(!shim_fd_maybe_tracked(fd)))
+		return shim_real.read(fd, buf, count);
+	return shim_read(fd, buf, count);
+}
+
+/* _FORTIFY_SOURCE callers: glibc's check (it aborts), then the same as read(). */
+EXPORT ssize_t __read_chk(int fd, void *buf, size_t count, size_t buflen);
+
+EXPORT ssize_t
+__read_chk(int fd, void *buf, size_t count, size_t buflen)
+{
+	shim_init();
+	if (count > buflen)
+		return shim_real.read_chk ? shim_real.read_chk(fd, buf, count, buflen)
+					  : (abort(), -1);	/* glibc's __chk_fail() */
+	if (likely(!shim_fd_maybe_tracked(fd)))
+		return shim_real.read(fd, buf, count);
+	return shim_read(fd, buf, count);
 }

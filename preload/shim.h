@@ -12,6 +12,8 @@
  * client.c  the daemon protocol: detection, attach, MAP/UNMAP/STAGING.
  * fastpath.c the fast path: QBUF, DQBUF and readiness through the handle's
  *           shared-memory queue instead of CUSE.
+ * fpread.c  read() emulation on top of the fast path (as vb2's fileio on
+ *           top of its streaming calls).
  * wait.c    poll/ppoll/select/pselect and epoll for fast-path handles.
  * preload.c the interposed functions of the fds (open, close, dup, fcntl,
  *           syscall) and the resolution of the real ones;
@@ -82,6 +84,8 @@ struct shim_libc {
 	int (*poll_chk)(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
 	int (*ppoll_chk)(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
 			 const sigset_t *sigmask, size_t fdslen);
+	ssize_t (*read)(int fd, void *buf, size_t count);
+	ssize_t (*read_chk)(int fd, void *buf, size_t count, size_t buflen);
 };
 
 extern struct shim_libc shim_real;
@@ -198,6 +202,19 @@ struct shim_fp {
 		struct v4l2_buffer requeue;
 	} bufs[SHIM_MAX_BUFFERS];
 	bool dead;			/* the daemon hung up: CUSE from now on */
+	/* read() emulation (fpread.c): internal MMAP buffers streamed through the rings. */
+	struct {
+		pthread_mutex_t lock;	/* held through a read(), a start, a stop */
+		bool active;		/* started (atomic loads without the lock) */
+		bool partial;		/* a frame is partly read: poll says POLLIN (atomic) */
+		uint32_t type;
+		unsigned int n;
+		void *mem[SHIM_MAX_BUFFERS];	/* mapped read-only, not in the mapping table */
+		size_t len[SHIM_MAX_BUFFERS];
+		uint64_t map_id[SHIM_MAX_BUFFERS];
+		bool cur;		/* a frame is being read: */
+		uint32_t index, pos, size;
+	} rd;
 };
 
 /* Is the fast path wanted? (V4L2CUSE_FASTPATH=0 turns it off.) */
@@ -227,6 +244,36 @@ int shim_fp_wait_fd(struct shim_handle *h);
 void shim_fp_woken(struct shim_handle *h, short revents);
 /* fork(): the child goes through CUSE (its parent's rings are not its own). */
 void shim_fp_forget_child(struct shim_handle *h);
+/* The shared state under its sequence lock; false if it never settled. */
+bool shim_fp_state(struct shim_fp *fp, struct v4l2cuse_fp_state *st);
+
+/* --- fpread.c --- */
+/*
+ * read() of @fd (the library's read(), __read_chk and syscall(SYS_read)):
+ * an attached handle whose fast path can serve it reads through the
+ * shim's emulation, everything else through the real read().
+ */
+ssize_t shim_read(int fd, void *buf, size_t count);
+/*
+ * The same for attached @h: true when answered (*ret: bytes or -errno),
+ * false when the real read() (CUSE) must answer.
+ */
+bool shim_fp_read(struct shim_handle *h, int fd, void *buf, size_t count, ssize_t *ret);
+/* Is read() emulation running on @h? (A lock-free hint.) */
+bool shim_fp_reading(struct shim_handle *h);
+/*
+ * poll()/select()/epoll asking @events of @fd: start read() emulation
+ * where the daemon's own poll would start its own (failure: CUSE answers).
+ */
+void shim_fp_read_autostart(struct shim_handle *h, int fd, short events);
+/*
+ * An ioctl of @h while its read() emulation runs: true when answered as
+ * vb2 answers during file I/O (*ret 0 or -errno), false for the usual way.
+ */
+bool shim_fp_read_ioctl(struct shim_handle *h, int fd, unsigned long request, void *arg,
+			int *ret);
+/* Unmap the emulation's buffers (the handle goes; the daemon's records go with it). */
+void shim_fp_read_free(struct shim_fp *fp);
 
 /* --- wait.c --- */
 /* CLOCK_MONOTONIC in ns. */

@@ -153,6 +153,8 @@ shim_poll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
 
 		slots[i] = (struct slot){ 0 };
 		if (h && shim_fp_wait_fd(h) >= 0) {
+			/* Where the daemon's poll would start read() emulation, ours starts. */
+			shim_fp_read_autostart(h, fds[i].fd, fds[i].events);
 			slots[i].h = h;
 			ours++;
 		} else {
@@ -380,6 +382,8 @@ shim_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 			errno = EFAULT;
 			return -1;
 		}
+		/* The kernel polls the file at EPOLL_CTL_ADD/MOD: vb2 starts file I/O there. */
+		shim_fp_read_autostart(h, fd, (short)(ev->events & 0xffff));
 		/* Any change wakes us: the rewrite after epoll_wait() filters. */
 		mine.events = (ev->events & (EPOLLET | EPOLLONESHOT | EPOLLWAKEUP | EPOLLEXCLUSIVE)) |
 			      EPOLLIN;
@@ -478,6 +482,7 @@ shim_epoll_fix(int epfd, struct epoll_event *ev, int n)
 			continue;
 		}
 		events = (short)(reg->events & 0xffff);
+		shim_fp_read_autostart(reg->h, reg->fd, events);
 		if (ev[i].events & (EPOLLHUP | EPOLLERR))
 			shim_fp_woken(reg->h, POLLHUP);
 		if (!fp_revents(reg->h, events, &m)) {

@@ -453,6 +453,7 @@ vb_queue_snapshot(struct vb_queue *q, const void *owner, struct vb_queue_snapsho
 		.epoch = q->stream_epoch,
 		.generation = q->generation,
 		.poll = vb_poll_mask_locked(q, owner, POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM),
+		.read_buffers = (q->cfg.io_modes & VB_IO_READ) ? q->cfg.read_buffers : 0,
 	};
 	vb_queue_unlock(q);
 }

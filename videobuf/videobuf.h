@@ -352,6 +352,7 @@ struct vb_queue_snapshot {
 	unsigned int generation;	/* vb_queue_generation() */
 	unsigned int poll;	/* vb_queue_poll() for all of POLLIN/OUT/RDNORM/WRNORM,
 				 * without starting read emulation */
+	unsigned int read_buffers;	/* read emulation's buffer count, 0 without read I/O */
 };
 void vb_queue_snapshot(struct vb_queue *q, const void *owner, struct vb_queue_snapshot *ret);
 

@@ -135,6 +135,10 @@ struct v4l2cuse_shim_reply {
  *   POLLOUT|POLLWRNORM also while fewer than n_buffers are queued;
  *   POLLPRI with V4L2CUSE_FP_EVENTS. The daemon writes a byte to the socket
  *   whenever it publishes something; the shim waits for the socket.
+ * - read(): the shim emulates it on top of the above as vb2's fileio does
+ *   on top of its streaming calls (REQBUFS of @state.read_buffers MMAP
+ *   buffers, QBUF, STREAMON through CUSE, then DQBUF and QBUF through the
+ *   rings); the daemon sees an ordinary MMAP streamer.
  *
  * The daemon writes the state and the completions, and reads only
  * @sub_head, @done_tail and @sub[] (as hostile input: one handle's ring
@@ -166,7 +170,13 @@ struct v4l2cuse_fp_state {
 	uint32_t sub_tail;		/* submissions taken */
 	uint32_t qbufs_taken;		/* QBUF submissions taken, ever */
 	uint32_t acks_taken;		/* ACK submissions taken, ever */
-	uint32_t reserved[6];
+	/*
+	 * The queue's read() emulation buffer count (read-buffers=), 0 when
+	 * the queue has no read() (an output queue; a daemon older than this
+	 * field): the shim's read() emulation asks REQBUFS for as many.
+	 */
+	uint32_t read_buffers;
+	uint32_t reserved[5];
 };
 
 struct v4l2cuse_fp_done {

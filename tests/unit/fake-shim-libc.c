@@ -26,4 +26,5 @@ fake_shim_libc_init(void)
 	shim_real.mmap = mmap;
 	shim_real.munmap = munmap;
 	shim_real.syscall = syscall;
+	shim_real.read = read;
 }

@@ -7,12 +7,14 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <glib.h>
@@ -28,6 +30,8 @@
 #include "fastpath-harness.h"
 
 static int test_poll(struct pollfd *fds, nfds_t n, int timeout);
+static int test_ioctl(int fd, unsigned long request, ...);
+static ssize_t test_read(int fd, void *buf, size_t count);
 static int test_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
 		      const sigset_t *sigmask);
 
@@ -36,6 +40,8 @@ fastpath_harness_init(void)
 {
 	fake_shim_libc_init();
 	shim_real.fcntl = fcntl;
+	shim_real.ioctl = test_ioctl;
+	shim_real.read = test_read;
 	shim_real.poll = test_poll;
 	shim_real.ppoll = test_ppoll;
 	shim_real.select = select;
@@ -198,6 +204,10 @@ fixture_setup(struct fixture *f, gconstpointer data)
 					 false, false, &f->capture_shim);
 		f->dev = make_device(f, "video43", "loopback-writer:video43", false, true,
 				     &f->shim);
+	} else if (g_strcmp0(kind, "static") == 0) {
+		/* Every frame the same bytes: no overlay (counter, time). */
+		f->dev = make_device(f, "video42", "pattern,sizes=160x120,fps=60+30,overlay=0",
+				     false, false, &f->shim);
 	} else {
 		f->dev = make_device(f, "video42", "pattern,sizes=160x120,fps=60+30",
 				     g_strcmp0(kind, "shared") == 0, false, &f->shim);
@@ -308,6 +318,62 @@ test_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
 	return ppoll(fds, n, timeout, sigmask);
 }
 
+/* The shim's own CUSE requests (read() emulation): an ioctl of a node goes to the device. */
+static int
+test_ioctl(int fd, unsigned long request, ...)
+{
+	struct v4l2cuse_fh *fh = node_fh(fd, false);
+	va_list ap;
+	void *arg;
+	int r;
+
+	va_start(ap, request);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (!fh)
+		return ioctl(fd, request, arg);
+	r = cuse_ioctl(fh, (unsigned int)request, arg);
+	g_assert_cmpint(r, !=, FAKE_PARKED);
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return r;
+}
+
+struct read_call {
+	struct v4l2cuse_fh *fh;
+	void *buf;
+	size_t count;
+	int flags;
+	ssize_t r;
+};
+
+static void
+read_cb(gpointer p)
+{
+	struct read_call *c = p;
+
+	c->r = fake_read(c->fh, c->buf, c->count, c->flags);
+}
+
+/* The real read() of a node: a CUSE read (never parked: the handles are O_NONBLOCK). */
+static ssize_t
+test_read(int fd, void *buf, size_t count)
+{
+	struct read_call c = { node_fh(fd, false), buf, count, fcntl(fd, F_GETFL), 0 };
+
+	if (!c.fh)
+		return read(fd, buf, count);
+	on_loop(read_cb, &c);
+	g_assert_cmpint(c.r, !=, FAKE_PARKED);
+	if (c.r < 0) {
+		errno = (int)-c.r;
+		return -1;
+	}
+	return c.r;
+}
+
 /* ---------------------------------------------------------------------- */
 /* A client: a handle attached to the shim, with or without its fast path */
 
@@ -360,6 +426,13 @@ client_open(struct fixture *f, struct v4l2cuse_device *dev, struct client *c, bo
 	/* Non-blocking, as most apps that poll first open it. */
 	c->fd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	g_assert_cmpint(c->fd, >=, 0);
+	{
+		struct stat st;
+
+		/* The node the handle is on, as shim_read() checks it. */
+		g_assert_no_errno(fstat(c->fd, &st));
+		c->h->rdev = st.st_rdev;
+	}
 	shim_fd_set(c->fd, c->h);
 	node_add(c->fd, c->fh);
 }

@@ -64,7 +64,8 @@ struct v4l2cuse_device_stats stats(struct v4l2cuse_device *dev);
 void run_app(struct fixture *f, void (*fn)(struct fixture *f));
 /*
  * A device (data "shared": share=true; "output": a loopback writer, with
- * its reader in capture) and its shim server.
+ * its reader in capture; "static": every frame the same, no overlay) and
+ * its shim server.
  */
 void fixture_setup(struct fixture *f, gconstpointer data);
 void fixture_teardown(struct fixture *f, gconstpointer data);

@@ -38,6 +38,10 @@ test_loaded(void)
 	g_assert_true(dladdr(dlsym(RTLD_DEFAULT, "syscall"), &info));
 	g_assert_nonnull(strstr(info.dli_fname, "libv4l2cuse-preload"));
 	/* Nothing else is exported. */
+	g_assert_true(dladdr(dlsym(RTLD_DEFAULT, "read"), &info));
+	g_assert_nonnull(strstr(info.dli_fname, "libv4l2cuse-preload"));
+	g_assert_true(dladdr(dlsym(RTLD_DEFAULT, "__read_chk"), &info));
+	g_assert_nonnull(strstr(info.dli_fname, "libv4l2cuse-preload"));
 	g_assert_null(dlsym(RTLD_DEFAULT, "shim_attach"));
 	g_assert_null(dlsym(RTLD_DEFAULT, "shim_real"));
 }
@@ -84,6 +88,38 @@ test_files(void)
 	fd2 = open(tmpfile_path, O_RDONLY | O_CLOEXEC);
 	g_assert_cmpint(fd2, >=, 0);
 	g_assert_cmpint(errno, ==, 1234);
+	/* read() and the fortify __read_chk: the real results and errno. */
+	{
+		ssize_t (*read_chk)(int, void *, size_t, size_t) =
+			(ssize_t (*)(int, void *, size_t, size_t))dlsym(RTLD_DEFAULT, "__read_chk");
+		int p[2];
+
+		g_assert_cmpint(read(fd2, buf, 3), ==, 3);
+		g_assert_cmpmem(buf, 3, "v4l", 3);
+		g_assert_cmpint(errno, ==, 1234);
+		g_assert_cmpint(read_chk(fd2, buf, 5, sizeof(buf)), ==, 5);
+		g_assert_cmpmem(buf, 5, "2cuse", 5);
+		g_assert_cmpint(read(fd2, buf, sizeof(buf)), ==, 0);	/* the end */
+		g_assert_cmpint(errno, ==, 1234);
+		errno = 0;
+		g_assert_cmpint(read(-1, buf, 1), ==, -1);
+		g_assert_cmpint(errno, ==, EBADF);
+		errno = 0;
+		g_assert_cmpint(read_chk(-1, buf, 1, sizeof(buf)), ==, -1);
+		g_assert_cmpint(errno, ==, EBADF);
+		g_assert_no_errno(pipe2(p, O_CLOEXEC | O_NONBLOCK));
+		errno = 0;
+		g_assert_cmpint(read(p[0], buf, 1), ==, -1);
+		g_assert_cmpint(errno, ==, EAGAIN);
+		g_assert_cmpint(write(p[1], "x", 1), ==, 1);
+		g_assert_cmpint(syscall(SYS_read, p[0], buf, 8), ==, 1);
+		g_assert_cmpint(buf[0], ==, 'x');
+		errno = 0;
+		g_assert_cmpint(syscall(SYS_read, p[0], buf, 8), ==, -1);
+		g_assert_cmpint(errno, ==, EAGAIN);
+		close(p[0]);
+		close(p[1]);
+	}
 	close(fd2);
 	close(fd);
 

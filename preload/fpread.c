@@ -1,0 +1,451 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * read() emulation of the preload shim (docs/shim.md, "read() through the
+ * fast path"), built the way vb2 builds its file I/O on top of its own
+ * streaming calls: on the first read() (or a poll asking POLLIN, where the
+ * daemon's own emulation would start) of a handle whose fast path can
+ * stream and which has no buffers, the shim asks REQBUFS for the queue's
+ * read-buffers= count of MMAP buffers through CUSE, maps them (MAP, as an
+ * app's mmap() does, read-only and outside the mapping table: their life
+ * is the handle's), QBUFs them all and STREAMONs. From then on a read()
+ * takes a completion from the ring (the fast path's DQBUF), copies from
+ * the mapped buffer into the app's, and queues the buffer again through
+ * the ring once the frame is read to its end. The daemon sees an ordinary
+ * MMAP streamer: no CUSE request per frame, one copy.
+ *
+ * What a read() answers follows videobuf/read.c: a short read continues
+ * the same frame at the next call, a read never spans two frames, ERROR
+ * and empty frames are skipped, EAGAIN with O_NONBLOCK (the file's flags
+ * now), a blocking wait ended by a signal gives EINTR, EIO in the error
+ * state, EINVAL once the queue stopped; while it runs, the handle's
+ * streaming ioctls and mmap() answer as vb2 answers during file I/O
+ * (EBUSY), and REQBUFS(0) stops it. One difference, as vb2 itself: a
+ * frame read to its end goes back to the driver at once; the daemon keeps
+ * it until the next call only because it replies from the frame's memory.
+ *
+ * Whatever cannot start here (no fast path, V4L2CUSE_FASTPATH=0, buffers
+ * or another owner, an output queue, REQBUFS refused) goes through the
+ * real read(), which gives the daemon's answer.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/videodev2.h>
+
+#include "shim.h"
+
+/* An ioctl through CUSE (the real one): 0 or -errno. */
+static int
+cuse_ioctl(int fd, unsigned long request, void *arg)
+{
+	return shim_real.ioctl(fd, request, arg) < 0 ? -errno : 0;
+}
+
+bool
+shim_fp_reading(struct shim_handle *h)
+{
+	return h->fp && __atomic_load_n(&h->fp->rd.active, __ATOMIC_ACQUIRE);
+}
+
+/* Could the emulation start here, where the daemon would start its own? */
+static bool
+rd_eligible(struct shim_fp *fp, struct v4l2cuse_fp_state *st)
+{
+	return fp && !fp->dead && shim_fp_state(fp, st) &&
+	       !(st->flags & (V4L2CUSE_FP_ACTIVE | V4L2CUSE_FP_OUTPUT | V4L2CUSE_FP_BROKEN)) &&
+	       st->type == V4L2_BUF_TYPE_VIDEO_CAPTURE && st->n_buffers == 0 &&
+	       st->read_buffers > 0 && st->read_buffers <= SHIM_MAX_BUFFERS;
+}
+
+/* Unmap the buffers; @tell: the handle lives on, so the daemon hears UNMAP. */
+static void
+rd_unmap_locked(struct shim_handle *h, bool tell)
+{
+	struct shim_fp *fp = h->fp;
+
+	for (unsigned int i = 0; i < fp->rd.n; i++) {
+		if (!fp->rd.mem[i])
+			continue;
+		shim_real.munmap(fp->rd.mem[i], fp->rd.len[i]);
+		if (tell && h->sock >= 0) {
+			struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_UNMAP };
+			struct v4l2cuse_shim_reply rep;
+			int memfd = -1;
+
+			req.unmap.map_id = fp->rd.map_id[i];
+			if (shim_request(h, &req, &rep, &memfd) == 0 && memfd >= 0)
+				shim_real.close(memfd);
+		}
+		fp->rd.mem[i] = NULL;
+	}
+	fp->rd.n = 0;
+	fp->rd.cur = false;
+	__atomic_store_n(&fp->rd.partial, false, __ATOMIC_RELEASE);
+}
+
+/* Map buffer @index (QUERYBUF through CUSE, then MAP as mmap() asks). */
+static int
+rd_map_locked(struct shim_handle *h, int fd, unsigned int index)
+{
+	struct shim_fp *fp = h->fp;
+	struct v4l2_buffer b = { .index = index, .type = fp->rd.type,
+				 .memory = V4L2_MEMORY_MMAP };
+	struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_MAP };
+	struct v4l2cuse_shim_reply rep;
+	int memfd = -1, r;
+	void *p;
+
+	r = cuse_ioctl(fd, VIDIOC_QUERYBUF, &b);
+	if (r < 0)
+		return r;
+	if (b.length == 0)
+		return -EINVAL;
+	req.map.offset = b.m.offset;
+	req.map.length = b.length;
+	r = shim_request(h, &req, &rep, &memfd);
+	if (r < 0)
+		return r;
+	if (rep.status < 0 || memfd < 0) {
+		if (memfd >= 0)
+			shim_real.close(memfd);
+		return rep.status < 0 ? rep.status : -EIO;
+	}
+	p = shim_real.mmap(NULL, b.length, PROT_READ, MAP_SHARED, memfd, 0);
+	r = p == MAP_FAILED ? -errno : 0;
+	shim_real.close(memfd);
+	if (r < 0) {
+		struct v4l2cuse_shim_request un = { .type = V4L2CUSE_SHIM_UNMAP };
+
+		un.unmap.map_id = rep.map_id;
+		if (shim_request(h, &un, &rep, &memfd) == 0 && memfd >= 0)
+			shim_real.close(memfd);
+		return r;
+	}
+	fp->rd.mem[index] = p;
+	fp->rd.len[index] = b.length;
+	fp->rd.map_id[index] = rep.map_id;
+	return 0;
+}
+
+/* __vb2_init_fileio() through CUSE: 0, or -errno with nothing left behind. */
+static int
+rd_start_locked(struct shim_handle *h, int fd)
+{
+	struct shim_fp *fp = h->fp;
+	struct v4l2cuse_fp_state st;
+	struct v4l2_requestbuffers rb = { 0 };
+	int r, type;
+
+	if (fp->rd.active)
+		return 0;
+	if (!rd_eligible(fp, &st))
+		return -EAGAIN;
+	rb.count = st.read_buffers;
+	rb.type = st.type;
+	rb.memory = V4L2_MEMORY_MMAP;
+	r = cuse_ioctl(fd, VIDIOC_REQBUFS, &rb);
+	if (r < 0) {
+		shim_debug("read() emulation: REQBUFS: %s", strerror(-r));
+		return r;	/* another owner, ...: the daemon answers the read() */
+	}
+	fp->rd.type = st.type;
+	fp->rd.n = rb.count;
+	if (rb.count == 0 || rb.count > SHIM_MAX_BUFFERS) {
+		fp->rd.n = 0;
+		r = -ENOMEM;
+		goto err_free;
+	}
+	for (unsigned int i = 0; i < fp->rd.n && r == 0; i++)
+		r = rd_map_locked(h, fd, i);
+	for (unsigned int i = 0; i < fp->rd.n && r == 0; i++) {
+		struct v4l2_buffer b = { .index = i, .type = st.type,
+					 .memory = V4L2_MEMORY_MMAP };
+
+		r = cuse_ioctl(fd, VIDIOC_QBUF, &b);
+	}
+	type = (int)st.type;
+	if (r == 0)
+		r = cuse_ioctl(fd, VIDIOC_STREAMON, &type);
+	if (r < 0)
+		goto err_free;
+	fp->rd.cur = false;
+	__atomic_store_n(&fp->rd.active, true, __ATOMIC_RELEASE);
+	shim_debug("read() emulation: %u buffers through the fast path", fp->rd.n);
+	return 0;
+
+err_free:
+	shim_debug("read() emulation not started: %s", strerror(-r));
+	rd_unmap_locked(h, true);
+	rb = (struct v4l2_requestbuffers){ .count = 0, .type = st.type,
+					   .memory = V4L2_MEMORY_MMAP };
+	(void)cuse_ioctl(fd, VIDIOC_REQBUFS, &rb);
+	return r;
+}
+
+/* STREAMOFF and unmap; the caller frees the buffers (REQBUFS(0)). 0 or -errno. */
+static int
+rd_stop_locked(struct shim_handle *h, int fd)
+{
+	struct shim_fp *fp = h->fp;
+	int type = (int)fp->rd.type, r;
+
+	r = cuse_ioctl(fd, VIDIOC_STREAMOFF, &type);
+	if (r < 0)
+		return r;
+	rd_unmap_locked(h, true);
+	__atomic_store_n(&fp->rd.active, false, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void
+shim_fp_read_free(struct shim_fp *fp)
+{
+	for (unsigned int i = 0; i < fp->rd.n; i++)
+		if (fp->rd.mem[i])
+			shim_real.munmap(fp->rd.mem[i], fp->rd.len[i]);
+	fp->rd.n = 0;
+	fp->rd.active = false;
+}
+
+/* A buffer the reader is done with goes back (vb2_core_qbuf), through the ring if it can. */
+static void
+rd_requeue_locked(struct shim_handle *h, int fd, uint32_t index)
+{
+	struct v4l2_buffer b = { .index = index, .type = h->fp->rd.type,
+				 .memory = V4L2_MEMORY_MMAP };
+	int r = 0;
+
+	if (!shim_fp_qbuf(h, &b, &r)) {
+		b = (struct v4l2_buffer){ .index = index, .type = h->fp->rd.type,
+					  .memory = V4L2_MEMORY_MMAP };
+		r = cuse_ioctl(fd, VIDIOC_QBUF, &b);
+	}
+	if (r < 0)
+		shim_debug("read() emulation: QBUF %u: %s", index, strerror(-r));
+}
+
+/*
+ * The next frame (vb_read_next_frame_locked): DQBUF through the ring (or
+ * CUSE when the ring cannot answer: the error state, a stopped queue),
+ * ERROR and empty frames skipped. 0, -EAGAIN, -EINTR, -EIO, -EINVAL.
+ */
+static int
+rd_next_frame_locked(struct shim_handle *h, int fd)
+{
+	struct shim_fp *fp = h->fp;
+
+	for (;;) {
+		struct v4l2_buffer b = { .type = fp->rd.type, .memory = V4L2_MEMORY_MMAP };
+		int r = 0;
+
+		if (!shim_fp_dqbuf(h, fd, &b, &r)) {
+			b = (struct v4l2_buffer){ .type = fp->rd.type,
+						  .memory = V4L2_MEMORY_MMAP };
+			r = cuse_ioctl(fd, VIDIOC_DQBUF, &b);
+		}
+		if (r < 0)
+			return r;
+		if (b.index >= fp->rd.n || !fp->rd.mem[b.index])
+			return -EIO;	/* never: the daemon only names our buffers */
+		if ((b.flags & V4L2_BUF_FLAG_ERROR) || b.bytesused == 0) {
+			shim_debug("read() emulation: skipping %s buffer %u",
+				   b.bytesused ? "failed" : "empty", b.index);
+			rd_requeue_locked(h, fd, b.index);
+			continue;
+		}
+		fp->rd.cur = true;
+		fp->rd.index = b.index;
+		fp->rd.pos = 0;
+		fp->rd.size = b.bytesused < fp->rd.len[b.index] ? b.bytesused
+								 : (uint32_t)fp->rd.len[b.index];
+		return 0;
+	}
+}
+
+/* Is [p, p + len) mapped? (The kernel's copy_to_user would fault otherwise.) */
+static bool
+range_mapped(void *p, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)p & ~((uintptr_t)page - 1);
+
+	if ((uintptr_t)p + len < (uintptr_t)p)
+		return false;
+	return msync((void *)start, (uintptr_t)p + len - start, MS_ASYNC) == 0;
+}
+
+static ssize_t
+rd_read_locked(struct shim_handle *h, int fd, void *buf, size_t count)
+{
+	struct shim_fp *fp = h->fp;
+	size_t n;
+	int r;
+
+	if (count == 0)
+		return 0;
+	if (!range_mapped(buf, count))
+		return -EFAULT;
+	if (!fp->rd.cur) {
+		r = rd_next_frame_locked(h, fd);
+		if (r < 0)
+			return r;
+	}
+	n = fp->rd.size - fp->rd.pos;
+	if (count < n)
+		n = count;
+	memcpy(buf, (const char *)fp->rd.mem[fp->rd.index] + fp->rd.pos, n);
+	fp->rd.pos += (uint32_t)n;
+	if (fp->rd.pos >= fp->rd.size) {
+		/* Read to its end: back to the driver now, as vb2 does. */
+		fp->rd.cur = false;
+		rd_requeue_locked(h, fd, fp->rd.index);
+	}
+	__atomic_store_n(&fp->rd.partial, fp->rd.cur, __ATOMIC_RELEASE);
+	return (ssize_t)n;
+}
+
+bool
+shim_fp_read(struct shim_handle *h, int fd, void *buf, size_t count, ssize_t *ret)
+{
+	struct shim_fp *fp = h->fp;
+
+	if (!fp || (!fp->rd.active && fp->dead))
+		return false;
+	pthread_mutex_lock(&fp->rd.lock);
+	if (!fp->rd.active && (count == 0 || rd_start_locked(h, fd) < 0)) {
+		pthread_mutex_unlock(&fp->rd.lock);
+		return false;
+	}
+	*ret = rd_read_locked(h, fd, buf, count);
+	pthread_mutex_unlock(&fp->rd.lock);
+	return true;
+}
+
+void
+shim_fp_read_autostart(struct shim_handle *h, int fd, short events)
+{
+	struct shim_fp *fp = h->fp;
+	struct v4l2cuse_fp_state st;
+	int saved = errno;
+
+	/* vb2_core_poll(): only a capture queue asked for POLLIN starts it. */
+	if (!fp || !(events & (POLLIN | POLLRDNORM)) || shim_fp_reading(h) ||
+	    !rd_eligible(fp, &st))
+		return;
+	pthread_mutex_lock(&fp->rd.lock);
+	(void)rd_start_locked(h, fd);
+	pthread_mutex_unlock(&fp->rd.lock);
+	errno = saved;
+}
+
+bool
+shim_fp_read_ioctl(struct shim_handle *h, int fd, unsigned long request, void *arg, int *ret)
+{
+	struct shim_fp *fp = h->fp;
+	bool done = true;
+	int r = 0;
+
+	if (!shim_fp_reading(h) || !arg)
+		return false;	/* no argument: CUSE says EFAULT before anything */
+	pthread_mutex_lock(&fp->rd.lock);
+	if (!fp->rd.active) {
+		pthread_mutex_unlock(&fp->rd.lock);
+		return false;
+	}
+	switch (request) {
+	case VIDIOC_REQBUFS: {
+		/*
+		 * vb_queue_reqbufs() during read emulation: the memory type and
+		 * the buffer type checked first (EINVAL; asked through CUSE with
+		 * CREATE_BUFS(0), which checks them the same way and the
+		 * priority as REQBUFS does), then REQBUFS(0) stops the
+		 * emulation and anything else is EBUSY.
+		 */
+		struct v4l2_requestbuffers *rb = arg;
+		struct v4l2_create_buffers probe = { .count = 0, .memory = rb->memory };
+
+		probe.format.type = rb->type;
+		r = cuse_ioctl(fd, VIDIOC_CREATE_BUFS, &probe);
+		if (r == 0 && rb->count == 0) {
+			r = rd_stop_locked(h, fd);
+			if (r == 0)
+				r = cuse_ioctl(fd, VIDIOC_REQBUFS, rb);
+			break;
+		}
+		/* A failed ioctl copies nothing back (video_usercopy, CUSE). */
+		if (r == 0)
+			r = -EBUSY;
+		break;
+	}
+	case VIDIOC_CREATE_BUFS: {
+		/* count 0 only checks (the daemon says 0 during read emulation too). */
+		struct v4l2_create_buffers *cb = arg, probe = *cb;
+
+		if (cb->count == 0) {
+			done = false;
+			break;
+		}
+		probe.count = 0;
+		r = cuse_ioctl(fd, VIDIOC_CREATE_BUFS, &probe);
+		if (r == 0)
+			r = -EBUSY;	/* and, failed, nothing is copied back */
+		break;
+	}
+	case VIDIOC_PREPARE_BUF:
+	case VIDIOC_QBUF:
+	case VIDIOC_DQBUF:
+	case VIDIOC_STREAMON:
+	case VIDIOC_STREAMOFF:
+		r = -EBUSY;	/* vb2: "file io in progress" */
+		break;
+	case VIDIOC_QUERYBUF: {
+		struct v4l2_buffer *b = arg;
+
+		/* The daemon's emulation buffers are never mapped by the app. */
+		r = cuse_ioctl(fd, request, arg);
+		if (r == 0)
+			b->flags &= ~(uint32_t)V4L2_BUF_FLAG_MAPPED;
+		break;
+	}
+	default:
+		done = false;
+		break;
+	}
+	pthread_mutex_unlock(&fp->rd.lock);
+	if (done)
+		*ret = r;
+	return done;
+}
+
+ssize_t
+shim_read(int fd, void *buf, size_t count)
+{
+	struct shim_handle *h = shim_fd_get(fd);
+	ssize_t r = 0;
+	bool done = false;
+	int saved = errno;
+	struct stat st;
+
+	if (h && h->fp) {
+		/* Still our node? (An fd closed behind our back may be reused.) */
+		if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == h->rdev)
+			done = shim_fp_read(h, fd, buf, count, &r);
+	}
+	shim_handle_unref(h);
+	errno = saved;
+	if (!done)
+		return shim_real.read(fd, buf, count);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
