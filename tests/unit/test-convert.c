@@ -198,6 +198,37 @@ test_padded_copy(void)
 	v4l2cuse_convert_free(cv);
 }
 
+/* GREY is full-range luma: limited-range Y 16 -> 0, 235 -> 255. */
+static void
+test_grey(void)
+{
+	const uint32_t w = 4, h = 2;
+	uint8_t yu12[4 * 2 * 3 / 2] = { 16, 235, 126, 0, 255, 16, 235, 126, 128, 128, 128, 128 };
+	uint8_t grey[8] = { 7, 8, 9, 10, 11, 12, 13, 14 };
+	struct v4l2_pix_format out = pix_of(V4L2_PIX_FMT_GREY, w, h);
+	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
+	g_autofree uint8_t *a = convert_new(cv, V4L2_PIX_FMT_YUV420, w, h, yu12, sizeof(yu12),
+					    &out, NULL);
+	g_autofree uint8_t *b = convert_new(cv, V4L2_PIX_FMT_GREY, w, h, grey, sizeof(grey),
+					    &out, NULL);
+	struct v4l2_pix_format big = pix_of(V4L2_PIX_FMT_GREY, 8, 4);
+	g_autofree uint8_t *c = NULL;
+
+	g_assert_cmpuint(a[0], ==, 0);
+	g_assert_cmpuint(a[1], ==, 255);
+	g_assert_cmpuint(a[2], ==, 128);
+	g_assert_cmpuint(a[3], ==, 0);
+	g_assert_cmpuint(a[4], ==, 255);
+	g_assert_cmpmem(b, 8, grey, 8);
+
+	/* Scaled grey stays grey (no range mapping twice). */
+	memset(grey, 77, sizeof(grey));
+	c = convert_new(cv, V4L2_PIX_FMT_GREY, w, h, grey, sizeof(grey), &big, NULL);
+	for (unsigned int i = 0; i < big.sizeimage; i++)
+		g_assert_cmpuint(c[i], ==, 77);
+	v4l2cuse_convert_free(cv);
+}
+
 /*
  * RGB565 ("rrrrrggg gggbbbbb", little endian) with padded lines: the same
  * pixels as the RGB24 it widens to (the top bits repeated into the low
@@ -243,37 +274,6 @@ test_rgb565(void)
 		g_assert_cmpuint(used, ==, out.sizeimage);
 		g_assert_cmpmem(got, used, want, out.sizeimage);
 	}
-	v4l2cuse_convert_free(cv);
-}
-
-/* GREY is full-range luma: limited-range Y 16 -> 0, 235 -> 255. */
-static void
-test_grey(void)
-{
-	const uint32_t w = 4, h = 2;
-	uint8_t yu12[4 * 2 * 3 / 2] = { 16, 235, 126, 0, 255, 16, 235, 126, 128, 128, 128, 128 };
-	uint8_t grey[8] = { 7, 8, 9, 10, 11, 12, 13, 14 };
-	struct v4l2_pix_format out = pix_of(V4L2_PIX_FMT_GREY, w, h);
-	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
-	g_autofree uint8_t *a = convert_new(cv, V4L2_PIX_FMT_YUV420, w, h, yu12, sizeof(yu12),
-					    &out, NULL);
-	g_autofree uint8_t *b = convert_new(cv, V4L2_PIX_FMT_GREY, w, h, grey, sizeof(grey),
-					    &out, NULL);
-	struct v4l2_pix_format big = pix_of(V4L2_PIX_FMT_GREY, 8, 4);
-	g_autofree uint8_t *c = NULL;
-
-	g_assert_cmpuint(a[0], ==, 0);
-	g_assert_cmpuint(a[1], ==, 255);
-	g_assert_cmpuint(a[2], ==, 128);
-	g_assert_cmpuint(a[3], ==, 0);
-	g_assert_cmpuint(a[4], ==, 255);
-	g_assert_cmpmem(b, 8, grey, 8);
-
-	/* Scaled grey stays grey (no range mapping twice). */
-	memset(grey, 77, sizeof(grey));
-	c = convert_new(cv, V4L2_PIX_FMT_GREY, w, h, grey, sizeof(grey), &big, NULL);
-	for (unsigned int i = 0; i < big.sizeimage; i++)
-		g_assert_cmpuint(c[i], ==, 77);
 	v4l2cuse_convert_free(cv);
 }
 

@@ -342,6 +342,30 @@ test_readers(struct fixture *f, gconstpointer data)
 	v4l2cuse_fh_release(r2);
 }
 
+/* share= switches both ways while handles are open but idle. */
+static void
+test_switch(struct fixture *f, gconstpointer data)
+{
+	struct v4l2cuse_fh *a = open_fh(f->dev, true), *b = open_fh(f->dev, true);
+	struct v4l2_requestbuffers rb = { .count = 2, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					  .memory = V4L2_MEMORY_MMAP };
+	g_autofree char *err = NULL;
+
+	g_assert_cmpint(v4l2cuse_device_set_shared(f->dev, false, &err), ==, 0);
+	g_assert_true(v4l2cuse_fh_queue(a) == v4l2cuse_fh_queue(b));
+	g_assert_cmpint(fake_ioctl(a, VIDIOC_REQBUFS, &rb), ==, 0);
+	g_assert_cmpint(fake_ioctl(b, VIDIOC_REQBUFS, &rb), ==, -EBUSY);	/* exclusive */
+	rb.count = 0;
+	g_assert_cmpint(fake_ioctl(a, VIDIOC_REQBUFS, &rb), ==, 0);
+	g_assert_cmpint(v4l2cuse_device_set_shared(f->dev, true, &err), ==, 0);
+	g_assert_true(v4l2cuse_fh_queue(a) != v4l2cuse_fh_queue(b));
+	rb.count = 2;
+	g_assert_cmpint(fake_ioctl(a, VIDIOC_REQBUFS, &rb), ==, 0);
+	g_assert_cmpint(fake_ioctl(b, VIDIOC_REQBUFS, &rb), ==, 0);
+	v4l2cuse_fh_release(a);
+	v4l2cuse_fh_release(b);
+}
+
 /* Every consumer's buffers count against the device's limit. */
 static void
 test_budget(void)
@@ -372,30 +396,6 @@ test_budget(void)
 	g_assert_cmpuint(st.buffer_memory, ==, 0);
 	v4l2cuse_fh_release(a);
 	v4l2cuse_device_free(dev);
-}
-
-/* share= switches both ways while handles are open but idle. */
-static void
-test_switch(struct fixture *f, gconstpointer data)
-{
-	struct v4l2cuse_fh *a = open_fh(f->dev, true), *b = open_fh(f->dev, true);
-	struct v4l2_requestbuffers rb = { .count = 2, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-					  .memory = V4L2_MEMORY_MMAP };
-	g_autofree char *err = NULL;
-
-	g_assert_cmpint(v4l2cuse_device_set_shared(f->dev, false, &err), ==, 0);
-	g_assert_true(v4l2cuse_fh_queue(a) == v4l2cuse_fh_queue(b));
-	g_assert_cmpint(fake_ioctl(a, VIDIOC_REQBUFS, &rb), ==, 0);
-	g_assert_cmpint(fake_ioctl(b, VIDIOC_REQBUFS, &rb), ==, -EBUSY);	/* exclusive */
-	rb.count = 0;
-	g_assert_cmpint(fake_ioctl(a, VIDIOC_REQBUFS, &rb), ==, 0);
-	g_assert_cmpint(v4l2cuse_device_set_shared(f->dev, true, &err), ==, 0);
-	g_assert_true(v4l2cuse_fh_queue(a) != v4l2cuse_fh_queue(b));
-	rb.count = 2;
-	g_assert_cmpint(fake_ioctl(a, VIDIOC_REQBUFS, &rb), ==, 0);
-	g_assert_cmpint(fake_ioctl(b, VIDIOC_REQBUFS, &rb), ==, 0);
-	v4l2cuse_fh_release(a);
-	v4l2cuse_fh_release(b);
 }
 
 int
