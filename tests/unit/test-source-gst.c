@@ -23,6 +23,7 @@
 #include "v4l2cuse/source.h"
 #include "test-source-util.h"
 #include "file-samples.h"
+#include "test-main.h"
 
 #if HAVE_GSTREAMER_READER
 /* Run a gst-launch style pipeline that writes a file; false if it cannot. */
@@ -86,8 +87,7 @@ wait_first_frame(struct v4l2cuse_source *src, uint32_t w, uint32_t h, unsigned i
 }
 
 /* A GStreamer-written MKV: its format, size and rate, its frames in order through loops. */
-static void
-test_gstreamer(void)
+V4L2CUSE_TEST("/file/gstreamer", test_gstreamer)
 {
 	g_autofree char *raw = tmp_path("g.i420");
 	g_autofree char *mkv = tmp_path("g.mkv");
@@ -170,8 +170,7 @@ test_gstreamer(void)
  * offers before the first frame (no timing is measured). Then the frame
  * arrives and the offer grows; what was offered (and negotiated) stays.
  */
-static void
-test_gstreamer_async(void)
+V4L2CUSE_TEST("/file/gstreamer-async", test_gstreamer_async)
 {
 	g_autofree char *mkv = tmp_path("big.mkv");
 	g_autofree char *spec = g_strdup_printf("file:%s", mkv);
@@ -215,8 +214,7 @@ test_gstreamer_async(void)
 }
 
 /* A file GStreamer recognises but that has no video: no signal, after one warning. */
-static void
-test_gstreamer_no_video(void)
+V4L2CUSE_TEST("/file/gstreamer-no-video", test_gstreamer_no_video)
 {
 	g_autofree char *wav = tmp_path("a.wav");
 	g_autofree char *spec = g_strdup_printf("file:%s", wav);
@@ -251,11 +249,7 @@ main(int argc, char **argv)
 
 	g_test_init(&argc, &argv, NULL);
 	file_samples_init();
-#if HAVE_GSTREAMER_READER
-	g_test_add_func("/file/gstreamer", test_gstreamer);
-	g_test_add_func("/file/gstreamer-async", test_gstreamer_async);
-	g_test_add_func("/file/gstreamer-no-video", test_gstreamer_no_video);
-#endif
+	v4l2cuse_test_add_registered();
 	r = g_test_run();
 	file_samples_cleanup();
 	return r;
