@@ -18,6 +18,7 @@
 #include "util/cleanup.h"
 #include "conf.h"
 #include "offer.h"
+#include "test-main.h"
 
 /* Parse @text as "test.conf"; returns the error line or NULL. */
 static char *
@@ -45,8 +46,7 @@ parse(const char *text, struct v4l2cuse_conf **ret)
 	return NULL;
 }
 
-static void
-test_valid(void)
+V4L2CUSE_TEST("/config/valid", test_valid)
 {
 	static const char text[] =
 		"# two cameras\n"
@@ -138,8 +138,7 @@ test_valid(void)
 	}
 }
 
-static void
-test_defaults(void)
+V4L2CUSE_TEST("/config/defaults", test_defaults)
 {
 	_cleanup_(v4l2cuse_conf_freep) struct v4l2cuse_conf *conf = NULL;
 	const struct v4l2cuse_conf_device *d;
@@ -223,8 +222,7 @@ static const struct {
 	  "15x15,16x16,17x17\n", "test.conf:2: [device a] sizes: more than 16 entries" },
 };
 
-static void
-test_bad(void)
+V4L2CUSE_TEST("/config/bad", test_bad)
 {
 	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
 		g_autofree char *err = parse(bad[i].text, NULL);
@@ -254,8 +252,7 @@ rm_rf(const char *dir)
 	g_assert_cmpint(system(cmd), ==, 0);
 }
 
-static void
-test_load_dropins(void)
+V4L2CUSE_TEST("/config/load-dropins", test_load_dropins)
 {
 	g_autofree char *dir = g_dir_make_tmp("v4l2cuse-conf-XXXXXX", NULL);
 	g_autofree char *main_path = g_build_filename(dir, "v4l2cuse.conf", NULL);
@@ -318,8 +315,7 @@ wrapped(const char *spec, const char *conf_text, char **ret_error)
 	return src;
 }
 
-static void
-test_offer(void)
+V4L2CUSE_TEST("/config/offer", test_offer)
 {
 	struct v4l2cuse_source *src;
 	struct v4l2_pix_format pix = { 0 };
@@ -412,8 +408,7 @@ run_daemon(const char *conf_text, bool check_only, const char *expect, int expec
 	rm_rf(dir);
 }
 
-static void
-test_daemon_refuses(void)
+V4L2CUSE_TEST("/config/daemon-refuses", test_daemon_refuses)
 {
 	run_daemon("[device a]\nnode=video40\nwhat=1\n", false,
 		   "v4l2cuse.conf:3: [device a] what: unknown key", 2);
@@ -427,17 +422,4 @@ test_daemon_refuses(void)
 	run_daemon("[device a]\nsizes=123x45\n", true,
 		   "[device a] source: source 'pattern' does not offer 123x45", 2);
 	run_daemon("[device a]\nnode=video40\nformats=YUYV\n", true, "", 0);
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/config/valid", test_valid);
-	g_test_add_func("/config/defaults", test_defaults);
-	g_test_add_func("/config/bad", test_bad);
-	g_test_add_func("/config/load-dropins", test_load_dropins);
-	g_test_add_func("/config/offer", test_offer);
-	g_test_add_func("/config/daemon-refuses", test_daemon_refuses);
-	return g_test_run();
 }

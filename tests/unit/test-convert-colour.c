@@ -18,6 +18,7 @@
 #include "colour-ref.h"
 #include "convert-util.h"
 #include "jpeg.h"
+#include "test-main.h"
 
 /* --- colour: BT.601 for SD, BT.709 for HD -------------------------------- */
 
@@ -43,8 +44,7 @@ make_flat_rgb(uint32_t w, uint32_t h, const uint8_t rgb[3])
  * (what format.c reports for those sizes), and back to the colour; the two
  * matrices differ by far more than the tolerance for these colours.
  */
-static void
-test_colour_matrix(void)
+V4L2CUSE_TEST("/convert/colour-matrix", test_colour_matrix)
 {
 	static const struct {
 		uint32_t w, h;
@@ -111,8 +111,7 @@ test_colour_matrix(void)
  * caller (struct v4l2cuse_image) is read as such; MJPEG is JFIF's
  * full-range BT.601 whatever its size.
  */
-static void
-test_colour_across(void)
+V4L2CUSE_TEST("/convert/colour-across", test_colour_across)
 {
 	const uint8_t *rgb = colours[6];	/* 200, 100, 50 */
 	const double in[3] = { rgb[0], rgb[1], rgb[2] };
@@ -199,8 +198,7 @@ test_colour_across(void)
  * libyuv's ARGBToI420, BT.709 at 1280x720 ours) and YU12 -> R'G'B'
  * (libyuv's I420ToRGB24Matrix with the constants of each matrix).
  */
-static void
-test_colour_reference(void)
+V4L2CUSE_TEST("/convert/colour-reference", test_colour_reference)
 {
 	static const struct {
 		uint32_t w, h;
@@ -275,8 +273,7 @@ test_colour_reference(void)
  * default of the colorspace; a 1280x720 sRGB camera's YUYV is BT.601, not
  * the BT.709 format.c would assume at that size.
  */
-static void
-test_colour_camera(void)
+V4L2CUSE_TEST("/convert/colour-camera", test_colour_camera)
 {
 	const uint8_t *rgb = colours[6];
 	const double in[3] = { rgb[0], rgb[1], rgb[2] };
@@ -316,15 +313,4 @@ test_colour_camera(void)
 	for (unsigned int i = 0; i < 3; i++)
 		g_assert_cmpint(abs(back[((size_t)360 * 1280 + 640) * 3 + i] - rgb[i]), <=, 3);
 	v4l2cuse_convert_free(cv);
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/convert/colour-matrix", test_colour_matrix);
-	g_test_add_func("/convert/colour-across", test_colour_across);
-	g_test_add_func("/convert/colour-reference", test_colour_reference);
-	g_test_add_func("/convert/colour-camera", test_colour_camera);
-	return g_test_run();
 }

@@ -15,6 +15,7 @@
 
 #include "v4l2cuse/format.h"
 #include "convert-private.h"
+#include "test-main.h"
 
 static uint8_t *
 random_frame(size_t size)
@@ -89,43 +90,28 @@ check_size(uint32_t w, uint32_t h, uint32_t ow, uint32_t oh, uint32_t enc, uint3
 }
 
 /* BT.601 sizes; 34 lines: two strips and a short one. */
-static void
-test_small(void)
+V4L2CUSE_TEST("/convert-strips/small", test_small)
 {
 	check_size(64, 48, 64, 48, 0, 0);
 	check_size(96, 34, 96, 34, 0, 0);
 }
 
 /* 720 lines and up: BT.709 Y'CbCr, decided by the frame's height, not the strip's. */
-static void
-test_hd(void)
+V4L2CUSE_TEST("/convert-strips/hd", test_hd)
 {
 	check_size(1280, 720, 1280, 720, 0, 0);
 }
 
 /* The input's colorimetry given (full-range BT.709, limited BT.601 at 720 lines). */
-static void
-test_given_colorimetry(void)
+V4L2CUSE_TEST("/convert-strips/given-colorimetry", test_given_colorimetry)
 {
 	check_size(64, 48, 64, 48, V4L2_YCBCR_ENC_709, V4L2_QUANTIZATION_FULL_RANGE);
 	check_size(320, 720, 320, 720, V4L2_YCBCR_ENC_601, V4L2_QUANTIZATION_LIM_RANGE);
 }
 
 /* Scaled frames: the scaler works on the whole picture, the packer in strips. */
-static void
-test_scaled(void)
+V4L2CUSE_TEST("/convert-strips/scaled", test_scaled)
 {
 	check_size(64, 48, 40, 30, 0, 0);
 	check_size(1280, 720, 960, 722, 0, 0);
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/convert-strips/small", test_small);
-	g_test_add_func("/convert-strips/hd", test_hd);
-	g_test_add_func("/convert-strips/given-colorimetry", test_given_colorimetry);
-	g_test_add_func("/convert-strips/scaled", test_scaled);
-	return g_test_run();
 }

@@ -18,6 +18,7 @@
 #include "convert.h"
 #include "jpeg.h"
 #include "convert-util.h"
+#include "test-main.h"
 
 static const uint32_t all_targets[] = {
 	V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_UYVY, V4L2_PIX_FMT_YVYU, V4L2_PIX_FMT_NV12,
@@ -44,8 +45,7 @@ mean_abs_diff(const uint8_t *a, const uint8_t *b, size_t n, int *ret_max)
 }
 
 /* RGB -> every target -> RGB stays close. */
-static void
-test_round_trip(void)
+V4L2CUSE_TEST("/convert/round-trip", test_round_trip)
 {
 	const uint32_t w = 64, h = 48;
 	g_autofree uint8_t *rgb = make_rgb(w, h);
@@ -71,8 +71,7 @@ test_round_trip(void)
 }
 
 /* Y'CbCr repacks are exact: YU12 -> X -> YU12 is the identity. */
-static void
-test_yuv_exact(void)
+V4L2CUSE_TEST("/convert/yuv-exact", test_yuv_exact)
 {
 	static const uint32_t fmts[] = {
 		V4L2_PIX_FMT_NV12, V4L2_PIX_FMT_NV21, V4L2_PIX_FMT_YVU420, V4L2_PIX_FMT_YUV420,
@@ -120,8 +119,7 @@ test_yuv_exact(void)
 }
 
 /* Planar 4:2:2, 4:4:4 and NV16 into YUYV: exact, or exact averages. */
-static void
-test_planar_inputs(void)
+V4L2CUSE_TEST("/convert/planar-inputs", test_planar_inputs)
 {
 	const uint32_t w = 8, h = 4;
 	struct v4l2_pix_format out = pix_of(V4L2_PIX_FMT_YUYV, w, h);
@@ -170,8 +168,7 @@ test_planar_inputs(void)
 }
 
 /* A padded input (bytesperline > width * bpp) is copied without the padding. */
-static void
-test_padded_copy(void)
+V4L2CUSE_TEST("/convert/padded-copy", test_padded_copy)
 {
 	const uint32_t w = 6, h = 3, bpl = 16;
 	uint8_t src[16 * 3];
@@ -198,14 +195,43 @@ test_padded_copy(void)
 	v4l2cuse_convert_free(cv);
 }
 
+/* GREY is full-range luma: limited-range Y 16 -> 0, 235 -> 255. */
+V4L2CUSE_TEST("/convert/grey", test_grey)
+{
+	const uint32_t w = 4, h = 2;
+	uint8_t yu12[4 * 2 * 3 / 2] = { 16, 235, 126, 0, 255, 16, 235, 126, 128, 128, 128, 128 };
+	uint8_t grey[8] = { 7, 8, 9, 10, 11, 12, 13, 14 };
+	struct v4l2_pix_format out = pix_of(V4L2_PIX_FMT_GREY, w, h);
+	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
+	g_autofree uint8_t *a = convert_new(cv, V4L2_PIX_FMT_YUV420, w, h, yu12, sizeof(yu12),
+					    &out, NULL);
+	g_autofree uint8_t *b = convert_new(cv, V4L2_PIX_FMT_GREY, w, h, grey, sizeof(grey),
+					    &out, NULL);
+	struct v4l2_pix_format big = pix_of(V4L2_PIX_FMT_GREY, 8, 4);
+	g_autofree uint8_t *c = NULL;
+
+	g_assert_cmpuint(a[0], ==, 0);
+	g_assert_cmpuint(a[1], ==, 255);
+	g_assert_cmpuint(a[2], ==, 128);
+	g_assert_cmpuint(a[3], ==, 0);
+	g_assert_cmpuint(a[4], ==, 255);
+	g_assert_cmpmem(b, 8, grey, 8);
+
+	/* Scaled grey stays grey (no range mapping twice). */
+	memset(grey, 77, sizeof(grey));
+	c = convert_new(cv, V4L2_PIX_FMT_GREY, w, h, grey, sizeof(grey), &big, NULL);
+	for (unsigned int i = 0; i < big.sizeimage; i++)
+		g_assert_cmpuint(c[i], ==, 77);
+	v4l2cuse_convert_free(cv);
+}
+
 /*
  * RGB565 ("rrrrrggg gggbbbbb", little endian) with padded lines: the same
  * pixels as the RGB24 it widens to (the top bits repeated into the low
  * ones, so full red is 255), for RGB and Y'CbCr targets alike (red stays
  * red; the padding, blue here, is never read).
  */
-static void
-test_rgb565(void)
+V4L2CUSE_TEST("/convert/rgb565", test_rgb565)
 {
 	static const uint32_t targets[] = {
 		V4L2_PIX_FMT_RGB24, V4L2_PIX_FMT_BGR24, V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_NV12,
@@ -246,40 +272,8 @@ test_rgb565(void)
 	v4l2cuse_convert_free(cv);
 }
 
-/* GREY is full-range luma: limited-range Y 16 -> 0, 235 -> 255. */
-static void
-test_grey(void)
-{
-	const uint32_t w = 4, h = 2;
-	uint8_t yu12[4 * 2 * 3 / 2] = { 16, 235, 126, 0, 255, 16, 235, 126, 128, 128, 128, 128 };
-	uint8_t grey[8] = { 7, 8, 9, 10, 11, 12, 13, 14 };
-	struct v4l2_pix_format out = pix_of(V4L2_PIX_FMT_GREY, w, h);
-	struct v4l2cuse_convert *cv = v4l2cuse_convert_new();
-	g_autofree uint8_t *a = convert_new(cv, V4L2_PIX_FMT_YUV420, w, h, yu12, sizeof(yu12),
-					    &out, NULL);
-	g_autofree uint8_t *b = convert_new(cv, V4L2_PIX_FMT_GREY, w, h, grey, sizeof(grey),
-					    &out, NULL);
-	struct v4l2_pix_format big = pix_of(V4L2_PIX_FMT_GREY, 8, 4);
-	g_autofree uint8_t *c = NULL;
-
-	g_assert_cmpuint(a[0], ==, 0);
-	g_assert_cmpuint(a[1], ==, 255);
-	g_assert_cmpuint(a[2], ==, 128);
-	g_assert_cmpuint(a[3], ==, 0);
-	g_assert_cmpuint(a[4], ==, 255);
-	g_assert_cmpmem(b, 8, grey, 8);
-
-	/* Scaled grey stays grey (no range mapping twice). */
-	memset(grey, 77, sizeof(grey));
-	c = convert_new(cv, V4L2_PIX_FMT_GREY, w, h, grey, sizeof(grey), &big, NULL);
-	for (unsigned int i = 0; i < big.sizeimage; i++)
-		g_assert_cmpuint(c[i], ==, 77);
-	v4l2cuse_convert_free(cv);
-}
-
 /* Scaling: flat stays flat exactly, gradients stay gradients. */
-static void
-test_scale(void)
+V4L2CUSE_TEST("/convert/scale", test_scale)
 {
 	static const struct {
 		uint32_t w, h;
@@ -360,8 +354,7 @@ test_scale(void)
 }
 
 /* MJPEG out decodes back; MJPEG in at the same size passes through. */
-static void
-test_jpeg(void)
+V4L2CUSE_TEST("/convert/jpeg", test_jpeg)
 {
 	const uint32_t w = 64, h = 48;
 	g_autofree uint8_t *rgb = make_rgb(w, h);
@@ -427,8 +420,7 @@ test_jpeg(void)
 	v4l2cuse_convert_free(cv);
 }
 
-static void
-test_bad_args(void)
+V4L2CUSE_TEST("/convert/bad-args", test_bad_args)
 {
 	uint8_t buf[64 * 48 * 4] = { 0 };
 	struct v4l2_pix_format out = pix_of(V4L2_PIX_FMT_YUYV, 64, 48);
@@ -463,8 +455,7 @@ test_bad_args(void)
 }
 
 /* Odd-sized RGB and grey input reach 4:2:0 targets (cropped, then scaled). */
-static void
-test_odd_sizes(void)
+V4L2CUSE_TEST("/convert/odd-sizes", test_odd_sizes)
 {
 	const uint32_t w = 33, h = 17;
 	g_autofree uint8_t *rgb = g_malloc((size_t)w * h * 3);
@@ -477,21 +468,4 @@ test_odd_sizes(void)
 	for (unsigned int i = 0; i < 32 * 16; i++)
 		g_assert_cmpint(abs((int)d[i] - 188), <=, 2);	/* BT.601: 16 + 219 * 200 / 255 */
 	v4l2cuse_convert_free(cv);
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/convert/round-trip", test_round_trip);
-	g_test_add_func("/convert/yuv-exact", test_yuv_exact);
-	g_test_add_func("/convert/planar-inputs", test_planar_inputs);
-	g_test_add_func("/convert/padded-copy", test_padded_copy);
-	g_test_add_func("/convert/grey", test_grey);
-	g_test_add_func("/convert/rgb565", test_rgb565);
-	g_test_add_func("/convert/scale", test_scale);
-	g_test_add_func("/convert/jpeg", test_jpeg);
-	g_test_add_func("/convert/bad-args", test_bad_args);
-	g_test_add_func("/convert/odd-sizes", test_odd_sizes);
-	return g_test_run();
 }

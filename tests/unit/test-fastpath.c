@@ -40,6 +40,9 @@
 #include "../../preload/shim.h"
 #include "fake-req.h"
 #include "fastpath-harness.h"
+#include "test-main.h"
+
+V4L2CUSE_TEST_FIXTURE(struct fixture, fixture_setup, fixture_teardown);
 
 /* ---------------------------------------------------------------------- */
 /* Tests */
@@ -136,8 +139,7 @@ app_stream(struct fixture *f)
 	g_assert_cmpuint(stats(f->dev).fast_handles, ==, 0);
 }
 
-static void
-test_stream(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/fastpath/stream", test_stream)
 {
 	run_app(f, app_stream);
 }
@@ -202,8 +204,7 @@ app_fallbacks(struct fixture *f)
 	client_close(&c);
 }
 
-static void
-test_fallbacks(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/fastpath/fallbacks", test_fallbacks)
 {
 	run_app(f, app_fallbacks);
 }
@@ -290,8 +291,7 @@ app_waits(struct fixture *f)
 	signal(SIGUSR1, SIG_DFL);
 }
 
-static void
-test_waits(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/fastpath/waits", test_waits)
 {
 	run_app(f, app_waits);
 }
@@ -329,8 +329,7 @@ app_gone(struct fixture *f)
 	close(c.fd);
 }
 
-static void
-test_gone(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/fastpath/gone", test_gone)
 {
 	run_app(f, app_gone);
 }
@@ -393,8 +392,7 @@ app_select_epoll(struct fixture *f)
 	close(ep);
 }
 
-static void
-test_select_epoll(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/fastpath/select-epoll", test_select_epoll)
 {
 	run_app(f, app_select_epoll);
 }
@@ -428,8 +426,7 @@ app_shared(struct fixture *f)
 	client_close(&b);
 }
 
-static void
-test_shared(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F_DATA("/fastpath/shared", test_shared, "shared")
 {
 	run_app(f, app_shared);
 }
@@ -486,8 +483,7 @@ app_reshare(struct fixture *f)
 	client_close(&c);
 }
 
-static void
-test_reshare(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/fastpath/reshare", test_reshare)
 {
 	run_app(f, app_reshare);
 }
@@ -529,8 +525,7 @@ app_output(struct fixture *f)
 	client_close(&w);
 }
 
-static void
-test_output(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F_DATA("/fastpath/output", test_output, "output")
 {
 	run_app(f, app_output);
 }
@@ -587,8 +582,7 @@ app_hostile(struct fixture *f)
 	client_close(&good);
 }
 
-static void
-test_hostile(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F_DATA("/fastpath/hostile", test_hostile, "shared")
 {
 	run_app(f, app_hostile);
 }
@@ -599,17 +593,6 @@ main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	fastpath_harness_init();
 	/* The socket server checks /proc/<peer>/task/<opener>: we are both. */
-#define ADD(name, kind, fn) \
-	g_test_add("/fastpath/" name, struct fixture, kind, fixture_setup, fn, fixture_teardown)
-	ADD("stream", NULL, test_stream);
-	ADD("fallbacks", NULL, test_fallbacks);
-	ADD("waits", NULL, test_waits);
-	ADD("gone", NULL, test_gone);
-	ADD("select-epoll", NULL, test_select_epoll);
-	ADD("shared", "shared", test_shared);
-	ADD("reshare", NULL, test_reshare);
-	ADD("output", "output", test_output);
-	ADD("hostile", "shared", test_hostile);
-#undef ADD
+	v4l2cuse_test_add_registered();
 	return g_test_run();
 }

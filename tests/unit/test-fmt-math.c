@@ -12,6 +12,7 @@
 #include <glib.h>
 
 #include "v4l2cuse/format.h"
+#include "test-main.h"
 
 struct expect {
 	uint32_t fourcc;
@@ -48,8 +49,7 @@ find_expect(uint32_t fourcc)
 	return NULL;
 }
 
-static void
-test_descriptions(void)
+V4L2CUSE_TEST("/fmt/descriptions", test_descriptions)
 {
 	unsigned int n = 0;
 
@@ -72,8 +72,7 @@ test_descriptions(void)
 }
 
 /* The formats that are only read share the table but are never offered. */
-static void
-test_read_only(void)
+V4L2CUSE_TEST("/fmt/read-only", test_read_only)
 {
 	static const uint32_t read_only[] = {
 		V4L2_PIX_FMT_NV16, V4L2_PIX_FMT_NV61, V4L2_PIX_FMT_YUV422P,
@@ -116,8 +115,7 @@ test_read_only(void)
 						    4, 4, 0, NULL, NULL), ==, 0);
 }
 
-static void
-test_sizes(void)
+V4L2CUSE_TEST("/fmt/sizes", test_sizes)
 {
 	static const uint32_t sizes[][2] = {
 		{ 320, 240 }, { 640, 480 }, { 1280, 720 }, { 1920, 1080 },
@@ -154,8 +152,7 @@ test_sizes(void)
 	}
 }
 
-static void
-test_planar_layout(void)
+V4L2CUSE_TEST("/fmt/planar-layout", test_planar_layout)
 {
 	struct v4l2_pix_format pix = { .pixelformat = V4L2_PIX_FMT_YUV420,
 				       .width = 640, .height = 480 };
@@ -173,8 +170,7 @@ test_planar_layout(void)
 	g_assert_cmpuint(nv12->bpp[1], ==, 8);
 }
 
-static void
-test_odd_sizes(void)
+V4L2CUSE_TEST("/fmt/odd-sizes", test_odd_sizes)
 {
 	for (size_t i = 0; i < G_N_ELEMENTS(expects); i++) {
 		const struct v4l2cuse_format_info *info = v4l2cuse_format_info(expects[i].fourcc);
@@ -209,8 +205,7 @@ test_odd_sizes(void)
 	g_assert_cmpuint(pix.sizeimage, ==, 9);
 }
 
-static void
-test_errors(void)
+V4L2CUSE_TEST("/fmt/errors", test_errors)
 {
 	struct v4l2_pix_format pix, saved;
 
@@ -251,8 +246,7 @@ test_errors(void)
 	g_assert_cmpuint(pix.sizeimage, ==, 8192u * 8192u * 4u);
 }
 
-static void
-test_colorimetry(void)
+V4L2CUSE_TEST("/fmt/colorimetry", test_colorimetry)
 {
 	for (size_t i = 0; i < G_N_ELEMENTS(expects); i++) {
 		const struct v4l2cuse_format_info *info = v4l2cuse_format_info(expects[i].fourcc);
@@ -291,8 +285,7 @@ test_colorimetry(void)
 	}
 }
 
-static void
-test_idempotent(void)
+V4L2CUSE_TEST("/fmt/idempotent", test_idempotent)
 {
 	/* TRY(G) == G: filling a filled format changes nothing */
 	for (unsigned int i = 0; v4l2cuse_format_by_index(i); i++) {
@@ -307,19 +300,4 @@ test_idempotent(void)
 		g_assert_cmpint(v4l2cuse_format_fill(&b), ==, 0);
 		g_assert_true(memcmp(&a, &b, sizeof(a)) == 0);
 	}
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/fmt/descriptions", test_descriptions);
-	g_test_add_func("/fmt/read-only", test_read_only);
-	g_test_add_func("/fmt/sizes", test_sizes);
-	g_test_add_func("/fmt/planar-layout", test_planar_layout);
-	g_test_add_func("/fmt/odd-sizes", test_odd_sizes);
-	g_test_add_func("/fmt/errors", test_errors);
-	g_test_add_func("/fmt/colorimetry", test_colorimetry);
-	g_test_add_func("/fmt/idempotent", test_idempotent);
-	return g_test_run();
 }

@@ -24,6 +24,7 @@
 #include "hub.h"
 #include "fake-req.h"
 #include "fake-consumer.h"
+#include "test-main.h"
 
 #define FW 320
 #define FH 240
@@ -111,8 +112,7 @@ stream(struct fake_consumer **cs, const uint32_t *w, const uint32_t *h, unsigned
 		g_assert_cmpuint(got[i], >=, want);
 }
 
-static void
-test_two_devices_one_file(void)
+V4L2CUSE_TEST("/hub/two-devices-one-file", test_two_devices_one_file)
 {
 	g_autofree char *path = write_clip();
 	g_autofree char *link = g_build_filename(tmpdir, "by-id-link.y4m", NULL);
@@ -163,8 +163,7 @@ test_two_devices_one_file(void)
 }
 
 /* A spec whose options differ reads a separate input. */
-static void
-test_keys(void)
+V4L2CUSE_TEST("/hub/keys", test_keys)
 {
 	g_autofree char *path = write_clip();
 	g_autofree char *k1 = NULL, *k2 = NULL, *k3 = NULL;
@@ -189,8 +188,7 @@ main(int argc, char **argv)
 
 	g_test_init(&argc, &argv, NULL);
 	tmpdir = g_dir_make_tmp("v4l2cuse-hub-XXXXXX", NULL);
-	g_test_add_func("/hub/two-devices-one-file", test_two_devices_one_file);
-	g_test_add_func("/hub/keys", test_keys);
+	v4l2cuse_test_add_registered();
 	r = g_test_run();
 	g_rmdir(tmpdir);
 	g_free(tmpdir);

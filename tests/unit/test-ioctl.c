@@ -18,6 +18,7 @@
 #include "videobuf.h"
 #include "device.h"
 #include "fake-req.h"
+#include "test-main.h"
 
 struct fixture {
 	struct v4l2cuse_device *dev;
@@ -48,6 +49,8 @@ fixture_teardown(struct fixture *f, gconstpointer data)
 	v4l2cuse_device_free(f->dev);
 }
 
+V4L2CUSE_TEST_FIXTURE(struct fixture, fixture_setup, fixture_teardown);
+
 /* Run the main loop until @p is answered (frames come from a timer). */
 static void
 wait_parked(struct fake_parked *p)
@@ -59,8 +62,7 @@ wait_parked(struct fake_parked *p)
 	g_assert_true(p->answered);
 }
 
-static void
-test_querycap(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/ioctl/querycap", test_querycap)
 {
 	struct v4l2_capability cap;
 	int rounds = 0;
@@ -83,8 +85,7 @@ test_querycap(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(fake_ioctl(f->fh, VIDIOC_QUERYCAP, NULL), ==, -EFAULT);
 }
 
-static void
-test_invalid_ioctls(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/ioctl/invalid", test_invalid_ioctls)
 {
 	static uint8_t buf[16384];
 	static const uint8_t zero[16384];
@@ -107,8 +108,7 @@ test_invalid_ioctls(struct fixture *f, gconstpointer data)
 	}
 }
 
-static void
-test_plain_no_streaming(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/ioctl/plain-no-streaming", test_plain_no_streaming)
 {
 	struct v4l2_requestbuffers rb = { .count = 2, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 					  .memory = V4L2_MEMORY_MMAP };
@@ -135,8 +135,7 @@ test_plain_no_streaming(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(fake_ioctl(f->shim, VIDIOC_REQBUFS, &rb), ==, 0);
 }
 
-static void
-test_priority(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/ioctl/priority", test_priority)
 {
 	uint32_t p = 0;
 	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
@@ -161,8 +160,7 @@ test_priority(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(fake_ioctl(f->shim, VIDIOC_S_FMT, &fmt), ==, 0);
 }
 
-static void
-test_enum_fmt(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/ioctl/enum-fmt", test_enum_fmt)
 {
 	struct v4l2_fmtdesc d = { .index = 0, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 	unsigned int n;
@@ -186,8 +184,7 @@ test_enum_fmt(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(fake_ioctl(f->fh, VIDIOC_ENUM_FMT, &d), ==, -EINVAL);
 }
 
-static void
-test_fmt(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/ioctl/fmt", test_fmt)
 {
 	struct v4l2_format g = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE }, t, s;
 
@@ -229,8 +226,7 @@ test_fmt(struct fixture *f, gconstpointer data)
 	g_assert_cmpmem(&g, sizeof(g), &s, sizeof(s));
 }
 
-static void
-test_framesizes(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/ioctl/framesizes", test_framesizes)
 {
 	struct v4l2_frmsizeenum fs = { .index = 0, .pixel_format = V4L2_PIX_FMT_YUYV };
 	struct v4l2_frmivalenum fi = { 0 };
@@ -254,8 +250,7 @@ test_framesizes(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(fake_ioctl(f->fh, VIDIOC_ENUM_FRAMEINTERVALS, &fi), ==, -EINVAL);
 }
 
-static void
-test_parm_input(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/ioctl/parm-input", test_parm_input)
 {
 	struct v4l2_streamparm p = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 	struct v4l2_input in = { .index = 0 };
@@ -290,8 +285,7 @@ test_parm_input(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(fake_ioctl(f->fh, VIDIOC_LOG_STATUS, NULL), ==, 0);
 }
 
-static void
-test_controls(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/ioctl/controls", test_controls)
 {
 	struct v4l2_queryctrl q = { .id = V4L2_CTRL_FLAG_NEXT_CTRL };
 	struct v4l2_control c = { .id = V4L2_CID_BRIGHTNESS };
@@ -318,8 +312,7 @@ test_controls(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(fake_ioctl(f->fh, VIDIOC_S_CTRL, &c), ==, -EINVAL);
 }
 
-static void
-test_ext_ctrls(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/ioctl/ext-ctrls", test_ext_ctrls)
 {
 	struct v4l2_ext_control ctrls[2] = {
 		{ .id = V4L2_CID_BRIGHTNESS, .value = 10 },
@@ -368,8 +361,7 @@ test_ext_ctrls(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(fake_ioctl(f->fh, VIDIOC_G_EXT_CTRLS, &cs), ==, -EFAULT);
 }
 
-static void
-test_events(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/ioctl/events", test_events)
 {
 	struct v4l2_event_subscription sub = { .type = V4L2_EVENT_CTRL, .id = V4L2_CID_BRIGHTNESS,
 					       .flags = V4L2_EVENT_SUB_FL_SEND_INITIAL };
@@ -401,8 +393,7 @@ test_events(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(fake_ioctl(f->fh, VIDIOC_UNSUBSCRIBE_EVENT, &sub), ==, 0);
 }
 
-static void
-test_read(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/ioctl/read", test_read)
 {
 	size_t size = 320 * 240 * 2;
 	g_autofree uint8_t *frame = g_malloc(size * 2);
@@ -462,8 +453,7 @@ test_read(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(st.interrupted, ==, 1);
 }
 
-static void
-test_dqbuf_parking(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/ioctl/dqbuf-parking", test_dqbuf_parking)
 {
 	struct v4l2_requestbuffers rb = { .count = 3, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 					  .memory = V4L2_MEMORY_MMAP };
@@ -536,8 +526,7 @@ test_dqbuf_parking(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(fake_ioctl(f->shim, VIDIOC_REQBUFS, &rb), ==, 0);
 }
 
-static void
-test_many_opens(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/ioctl/many-opens", test_many_opens)
 {
 	struct v4l2cuse_fh *fhs[V4L2CUSE_MAX_OPENS];
 	unsigned int n = 0;
@@ -565,8 +554,7 @@ budget_device(const char *name, uint64_t limit, struct vb_budget *global)
 	return fake_device(&cfg);
 }
 
-static void
-test_buffer_memory(void)
+V4L2CUSE_TEST("/ioctl/buffer-memory", test_buffer_memory)
 {
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	const uint64_t buf = (153600 + page - 1) / page * page;	/* 320x240 YUYV */
@@ -628,28 +616,4 @@ test_buffer_memory(void)
 		g_assert_cmpuint(gs.peak, ==, 6 * buf);
 	}
 	vb_budget_unref(global);
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-#define ADD(name, fn) g_test_add("/ioctl/" name, struct fixture, NULL, fixture_setup, fn, \
-				 fixture_teardown)
-	ADD("querycap", test_querycap);
-	ADD("invalid", test_invalid_ioctls);
-	ADD("plain-no-streaming", test_plain_no_streaming);
-	ADD("priority", test_priority);
-	ADD("enum-fmt", test_enum_fmt);
-	ADD("fmt", test_fmt);
-	ADD("framesizes", test_framesizes);
-	ADD("parm-input", test_parm_input);
-	ADD("controls", test_controls);
-	ADD("ext-ctrls", test_ext_ctrls);
-	ADD("events", test_events);
-	ADD("read", test_read);
-	ADD("dqbuf-parking", test_dqbuf_parking);
-	ADD("many-opens", test_many_opens);
-	g_test_add_func("/ioctl/buffer-memory", test_buffer_memory);
-	return g_test_run();
 }

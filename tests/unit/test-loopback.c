@@ -27,6 +27,7 @@
 #include "convert.h"
 #include "fake-req.h"
 #include "fake-consumer.h"
+#include "test-main.h"
 
 #define CW 160
 #define CH 120
@@ -67,6 +68,8 @@ fixture_teardown(struct fixture *f, gconstpointer data)
 	v4l2cuse_device_free(f->capture);
 	v4l2cuse_hub_free(f->hub);
 }
+
+V4L2CUSE_TEST_FIXTURE(struct fixture, fixture_setup, fixture_teardown);
 
 /* The next frame the reader gets (the loop runs until one comes). */
 static const uint8_t *
@@ -162,8 +165,7 @@ write_seen(struct fixture *f, struct v4l2cuse_fh *w, const struct v4l2_pix_forma
 	wait_luma(f, y);
 }
 
-static void
-test_before_writer(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/loopback/before-writer", test_before_writer)
 {
 	/* Whole frames at once, from the placeholder; STREAMON did not fail. */
 	for (int i = 0; i < 3; i++)
@@ -171,8 +173,7 @@ test_before_writer(struct fixture *f, gconstpointer data)
 	g_assert_true(signal_lost(f));
 }
 
-static void
-test_write_reaches_reader(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/loopback/write-reaches-reader", test_write_reaches_reader)
 {
 	struct v4l2_pix_format pix;
 	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_YUYV, 320, 240, &pix);
@@ -197,8 +198,7 @@ test_write_reaches_reader(struct fixture *f, gconstpointer data)
 	v4l2cuse_fh_release(w);
 }
 
-static void
-test_bad_writes(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/loopback/bad-writes", test_bad_writes)
 {
 	struct v4l2_pix_format pix;
 	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_YUYV, 320, 240, &pix);
@@ -250,8 +250,7 @@ test_bad_writes(struct fixture *f, gconstpointer data)
 	}
 }
 
-static void
-test_next_writer(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/loopback/next-writer", test_next_writer)
 {
 	struct v4l2_pix_format pix;
 	struct v4l2cuse_fh *w = open_writer(f, 0, 0, 0, &pix);	/* no S_FMT: the default */
@@ -268,8 +267,7 @@ test_next_writer(struct fixture *f, gconstpointer data)
 	v4l2cuse_fh_release(w);
 }
 
-static void
-test_timeout(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/loopback/timeout", test_timeout)
 {
 	struct v4l2_pix_format pix;
 	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_YUYV, 320, 240, &pix);
@@ -293,8 +291,7 @@ test_timeout(struct fixture *f, gconstpointer data)
  * (as long as no timeout is set), not nothing: v4l2-compliance under the
  * shim waited for ever in a blocking DQBUF on such a device.
  */
-static void
-test_reader_after_writer(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/loopback/reader-after-writer", test_reader_after_writer)
 {
 	struct v4l2_pix_format pix;
 	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_YUYV, 320, 240, &pix);
@@ -308,8 +305,7 @@ test_reader_after_writer(struct fixture *f, gconstpointer data)
 	g_assert_false(signal_lost(f));
 }
 
-static void
-test_mjpeg(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/loopback/mjpeg", test_mjpeg)
 {
 	struct v4l2_pix_format pix, yuyv = { .width = 320, .height = 240,
 					     .pixelformat = V4L2_PIX_FMT_YUYV };
@@ -340,8 +336,7 @@ test_mjpeg(struct fixture *f, gconstpointer data)
 }
 
 /* A streaming writer (GStreamer's v4l2sink under v4l2cuse-run): MMAP buffers. */
-static void
-test_output_streaming(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/loopback/output-streaming", test_output_streaming)
 {
 	struct v4l2_pix_format pix;
 	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_YUYV, 320, 240, &pix);
@@ -426,21 +421,4 @@ test_output_streaming(struct fixture *f, gconstpointer data)
 	munmap(mem[1], len[1]);
 	v4l2cuse_fh_release(other);
 	v4l2cuse_fh_release(w);
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-#define ADD(name, fn) g_test_add("/loopback/" name, struct fixture, NULL, fixture_setup, fn, \
-				 fixture_teardown)
-	ADD("before-writer", test_before_writer);
-	ADD("write-reaches-reader", test_write_reaches_reader);
-	ADD("bad-writes", test_bad_writes);
-	ADD("next-writer", test_next_writer);
-	ADD("timeout", test_timeout);
-	ADD("reader-after-writer", test_reader_after_writer);
-	ADD("mjpeg", test_mjpeg);
-	ADD("output-streaming", test_output_streaming);
-	return g_test_run();
 }

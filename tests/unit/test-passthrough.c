@@ -13,6 +13,7 @@
 
 #include "fields.h"
 #include "nal.h"
+#include "test-main.h"
 
 /* YUYV frames W pixels wide whose every line is one byte value. */
 #define W 4
@@ -35,8 +36,7 @@ assert_lines(const struct v4l2cuse_image *img, const uint8_t *want, unsigned int
 	}
 }
 
-static void
-test_weave_seq(void)
+V4L2CUSE_TEST("/passthrough/weave-seq", test_weave_seq)
 {
 	struct v4l2cuse_weave *w = v4l2cuse_weave_new();
 	uint8_t buf[BPL * 4];
@@ -71,8 +71,7 @@ test_weave_seq(void)
 	v4l2cuse_weave_free(w);
 }
 
-static void
-test_weave_alternate(void)
+V4L2CUSE_TEST("/passthrough/weave-alternate", test_weave_alternate)
 {
 	struct v4l2cuse_weave *w = v4l2cuse_weave_new();
 	uint8_t top[BPL * 2], bottom[BPL * 2];
@@ -138,8 +137,7 @@ cat(uint8_t *dst, const uint8_t *const *parts, const size_t *lens, unsigned int 
 	return len;
 }
 
-static void
-test_nal_h264(void)
+V4L2CUSE_TEST("/passthrough/nal-h264", test_nal_h264)
 {
 	struct v4l2cuse_nal *n = v4l2cuse_nal_new(V4L2_PIX_FMT_H264);
 	uint8_t in[128], out[128], want[128];
@@ -184,14 +182,4 @@ test_nal_h264(void)
 	g_assert_cmpint(v4l2cuse_nal_frame(n, in, in_len, out, sizeof(out), &out_len, &key), ==,
 			-EAGAIN);
 	v4l2cuse_nal_free(n);
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/passthrough/weave-seq", test_weave_seq);
-	g_test_add_func("/passthrough/weave-alternate", test_weave_alternate);
-	g_test_add_func("/passthrough/nal-h264", test_nal_h264);
-	return g_test_run();
 }

@@ -21,6 +21,7 @@
 
 #include "util/macros.h"
 #include "formats.h"
+#include "test-main.h"
 
 /*
  * Every raw format the daemon offers, by the name PipeWire gives it
@@ -121,8 +122,7 @@ negotiate(const struct spa_pod *ours, const struct spa_pod *wish, uint8_t *buf, 
 	return result;
 }
 
-static void
-test_map(void)
+V4L2CUSE_TEST("/pw-formats/map", test_map)
 {
 	uint32_t subtype, format;
 
@@ -151,8 +151,7 @@ test_map(void)
 }
 
 /* One object per mode, as PipeWire's v4l2 plugin: fixed size, rates an Enum. */
-static void
-test_build_raw(void)
+V4L2CUSE_TEST("/pw-formats/build-raw", test_build_raw)
 {
 	struct bridge_mode m = mode(V4L2_PIX_FMT_YUYV, 640, 480, 3, 30, 25, 15);
 	uint8_t buf[1024];
@@ -175,8 +174,7 @@ test_build_raw(void)
 		g_assert_cmpuint(p.rates[i].denom, ==, 1);
 }
 
-static void
-test_build_mjpg_one_rate(void)
+V4L2CUSE_TEST("/pw-formats/build-mjpg-one-rate", test_build_mjpg_one_rate)
 {
 	struct bridge_mode m = mode(V4L2_PIX_FMT_MJPEG, 1280, 720, 1, 15);
 	uint8_t buf[1024];
@@ -192,8 +190,7 @@ test_build_mjpg_one_rate(void)
 	g_assert_cmpuint(p.rates[0].num, ==, 15);
 }
 
-static void
-test_build_refused(void)
+V4L2CUSE_TEST("/pw-formats/build-refused", test_build_refused)
 {
 	struct bridge_mode no_rate = mode(V4L2_PIX_FMT_YUYV, 320, 240, 0);
 	struct bridge_mode unknown = mode(V4L2_PIX_FMT_YUV422P, 320, 240, 1, 30);
@@ -212,8 +209,7 @@ test_build_refused(void)
 }
 
 /* A consumer wanting any format of our list gets our default rate. */
-static void
-test_round_trip_every_format(void)
+V4L2CUSE_TEST("/pw-formats/round-trip-every-format", test_round_trip_every_format)
 {
 	for (size_t i = 0; i < G_N_ELEMENTS(expected_map); i++) {
 		struct bridge_mode m = mode(expected_map[i].fourcc, 320, 240, 2, 15, 10);
@@ -245,8 +241,7 @@ test_round_trip_every_format(void)
  * 640x480, 10 fps; only that object intersects, and its Format maps back
  * to that mode and rate.
  */
-static void
-test_negotiate_consumer_choice(void)
+V4L2CUSE_TEST("/pw-formats/negotiate-consumer-choice", test_negotiate_consumer_choice)
 {
 	struct bridge_mode modes[] = {
 		mode(V4L2_PIX_FMT_YUYV, 320, 240, 2, 15, 10),
@@ -307,8 +302,7 @@ fixed_format(uint8_t *buf, size_t size, uint32_t media_type, uint32_t subtype, u
 }
 
 /* A Format fixed by another producer's rules still maps, or is refused. */
-static void
-test_parse(void)
+V4L2CUSE_TEST("/pw-formats/parse", test_parse)
 {
 	struct bridge_mode modes[] = { mode(V4L2_PIX_FMT_NV12, 640, 480, 2, 30, 15) };
 	uint8_t buf[512];
@@ -364,18 +358,4 @@ test_parse(void)
 								SPA_VIDEO_FORMAT_YUY2),
 		SPA_FORMAT_VIDEO_size, SPA_POD_Rectangle(&SPA_RECTANGLE(640, 480)));
 	g_assert_cmpint(bridge_format_parse(pod, &f), ==, -EINVAL);
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/pw-formats/map", test_map);
-	g_test_add_func("/pw-formats/build-raw", test_build_raw);
-	g_test_add_func("/pw-formats/build-mjpg-one-rate", test_build_mjpg_one_rate);
-	g_test_add_func("/pw-formats/build-refused", test_build_refused);
-	g_test_add_func("/pw-formats/round-trip-every-format", test_round_trip_every_format);
-	g_test_add_func("/pw-formats/negotiate-consumer-choice", test_negotiate_consumer_choice);
-	g_test_add_func("/pw-formats/parse", test_parse);
-	return g_test_run();
 }

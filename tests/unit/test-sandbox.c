@@ -16,9 +16,9 @@
 
 #include "conf.h"
 #include "sandbox.h"
+#include "test-main.h"
 
-static void
-test_mode(void)
+V4L2CUSE_TEST("/sandbox/mode", test_mode)
 {
 	enum v4l2cuse_sandbox_mode m = V4L2CUSE_SANDBOX_AUTO;
 	g_autofree char *err = NULL;
@@ -31,8 +31,7 @@ test_mode(void)
 	g_assert_cmpstr(err, ==, "'yes' is not a sandbox mode (auto, required or off)");
 }
 
-static void
-test_spec_paths(void)
+V4L2CUSE_TEST("/sandbox/spec-paths", test_spec_paths)
 {
 	static const struct {
 		const char *spec;
@@ -81,8 +80,7 @@ conf_expect(const char *text, const char *error)
 	v4l2cuse_conf_free(conf);
 }
 
-static void
-test_conf_keys(void)
+V4L2CUSE_TEST("/sandbox/conf-keys", test_conf_keys)
 {
 	conf_expect("[daemon]\nsandbox = off\nsandbox-paths = /srv/cam, /b\n", NULL);
 	conf_expect("[daemon]\nsandbox = maybe\n", "t.conf:2: [daemon] sandbox: 'maybe' is not a "
@@ -94,8 +92,7 @@ test_conf_keys(void)
 }
 
 /* Without a domain nothing is refused by the pre-check. */
-static void
-test_no_domain(void)
+V4L2CUSE_TEST("/sandbox/no-domain", test_no_domain)
 {
 	g_autofree char *err = NULL;
 
@@ -104,8 +101,7 @@ test_no_domain(void)
 	g_assert_null(err);
 }
 
-static void
-test_domain(void)
+V4L2CUSE_TEST("/sandbox/domain", test_domain)
 {
 	g_autofree char *named = NULL, *sibling = NULL, *spec = NULL, *err = NULL;
 	g_autoptr(GError) error = NULL;
@@ -163,16 +159,4 @@ test_domain(void)
 	g_assert_cmpint(v4l2cuse_sandbox_check_spec("file:/usr/bin", &err), ==, 0);
 	g_assert_cmpint(v4l2cuse_sandbox_check_spec("file:/nonexistent/x.y4m", &err), ==, 0);
 	g_assert_null(err);
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/sandbox/mode", test_mode);
-	g_test_add_func("/sandbox/spec-paths", test_spec_paths);
-	g_test_add_func("/sandbox/conf-keys", test_conf_keys);
-	g_test_add_func("/sandbox/no-domain", test_no_domain);
-	g_test_add_func("/sandbox/domain", test_domain);
-	return g_test_run();
 }

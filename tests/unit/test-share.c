@@ -21,6 +21,7 @@
 #include "device.h"
 #include "fake-req.h"
 #include "fake-consumer.h"
+#include "test-main.h"
 
 #define W 160
 #define H 120
@@ -54,6 +55,8 @@ fixture_teardown(struct fixture *f, gconstpointer data)
 {
 	v4l2cuse_device_free(f->dev);
 }
+
+V4L2CUSE_TEST_FIXTURE(struct fixture, fixture_setup, fixture_teardown);
 
 static struct v4l2cuse_fh *
 open_fh(struct v4l2cuse_device *dev, bool shim)
@@ -114,8 +117,7 @@ dev_stats(struct v4l2cuse_device *dev)
 	return st;
 }
 
-static void
-test_every_consumer_gets_every_frame(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/share/every-consumer-every-frame", test_every_consumer_gets_every_frame)
 {
 	struct fake_consumer a, b;
 	struct v4l2cuse_device_stats st;
@@ -159,8 +161,7 @@ test_every_consumer_gets_every_frame(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(st.buffer_memory, ==, 0);
 }
 
-static void
-test_slow_consumer(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/share/slow-consumer", test_slow_consumer)
 {
 	struct fake_consumer fast, slow;
 	struct v4l2cuse_device_stats st;
@@ -204,8 +205,7 @@ test_slow_consumer(struct fixture *f, gconstpointer data)
 	fake_consumer_close(&fast);
 }
 
-static void
-test_one_leaves(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/share/one-leaves", test_one_leaves)
 {
 	struct fake_consumer a, b, c;
 	struct v4l2_requestbuffers rb0 = { .count = 0, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
@@ -256,8 +256,7 @@ test_one_leaves(struct fixture *f, gconstpointer data)
 	fake_consumer_close(&c);
 }
 
-static void
-test_format_stays(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/share/format-stays", test_format_stays)
 {
 	struct fake_consumer a;
 	struct v4l2cuse_fh *b = open_fh(f->dev, true);
@@ -304,8 +303,7 @@ test_format_stays(struct fixture *f, gconstpointer data)
 }
 
 /* Two read() consumers and one MMAP consumer at once. */
-static void
-test_readers(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/share/readers", test_readers)
 {
 	struct v4l2cuse_fh *r1 = open_fh(f->dev, false), *r2 = open_fh(f->dev, false);
 	g_autofree uint8_t *frame = g_malloc(SIZEIMAGE);
@@ -342,9 +340,31 @@ test_readers(struct fixture *f, gconstpointer data)
 	v4l2cuse_fh_release(r2);
 }
 
+/* share= switches both ways while handles are open but idle. */
+V4L2CUSE_TEST_F("/share/switch", test_switch)
+{
+	struct v4l2cuse_fh *a = open_fh(f->dev, true), *b = open_fh(f->dev, true);
+	struct v4l2_requestbuffers rb = { .count = 2, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					  .memory = V4L2_MEMORY_MMAP };
+	g_autofree char *err = NULL;
+
+	g_assert_cmpint(v4l2cuse_device_set_shared(f->dev, false, &err), ==, 0);
+	g_assert_true(v4l2cuse_fh_queue(a) == v4l2cuse_fh_queue(b));
+	g_assert_cmpint(fake_ioctl(a, VIDIOC_REQBUFS, &rb), ==, 0);
+	g_assert_cmpint(fake_ioctl(b, VIDIOC_REQBUFS, &rb), ==, -EBUSY);	/* exclusive */
+	rb.count = 0;
+	g_assert_cmpint(fake_ioctl(a, VIDIOC_REQBUFS, &rb), ==, 0);
+	g_assert_cmpint(v4l2cuse_device_set_shared(f->dev, true, &err), ==, 0);
+	g_assert_true(v4l2cuse_fh_queue(a) != v4l2cuse_fh_queue(b));
+	rb.count = 2;
+	g_assert_cmpint(fake_ioctl(a, VIDIOC_REQBUFS, &rb), ==, 0);
+	g_assert_cmpint(fake_ioctl(b, VIDIOC_REQBUFS, &rb), ==, 0);
+	v4l2cuse_fh_release(a);
+	v4l2cuse_fh_release(b);
+}
+
 /* Every consumer's buffers count against the device's limit. */
-static void
-test_budget(void)
+V4L2CUSE_TEST("/share/budget", test_budget)
 {
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	const uint64_t buf = (SIZEIMAGE + page - 1) / page * page;
@@ -372,44 +392,4 @@ test_budget(void)
 	g_assert_cmpuint(st.buffer_memory, ==, 0);
 	v4l2cuse_fh_release(a);
 	v4l2cuse_device_free(dev);
-}
-
-/* share= switches both ways while handles are open but idle. */
-static void
-test_switch(struct fixture *f, gconstpointer data)
-{
-	struct v4l2cuse_fh *a = open_fh(f->dev, true), *b = open_fh(f->dev, true);
-	struct v4l2_requestbuffers rb = { .count = 2, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-					  .memory = V4L2_MEMORY_MMAP };
-	g_autofree char *err = NULL;
-
-	g_assert_cmpint(v4l2cuse_device_set_shared(f->dev, false, &err), ==, 0);
-	g_assert_true(v4l2cuse_fh_queue(a) == v4l2cuse_fh_queue(b));
-	g_assert_cmpint(fake_ioctl(a, VIDIOC_REQBUFS, &rb), ==, 0);
-	g_assert_cmpint(fake_ioctl(b, VIDIOC_REQBUFS, &rb), ==, -EBUSY);	/* exclusive */
-	rb.count = 0;
-	g_assert_cmpint(fake_ioctl(a, VIDIOC_REQBUFS, &rb), ==, 0);
-	g_assert_cmpint(v4l2cuse_device_set_shared(f->dev, true, &err), ==, 0);
-	g_assert_true(v4l2cuse_fh_queue(a) != v4l2cuse_fh_queue(b));
-	rb.count = 2;
-	g_assert_cmpint(fake_ioctl(a, VIDIOC_REQBUFS, &rb), ==, 0);
-	g_assert_cmpint(fake_ioctl(b, VIDIOC_REQBUFS, &rb), ==, 0);
-	v4l2cuse_fh_release(a);
-	v4l2cuse_fh_release(b);
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-#define ADD(name, fn) g_test_add("/share/" name, struct fixture, NULL, fixture_setup, fn, \
-				 fixture_teardown)
-	ADD("every-consumer-every-frame", test_every_consumer_gets_every_frame);
-	ADD("slow-consumer", test_slow_consumer);
-	ADD("one-leaves", test_one_leaves);
-	ADD("format-stays", test_format_stays);
-	ADD("readers", test_readers);
-	ADD("switch", test_switch);
-	g_test_add_func("/share/budget", test_budget);
-	return g_test_run();
 }

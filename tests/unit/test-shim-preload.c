@@ -8,7 +8,6 @@
  */
 #include "config.h"
 
-
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -25,10 +24,11 @@
 #include <linux/close_range.h>
 #include <linux/videodev2.h>
 
+#include "test-main.h"
+
 static char *tmpfile_path;
 
-static void
-test_loaded(void)
+V4L2CUSE_TEST("/shim-preload/loaded", test_loaded)
 {
 	Dl_info info;
 
@@ -46,8 +46,7 @@ test_loaded(void)
 	g_assert_null(dlsym(RTLD_DEFAULT, "shim_real"));
 }
 
-static void
-test_files(void)
+V4L2CUSE_TEST("/shim-preload/files", test_files)
 {
 	char buf[8];
 	int fd, fd2, fd3, fd4;
@@ -135,8 +134,7 @@ test_files(void)
 	g_assert_cmpint(close(fd), ==, 0);
 }
 
-static void
-test_mappings(void)
+V4L2CUSE_TEST("/shim-preload/mappings", test_mappings)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	uint8_t *p, *q;
@@ -169,8 +167,7 @@ test_mappings(void)
 }
 
 /* libv4l2's raw syscalls, and a few that must pass untouched. */
-static void
-test_syscall(void)
+V4L2CUSE_TEST("/shim-preload/syscall", test_syscall)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	void *p;
@@ -204,8 +201,7 @@ test_syscall(void)
 	}
 }
 
-static void
-test_close_range_fork(void)
+V4L2CUSE_TEST("/shim-preload/close-range-fork", test_close_range_fork)
 {
 	int fds[2], status;
 	pid_t pid;
@@ -248,8 +244,7 @@ modules_list_v4l2loopback(void)
 	return found;
 }
 
-static void
-test_loopback_compat(void)
+V4L2CUSE_TEST("/shim-preload/loopback-compat", test_loopback_compat)
 {
 	g_unsetenv("V4L2CUSE_LOOPBACK_COMPAT");
 	g_assert_false(modules_list_v4l2loopback());
@@ -274,12 +269,7 @@ main(int argc, char **argv)
 	dir = g_dir_make_tmp("shim-preload-XXXXXX", NULL);
 	g_assert_nonnull(dir);
 	tmpfile_path = g_build_filename(dir, "file", NULL);
-	g_test_add_func("/shim-preload/loaded", test_loaded);
-	g_test_add_func("/shim-preload/files", test_files);
-	g_test_add_func("/shim-preload/mappings", test_mappings);
-	g_test_add_func("/shim-preload/syscall", test_syscall);
-	g_test_add_func("/shim-preload/close-range-fork", test_close_range_fork);
-	g_test_add_func("/shim-preload/loopback-compat", test_loopback_compat);
+	v4l2cuse_test_add_registered();
 	r = g_test_run();
 	unlink(tmpfile_path);
 	rmdir(dir);

@@ -23,6 +23,7 @@
 #include "device.h"
 #include "shim.h"
 #include "fake-req.h"
+#include "test-main.h"
 
 struct fixture {
 	char *dir;
@@ -66,6 +67,8 @@ fixture_teardown(struct fixture *f, gconstpointer data)
 	g_free(f->dir);
 	g_free(f->path);
 }
+
+V4L2CUSE_TEST_FIXTURE(struct fixture, fixture_setup, fixture_teardown);
 
 static struct v4l2cuse_shim_stats
 stats(struct fixture *f)
@@ -181,8 +184,7 @@ has_streaming(struct v4l2cuse_fh *fh)
 	return cap.device_caps & V4L2_CAP_STREAMING;
 }
 
-static void
-test_attach(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/shim-server/attach", test_attach)
 {
 	struct v4l2cuse_shim_attach a, b;
 	struct stat st;
@@ -217,8 +219,7 @@ test_attach(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(stats(f).tokens, ==, 0);
 }
 
-static void
-test_attach_errors(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/shim-server/attach-errors", test_attach_errors)
 {
 	struct v4l2cuse_shim_attach a = { 0 };
 	int rounds = 0;
@@ -253,8 +254,7 @@ test_attach_errors(struct fixture *f, gconstpointer data)
 }
 
 /* Refusals: a garbage or reused token, another uid, another process. */
-static void
-test_refusals(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/shim-server/refusals", test_refusals)
 {
 	struct v4l2cuse_shim_attach a;
 	struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_MAP };
@@ -349,8 +349,7 @@ unmap(int sock, uint64_t map_id)
 	return client_call(sock, &req, &rep, NULL);
 }
 
-static void
-test_map(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/shim-server/map", test_map)
 {
 	struct v4l2_requestbuffers rb = { .count = 3, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 					  .memory = V4L2_MEMORY_MMAP };
@@ -419,8 +418,7 @@ test_map(struct fixture *f, gconstpointer data)
 }
 
 /* REQBUFS(0) while mapped succeeds (orphaned buffers); old records are inert. */
-static void
-test_orphans(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/shim-server/orphans", test_orphans)
 {
 	struct v4l2_requestbuffers rb = { .count = 2, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 					  .memory = V4L2_MEMORY_MMAP };
@@ -461,8 +459,7 @@ test_orphans(struct fixture *f, gconstpointer data)
 		g_main_context_iteration(NULL, TRUE);
 }
 
-static void
-test_staging(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/shim-server/staging", test_staging)
 {
 	struct v4l2_requestbuffers rb = { .count = 2, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 					  .memory = V4L2_MEMORY_USERPTR };
@@ -502,8 +499,7 @@ test_staging(struct fixture *f, gconstpointer data)
 }
 
 /* Connections that never say HELLO are closed after a timeout. */
-static void
-test_pending_limit(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/shim-server/pending-limit", test_pending_limit)
 {
 	int socks[V4L2CUSE_SHIM_MAX_PENDING + 4];
 	unsigned int n;
@@ -520,21 +516,4 @@ test_pending_limit(struct fixture *f, gconstpointer data)
 		close(socks[i]);
 	while (stats(f).connections)
 		g_main_context_iteration(NULL, TRUE);
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-#define T(name, fn) \
-	g_test_add("/shim-server/" name, struct fixture, NULL, fixture_setup, fn, fixture_teardown)
-	T("attach", test_attach);
-	T("attach-errors", test_attach_errors);
-	T("refusals", test_refusals);
-	T("map", test_map);
-	T("orphans", test_orphans);
-	T("staging", test_staging);
-	T("pending-limit", test_pending_limit);
-#undef T
-	return g_test_run();
 }

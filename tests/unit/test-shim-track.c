@@ -26,6 +26,7 @@
 
 #include "../../preload/shim.h"
 #include "fake-shim-libc.h"
+#include "test-main.h"
 
 static void
 setup_real(void)
@@ -65,8 +66,7 @@ peer_has_data(int peer)
 	return poll(&p, 1, 0) == 1 && !peer_eof(peer);
 }
 
-static void
-test_fd_dup_close(void)
+V4L2CUSE_TEST("/shim-track/fd-dup-close", test_fd_dup_close)
 {
 	int peer, fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	int fd2 = dup(fd), fd3 = dup(fd);
@@ -112,8 +112,7 @@ test_fd_dup_close(void)
 	close(fd3);
 }
 
-static void
-test_fd_close_range(void)
+V4L2CUSE_TEST("/shim-track/fd-close-range", test_fd_close_range)
 {
 	int peer;
 	struct shim_handle *h = new_handle(&peer);
@@ -132,8 +131,7 @@ test_fd_close_range(void)
 	close(peer);
 }
 
-static void
-test_maps(void)
+V4L2CUSE_TEST("/shim-track/maps", test_maps)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	uint8_t *base = (uint8_t *)0x10000000;
@@ -177,8 +175,7 @@ test_maps(void)
 	close(peer);
 }
 
-static void
-test_mmap_check(void)
+V4L2CUSE_TEST("/shim-track/mmap-check", test_mmap_check)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	const int rw = PROT_READ | PROT_WRITE;
@@ -207,8 +204,7 @@ test_mmap_check(void)
  * parent's connection: its close and munmap stay local, its mmap fails,
  * and the parent's handle is intact.
  */
-static void
-test_fork(void)
+V4L2CUSE_TEST("/shim-track/fork", test_fork)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	int peer, fd = open("/dev/null", O_RDONLY | O_CLOEXEC), status;
@@ -315,8 +311,7 @@ fake_daemon(gpointer data)
 	return NULL;
 }
 
-static void
-test_request(void)
+V4L2CUSE_TEST("/shim-track/request", test_request)
 {
 	int peer, memfd;
 	struct shim_handle *h = new_handle(&peer);
@@ -343,8 +338,7 @@ test_request(void)
 }
 
 /* Not a character device, or not of the cuse class: no handshake is tried. */
-static void
-test_not_cuse(void)
+V4L2CUSE_TEST("/shim-track/not-cuse", test_not_cuse)
 {
 	dev_t rdev;
 	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -365,12 +359,6 @@ main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	setup_real();
-	g_test_add_func("/shim-track/fd-dup-close", test_fd_dup_close);
-	g_test_add_func("/shim-track/fd-close-range", test_fd_close_range);
-	g_test_add_func("/shim-track/maps", test_maps);
-	g_test_add_func("/shim-track/mmap-check", test_mmap_check);
-	g_test_add_func("/shim-track/fork", test_fork);
-	g_test_add_func("/shim-track/request", test_request);
-	g_test_add_func("/shim-track/not-cuse", test_not_cuse);
+	v4l2cuse_test_add_registered();
 	return g_test_run();
 }

@@ -25,6 +25,7 @@
 #include "placeholder.h"
 #include "test-source-util.h"
 #include "file-samples.h"
+#include "test-main.h"
 
 enum cs { CS_420, CS_422, CS_444, CS_444ALPHA, CS_MONO };
 
@@ -87,8 +88,7 @@ produce_y(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix, uint8_
 	return buf[0];
 }
 
-static void
-test_y4m_420(void)
+V4L2CUSE_TEST("/file/y4m-420", test_y4m_420)
 {
 	g_autofree char *path = tmp_path("a.y4m");
 	g_autofree char *spec = NULL;
@@ -142,8 +142,7 @@ test_y4m_420(void)
 	v4l2cuse_source_destroy(src);
 }
 
-static void
-test_y4m_spaces(void)
+V4L2CUSE_TEST("/file/y4m-spaces", test_y4m_spaces)
 {
 	static const struct {
 		enum cs cs;
@@ -185,8 +184,7 @@ test_y4m_spaces(void)
 }
 
 /* A non-square pixel aspect adds the square-pixel size after the file's. */
-static void
-test_aspect(void)
+V4L2CUSE_TEST("/file/aspect", test_aspect)
 {
 	g_autofree char *path = tmp_path("pal.y4m");
 	g_autofree char *spec = g_strdup_printf("file:%s", path);
@@ -209,8 +207,7 @@ test_aspect(void)
 }
 
 /* Output frame n shows file frame floor(n * T_out / T_file). */
-static void
-test_pacing(void)
+V4L2CUSE_TEST("/file/pacing", test_pacing)
 {
 	g_autofree char *path = tmp_path("p.y4m");
 	g_autofree char *spec = g_strdup_printf("file:%s", path);
@@ -246,8 +243,7 @@ test_pacing(void)
 	v4l2cuse_source_destroy(src);
 }
 
-static void
-test_y4m_corrupt(void)
+V4L2CUSE_TEST("/file/y4m-corrupt", test_y4m_corrupt)
 {
 	g_autofree char *path = tmp_path("c.y4m");
 	g_autofree char *spec = g_strdup_printf("file:%s", path);
@@ -275,8 +271,7 @@ test_y4m_corrupt(void)
 	v4l2cuse_source_destroy(src);
 }
 
-static void
-test_raw(void)
+V4L2CUSE_TEST("/file/raw", test_raw)
 {
 	g_autofree char *path = tmp_path("r.yuyv");
 	g_autofree char *spec = g_strdup_printf("file:%s,format=YUYV,size=32x16,fps=10", path);
@@ -339,8 +334,7 @@ jpeg_grey(unsigned int i)
 	return (uint8_t)(30 + 40 * i);
 }
 
-static void
-test_mjpeg(void)
+V4L2CUSE_TEST("/file/mjpeg", test_mjpeg)
 {
 	g_autofree char *path = tmp_path("m.mjpeg");
 	g_autofree char *spec = g_strdup_printf("file:%s,fps=20", path);
@@ -410,8 +404,7 @@ write_png(const char *path, uint32_t w, uint32_t h, uint8_t r, uint8_t g, uint8_
 	g_assert_true(png_image_write_to_file(&png, path, 0, rgb, 0, NULL));
 }
 
-static void
-test_stills(void)
+V4L2CUSE_TEST("/file/stills", test_stills)
 {
 	g_autofree char *png = tmp_path("s.png");
 	g_autofree char *jpg = tmp_path("s.jpg");
@@ -449,8 +442,7 @@ test_stills(void)
 	}
 }
 
-static void
-test_errors(void)
+V4L2CUSE_TEST("/file/errors", test_errors)
 {
 	g_autofree char *missing = tmp_path("missing.y4m");
 	g_autofree char *empty = tmp_path("empty.bin");
@@ -507,8 +499,7 @@ test_errors(void)
  * A file that fails at runtime is "no signal": -ENOLINK at every frame, and
  * frames again once it is readable (it is reopened every second).
  */
-static void
-test_runtime_failure(void)
+V4L2CUSE_TEST("/file/runtime-failure", test_runtime_failure)
 {
 	g_autofree char *path = tmp_path("f.y4m");
 	g_autofree char *spec = g_strdup_printf("file:%s", path);
@@ -564,8 +555,7 @@ test_runtime_failure(void)
 #define CARD_Y	43
 
 /* The daemon's "NO SIGNAL" card, in every format. */
-static void
-test_card(void)
+V4L2CUSE_TEST("/placeholder/card", test_card)
 {
 	struct v4l2cuse_placeholder *ph = v4l2cuse_placeholder_new();
 	struct v4l2_pix_format pix = {
@@ -613,17 +603,7 @@ main(int argc, char **argv)
 
 	g_test_init(&argc, &argv, NULL);
 	file_samples_init();
-	g_test_add_func("/file/y4m-420", test_y4m_420);
-	g_test_add_func("/file/y4m-spaces", test_y4m_spaces);
-	g_test_add_func("/file/aspect", test_aspect);
-	g_test_add_func("/file/pacing", test_pacing);
-	g_test_add_func("/file/y4m-corrupt", test_y4m_corrupt);
-	g_test_add_func("/file/raw", test_raw);
-	g_test_add_func("/file/mjpeg", test_mjpeg);
-	g_test_add_func("/file/stills", test_stills);
-	g_test_add_func("/file/errors", test_errors);
-	g_test_add_func("/file/runtime-failure", test_runtime_failure);
-	g_test_add_func("/placeholder/card", test_card);
+	v4l2cuse_test_add_registered();
 	r = g_test_run();
 	file_samples_cleanup();
 	return r;

@@ -23,6 +23,7 @@
 #include "v4l2cuse/source.h"
 #include "test-source-util.h"
 #include "file-samples.h"
+#include "test-main.h"
 
 #if HAVE_GSTREAMER_READER
 /* Run a gst-launch style pipeline that writes a file; false if it cannot. */
@@ -85,89 +86,8 @@ wait_first_frame(struct v4l2cuse_source *src, uint32_t w, uint32_t h, unsigned i
 	g_error("the first frame's size %ux%u never came (size 0 is %ux%u)", w, h, fw, fh);
 }
 
-/*
- * create() does not wait for GStreamer's first frame. The file holds one
- * 2048x2048 frame of noise: demuxing, decoding and converting it takes
- * GStreamer's threads far longer than create() takes to return and the
- * test to look, so what the source offers right after create() is what it
- * offers before the first frame (no timing is measured). Then the frame
- * arrives and the offer grows; what was offered (and negotiated) stays.
- */
-static void
-test_gstreamer_async(void)
-{
-	g_autofree char *mkv = tmp_path("big.mkv");
-	g_autofree char *spec = g_strdup_printf("file:%s", mkv);
-	g_autofree char *desc = g_strdup_printf(
-		"videotestsrc pattern=snow num-buffers=1 ! "
-		"video/x-raw,width=2048,height=2048,framerate=24/1 ! jpegenc quality=98 ! "
-		"matroskamux ! filesink location=\"%s\"", mkv);
-	g_autofree uint8_t *buf = NULL;
-	struct v4l2cuse_source *src;
-	struct v4l2_pix_format pix;
-	struct v4l2_fract iv;
-	uint32_t f, w, h;
-	int r;
-
-	if (!gst_write(desc)) {
-		g_test_skip("GStreamer cannot write the sample MKV here");
-		return;
-	}
-	src = ts_make(spec);
-	g_assert_cmpint(src->ops->enum_format(src, 0, &f), ==, 0);
-	g_assert_cmpuint(f, ==, V4L2_PIX_FMT_YUV420);
-	g_assert_cmpint(src->ops->enum_framesize(src, f, 0, &w, &h), ==, 0);
-	g_assert_cmpuint(w, ==, 320);
-	g_assert_cmpuint(h, ==, 240);
-	g_assert_cmpint(src->ops->enum_frameinterval(src, f, 320, 240, 0, &iv), ==, 0);
-	g_assert_cmpuint(iv.denominator, ==, 30);
-	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 640, 480, 1, 30);
-	buf = g_malloc(pix.sizeimage);
-	g_assert_cmpint(produce(src, &pix, buf, NULL), ==, -EAGAIN);
-
-	wait_first_frame(src, 2048, 2048, 3000);
-	g_assert_cmpint(src->ops->enum_frameinterval(src, f, 2048, 2048, 0, &iv), ==, 0);
-	g_assert_cmpuint(iv.numerator, ==, 1);
-	g_assert_cmpuint(iv.denominator, ==, 24);
-	g_assert_cmpint(src->ops->enum_framesize(src, f, 2, &w, &h), ==, 0);
-	g_assert_cmpuint(w, ==, 640);	/* still offered, after 2048x2048 and 320x240 */
-	for (unsigned int i = 0; i < 3000 && (r = produce(src, &pix, buf, NULL)) == -EAGAIN; i++)
-		g_usleep(10000);
-	g_assert_cmpint(r, ==, 0);
-	v4l2cuse_source_destroy(src);
-}
-
-/* A file GStreamer recognises but that has no video: no signal, after one warning. */
-static void
-test_gstreamer_no_video(void)
-{
-	g_autofree char *wav = tmp_path("a.wav");
-	g_autofree char *spec = g_strdup_printf("file:%s", wav);
-	g_autofree char *desc = g_strdup_printf(
-		"audiotestsrc num-buffers=20 ! wavenc ! filesink location=\"%s\"", wav);
-	g_autofree uint8_t *buf = NULL;
-	unsigned int warnings = n_warnings;
-	struct v4l2cuse_source *src;
-	struct v4l2_pix_format pix;
-	int r = -EAGAIN;
-
-	if (!gst_write(desc)) {
-		g_test_skip("GStreamer cannot write the sample WAV here");
-		return;
-	}
-	src = ts_make(spec);
-	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 320, 240, 1, 30);
-	buf = g_malloc(pix.sizeimage);
-	for (unsigned int i = 0; i < 3000 && (r = produce(src, &pix, buf, NULL)) == -EAGAIN; i++)
-		g_usleep(10000);
-	g_assert_cmpint(r, ==, -ENOLINK);
-	g_assert_cmpint(produce(src, &pix, buf, NULL), ==, -ENOLINK);
-	g_assert_cmpuint(n_warnings, ==, warnings + 1);
-	v4l2cuse_source_destroy(src);
-}
-
-static void
-test_gstreamer(void)
+/* A GStreamer-written MKV: its format, size and rate, its frames in order through loops. */
+V4L2CUSE_TEST("/file/gstreamer", test_gstreamer)
 {
 	g_autofree char *raw = tmp_path("g.i420");
 	g_autofree char *mkv = tmp_path("g.mkv");
@@ -241,6 +161,85 @@ test_gstreamer(void)
 	}
 	v4l2cuse_source_destroy(src);
 }
+
+/*
+ * create() does not wait for GStreamer's first frame. The file holds one
+ * 2048x2048 frame of noise: demuxing, decoding and converting it takes
+ * GStreamer's threads far longer than create() takes to return and the
+ * test to look, so what the source offers right after create() is what it
+ * offers before the first frame (no timing is measured). Then the frame
+ * arrives and the offer grows; what was offered (and negotiated) stays.
+ */
+V4L2CUSE_TEST("/file/gstreamer-async", test_gstreamer_async)
+{
+	g_autofree char *mkv = tmp_path("big.mkv");
+	g_autofree char *spec = g_strdup_printf("file:%s", mkv);
+	g_autofree char *desc = g_strdup_printf(
+		"videotestsrc pattern=snow num-buffers=1 ! "
+		"video/x-raw,width=2048,height=2048,framerate=24/1 ! jpegenc quality=98 ! "
+		"matroskamux ! filesink location=\"%s\"", mkv);
+	g_autofree uint8_t *buf = NULL;
+	struct v4l2cuse_source *src;
+	struct v4l2_pix_format pix;
+	struct v4l2_fract iv;
+	uint32_t f, w, h;
+	int r;
+
+	if (!gst_write(desc)) {
+		g_test_skip("GStreamer cannot write the sample MKV here");
+		return;
+	}
+	src = ts_make(spec);
+	g_assert_cmpint(src->ops->enum_format(src, 0, &f), ==, 0);
+	g_assert_cmpuint(f, ==, V4L2_PIX_FMT_YUV420);
+	g_assert_cmpint(src->ops->enum_framesize(src, f, 0, &w, &h), ==, 0);
+	g_assert_cmpuint(w, ==, 320);
+	g_assert_cmpuint(h, ==, 240);
+	g_assert_cmpint(src->ops->enum_frameinterval(src, f, 320, 240, 0, &iv), ==, 0);
+	g_assert_cmpuint(iv.denominator, ==, 30);
+	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 640, 480, 1, 30);
+	buf = g_malloc(pix.sizeimage);
+	g_assert_cmpint(produce(src, &pix, buf, NULL), ==, -EAGAIN);
+
+	wait_first_frame(src, 2048, 2048, 3000);
+	g_assert_cmpint(src->ops->enum_frameinterval(src, f, 2048, 2048, 0, &iv), ==, 0);
+	g_assert_cmpuint(iv.numerator, ==, 1);
+	g_assert_cmpuint(iv.denominator, ==, 24);
+	g_assert_cmpint(src->ops->enum_framesize(src, f, 2, &w, &h), ==, 0);
+	g_assert_cmpuint(w, ==, 640);	/* still offered, after 2048x2048 and 320x240 */
+	for (unsigned int i = 0; i < 3000 && (r = produce(src, &pix, buf, NULL)) == -EAGAIN; i++)
+		g_usleep(10000);
+	g_assert_cmpint(r, ==, 0);
+	v4l2cuse_source_destroy(src);
+}
+
+/* A file GStreamer recognises but that has no video: no signal, after one warning. */
+V4L2CUSE_TEST("/file/gstreamer-no-video", test_gstreamer_no_video)
+{
+	g_autofree char *wav = tmp_path("a.wav");
+	g_autofree char *spec = g_strdup_printf("file:%s", wav);
+	g_autofree char *desc = g_strdup_printf(
+		"audiotestsrc num-buffers=20 ! wavenc ! filesink location=\"%s\"", wav);
+	g_autofree uint8_t *buf = NULL;
+	unsigned int warnings = n_warnings;
+	struct v4l2cuse_source *src;
+	struct v4l2_pix_format pix;
+	int r = -EAGAIN;
+
+	if (!gst_write(desc)) {
+		g_test_skip("GStreamer cannot write the sample WAV here");
+		return;
+	}
+	src = ts_make(spec);
+	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 320, 240, 1, 30);
+	buf = g_malloc(pix.sizeimage);
+	for (unsigned int i = 0; i < 3000 && (r = produce(src, &pix, buf, NULL)) == -EAGAIN; i++)
+		g_usleep(10000);
+	g_assert_cmpint(r, ==, -ENOLINK);
+	g_assert_cmpint(produce(src, &pix, buf, NULL), ==, -ENOLINK);
+	g_assert_cmpuint(n_warnings, ==, warnings + 1);
+	v4l2cuse_source_destroy(src);
+}
 #endif
 
 int
@@ -250,11 +249,7 @@ main(int argc, char **argv)
 
 	g_test_init(&argc, &argv, NULL);
 	file_samples_init();
-#if HAVE_GSTREAMER_READER
-	g_test_add_func("/file/gstreamer", test_gstreamer);
-	g_test_add_func("/file/gstreamer-async", test_gstreamer_async);
-	g_test_add_func("/file/gstreamer-no-video", test_gstreamer_no_video);
-#endif
+	v4l2cuse_test_add_registered();
 	r = g_test_run();
 	file_samples_cleanup();
 	return r;

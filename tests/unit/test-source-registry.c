@@ -15,6 +15,7 @@
 #include "v4l2cuse/parse.h"
 #include "v4l2cuse/source.h"
 #include "test-source-util.h"
+#include "test-main.h"
 
 static void
 assert_one_line(const char *msg)
@@ -24,8 +25,7 @@ assert_one_line(const char *msg)
 	g_assert_null(strchr(msg, '\n'));
 }
 
-static void
-test_lookup(void)
+V4L2CUSE_TEST("/registry/lookup", test_lookup)
 {
 	g_assert_true(v4l2cuse_source_lookup("pattern") == &v4l2cuse_testpattern_ops);
 	g_assert_null(v4l2cuse_source_lookup("nope"));
@@ -38,8 +38,7 @@ test_lookup(void)
 	g_assert_cmpuint(v4l2cuse_testpattern_ops.abi, ==, V4L2CUSE_SOURCE_ABI);
 }
 
-static void
-test_create_ok(void)
+V4L2CUSE_TEST("/registry/create-ok", test_create_ok)
 {
 	static const char *const specs[] = {
 		NULL, "", "pattern", "pattern:smpte", "pattern:bars75,hscroll=2",
@@ -65,8 +64,7 @@ test_create_ok(void)
 	v4l2cuse_source_destroy(NULL);
 }
 
-static void
-test_create_errors(void)
+V4L2CUSE_TEST("/registry/create-errors", test_create_errors)
 {
 	static const struct { const char *spec; int err; const char *msg; } cases[] = {
 		{ "xyz", -ENOENT, "unknown source 'xyz' (known: pattern, file, uvc)" },
@@ -142,8 +140,7 @@ test_create_errors(void)
 	g_assert_cmpint(v4l2cuse_source_create("pattern,nope", &src, NULL), ==, -EINVAL);
 }
 
-static void
-test_options(void)
+V4L2CUSE_TEST("/registry/options", test_options)
 {
 	static const char *const keys[] = { "a", "b", "flag", "n", "s", NULL };
 	struct v4l2cuse_opts *o = NULL;
@@ -213,8 +210,7 @@ test_options(void)
 	}
 }
 
-static void
-test_negotiate(void)
+V4L2CUSE_TEST("/registry/negotiate", test_negotiate)
 {
 	struct v4l2cuse_source *src = ts_make("pattern");
 	struct v4l2_pix_format pix, again;
@@ -272,8 +268,7 @@ test_negotiate(void)
 }
 
 /* The one syntax of sizes, rates, fourccs and lists (v4l2cuse/parse.h). */
-static void
-test_parse(void)
+V4L2CUSE_TEST("/registry/parse", test_parse)
 {
 	static const struct {
 		const char *s;
@@ -358,17 +353,4 @@ test_parse(void)
 		g_assert_cmpint(v4l2cuse_parse_rates(" ,;", iv, &n, &err), ==, -EINVAL);
 		g_assert_cmpstr(err, ==, "empty list");
 	}
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/registry/lookup", test_lookup);
-	g_test_add_func("/registry/create-ok", test_create_ok);
-	g_test_add_func("/registry/create-errors", test_create_errors);
-	g_test_add_func("/registry/options", test_options);
-	g_test_add_func("/registry/negotiate", test_negotiate);
-	g_test_add_func("/registry/parse", test_parse);
-	return g_test_run();
 }

@@ -17,6 +17,7 @@
 #include "jpeg.h"
 #include "test-source-util.h"
 #include "test-tpg-pixels.h"
+#include "test-main.h"
 
 /* produce() into a fresh buffer; returns its result, *ret_buf is g_free'd */
 static int
@@ -51,8 +52,7 @@ produce_ok(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix, uint3
 	return buf;
 }
 
-static void
-test_enum(void)
+V4L2CUSE_TEST("/testpattern/enum", test_enum)
 {
 	static const uint32_t order[] = {
 		V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_UYVY, V4L2_PIX_FMT_YVYU, V4L2_PIX_FMT_NV12,
@@ -110,8 +110,7 @@ test_enum(void)
 	v4l2cuse_source_destroy(src);
 }
 
-static void
-test_control_table(void)
+V4L2CUSE_TEST("/testpattern/control-table", test_control_table)
 {
 	struct v4l2cuse_source *src = ts_make("pattern:smpte");
 	const struct v4l2cuse_control *c;
@@ -182,8 +181,7 @@ outside_equal(const struct v4l2_pix_format *pix, const uint8_t *a, const uint8_t
 	return true;
 }
 
-static void
-test_overlay_and_static(void)
+V4L2CUSE_TEST("/testpattern/overlay-static", test_overlay_and_static)
 {
 	for (unsigned int i = 0; ; i++) {
 		struct v4l2cuse_source *src = ts_make("pattern");
@@ -242,8 +240,7 @@ test_overlay_and_static(void)
 	v4l2cuse_source_destroy(src);
 }
 
-static void
-test_pinned_values(void)
+V4L2CUSE_TEST("/testpattern/pinned-values", test_pinned_values)
 {
 	static const uint8_t sd[8][3] = {
 		{ 180, 128, 128 }, { 161, 44, 142 }, { 131, 156, 44 }, { 112, 72, 58 },
@@ -268,8 +265,7 @@ test_pinned_values(void)
 	v4l2cuse_source_destroy(src);
 }
 
-static void
-test_controls_change_pixels(void)
+V4L2CUSE_TEST("/testpattern/controls-change-pixels", test_controls_change_pixels)
 {
 	static const struct { uint32_t id; int64_t v; } changes[] = {
 		{ V4L2_CID_BRIGHTNESS, 200 }, { V4L2_CID_CONTRAST, 30 },
@@ -301,8 +297,7 @@ test_controls_change_pixels(void)
 	}
 }
 
-static void
-test_hscroll(void)
+V4L2CUSE_TEST("/testpattern/hscroll", test_hscroll)
 {
 	struct v4l2cuse_source *src = ts_make("pattern:ramp,hscroll=2,overlay=0");
 	struct v4l2_pix_format pix = ts_start(src, V4L2_PIX_FMT_RGB24, 320, 240, 1, 30);
@@ -352,8 +347,7 @@ jpeg_decode(const uint8_t *data, size_t len, bool rgb, uint32_t *ret_w, uint32_t
 	return out;
 }
 
-static void
-test_mjpeg(void)
+V4L2CUSE_TEST("/testpattern/mjpeg", test_mjpeg)
 {
 	for (int pat = 0; pat <= 22; pat++) {
 		g_autofree char *spec = g_strdup_printf("pattern:%d", pat);
@@ -429,8 +423,7 @@ test_mjpeg(void)
 	}
 }
 
-static void
-test_mjpeg_cache(void)
+V4L2CUSE_TEST("/testpattern/mjpeg-cache", test_mjpeg_cache)
 {
 	/*
 	 * The row cache must be invisible: a stream that re-encodes only the
@@ -490,8 +483,7 @@ test_mjpeg_cache(void)
 	}
 }
 
-static void
-test_mjpeg_noise_fits(void)
+V4L2CUSE_TEST("/testpattern/mjpeg-noise-fits", test_mjpeg_noise_fits)
 {
 	/* the worst case for JPEG still fits sizeimage (quality drops if needed) */
 	struct v4l2cuse_source *src = ts_make("pattern:noise,quality=100,sizes=64x48");
@@ -515,8 +507,7 @@ test_mjpeg_noise_fits(void)
 
 /* --- errors and injection ------------------------------------------------ */
 
-static void
-test_start_errors(void)
+V4L2CUSE_TEST("/testpattern/start-errors", test_start_errors)
 {
 	struct v4l2cuse_source *src = ts_make("pattern,formats=YUYV");
 	struct v4l2_pix_format pix = { .pixelformat = V4L2_PIX_FMT_NV12, .width = 640,
@@ -551,8 +542,7 @@ test_start_errors(void)
 	v4l2cuse_source_destroy(src);	/* destroys a started source */
 }
 
-static void
-test_injection(void)
+V4L2CUSE_TEST("/testpattern/injection", test_injection)
 {
 	struct v4l2cuse_source *src;
 	struct v4l2_pix_format pix = { .pixelformat = V4L2_PIX_FMT_GREY, .width = 320,
@@ -624,8 +614,7 @@ test_injection(void)
 	v4l2cuse_source_destroy(src);
 }
 
-static void
-test_time_overlay(void)
+V4L2CUSE_TEST("/testpattern/time-overlay", test_time_overlay)
 {
 	/* timestamps drive the time line; frames differ only inside the rect */
 	struct v4l2cuse_source *src = ts_make("pattern,overlay=time");
@@ -645,23 +634,4 @@ test_time_overlay(void)
 	g_free(b);
 	g_free(c);
 	v4l2cuse_source_destroy(src);
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/testpattern/enum", test_enum);
-	g_test_add_func("/testpattern/control-table", test_control_table);
-	g_test_add_func("/testpattern/overlay-static", test_overlay_and_static);
-	g_test_add_func("/testpattern/pinned-values", test_pinned_values);
-	g_test_add_func("/testpattern/controls-change-pixels", test_controls_change_pixels);
-	g_test_add_func("/testpattern/hscroll", test_hscroll);
-	g_test_add_func("/testpattern/mjpeg", test_mjpeg);
-	g_test_add_func("/testpattern/mjpeg-cache", test_mjpeg_cache);
-	g_test_add_func("/testpattern/mjpeg-noise-fits", test_mjpeg_noise_fits);
-	g_test_add_func("/testpattern/start-errors", test_start_errors);
-	g_test_add_func("/testpattern/injection", test_injection);
-	g_test_add_func("/testpattern/time-overlay", test_time_overlay);
-	return g_test_run();
 }

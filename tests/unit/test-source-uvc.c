@@ -13,9 +13,9 @@
 #include <glib.h>
 
 #include "v4l2cuse/source.h"
+#include "test-main.h"
 
-static void
-test_errors(void)
+V4L2CUSE_TEST("/uvc/errors", test_errors)
 {
 	static const struct {
 		const char *spec;
@@ -45,12 +45,4 @@ test_errors(void)
 				cases[i].want);
 		g_assert_null(strchr(error, '\n'));
 	}
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/uvc/errors", test_errors);
-	return g_test_run();
 }

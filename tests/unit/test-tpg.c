@@ -13,6 +13,7 @@
 
 #include "tpg.h"
 #include "test-tpg-pixels.h"
+#include "test-main.h"
 
 /* R'G'B' code values */
 #define W75 191, 191, 191
@@ -132,8 +133,7 @@ free_frame(struct frame *fr)
 	fr->buf = NULL;
 }
 
-static void
-test_bars(void)
+V4L2CUSE_TEST("/tpg/bars", test_bars)
 {
 	static const struct { enum v4l2cuse_tpg_pattern pat; const struct rgb *c; } cases[] = {
 		{ V4L2CUSE_TPG_PAT_75_COLORBAR, bars75 },
@@ -168,8 +168,7 @@ test_bars(void)
 }
 
 /* The values the VM test checks (documented in sources/testpattern.c). */
-static void
-test_bars_pinned(void)
+V4L2CUSE_TEST("/tpg/bars-pinned", test_bars_pinned)
 {
 	static const uint8_t sd[8][3] = {
 		{ 180, 128, 128 }, { 161, 44, 142 }, { 131, 156, 44 }, { 112, 72, 58 },
@@ -203,8 +202,7 @@ test_bars_pinned(void)
 	free_frame(&b);
 }
 
-static void
-test_solids(void)
+V4L2CUSE_TEST("/tpg/solids", test_solids)
 {
 	static const struct { enum v4l2cuse_tpg_pattern pat; struct rgb c; } cases[] = {
 		{ V4L2CUSE_TPG_PAT_BLACK, { BLK } }, { V4L2CUSE_TPG_PAT_WHITE, { WHT } },
@@ -228,8 +226,7 @@ test_solids(void)
 	}
 }
 
-static void
-test_checkers(void)
+V4L2CUSE_TEST("/tpg/checkers", test_checkers)
 {
 	static const struct {
 		enum v4l2cuse_tpg_pattern pat;
@@ -282,8 +279,7 @@ test_checkers(void)
 	}
 }
 
-static void
-test_lines(void)
+V4L2CUSE_TEST("/tpg/lines", test_lines)
 {
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
 		struct frame fr;
@@ -300,8 +296,7 @@ test_lines(void)
 	}
 }
 
-static void
-test_cross(void)
+V4L2CUSE_TEST("/tpg/cross", test_cross)
 {
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
 		struct frame fr;
@@ -345,8 +340,7 @@ test_cross(void)
 	}
 }
 
-static void
-test_ramp(void)
+V4L2CUSE_TEST("/tpg/ramp", test_ramp)
 {
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
 		struct frame fr;
@@ -366,8 +360,7 @@ test_ramp(void)
 	}
 }
 
-static void
-test_hbars_squares(void)
+V4L2CUSE_TEST("/tpg/hbars-squares", test_hbars_squares)
 {
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
 		struct frame fr;
@@ -389,8 +382,7 @@ test_hbars_squares(void)
 	}
 }
 
-static void
-test_smpte(void)
+V4L2CUSE_TEST("/tpg/smpte", test_smpte)
 {
 	struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 	struct frame fr;
@@ -426,8 +418,7 @@ test_smpte(void)
 	free_frame(&fr);
 }
 
-static void
-test_noise(void)
+V4L2CUSE_TEST("/tpg/noise", test_noise)
 {
 	struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
 	struct frame a, b;
@@ -457,8 +448,7 @@ in_rect(const struct v4l2_rect *r, uint32_t x, uint32_t y)
 	       y >= (uint32_t)r->top && y < r->top + r->height;
 }
 
-static void
-test_overlay(void)
+V4L2CUSE_TEST("/tpg/overlay", test_overlay)
 {
 	static const char *const text1[] = { "#0000000001", "00:00:00.033", "640x480 YUYV 30 fps",
 					     "v4l2cuse" };
@@ -516,8 +506,7 @@ test_overlay(void)
 	}
 }
 
-static void
-test_font(void)
+V4L2CUSE_TEST("/tpg/font", test_font)
 {
 	/* glyphs are distinct and within 5 bits */
 	for (unsigned int i = 0; i < 95; i++) {
@@ -529,8 +518,7 @@ test_font(void)
 	}
 }
 
-static void
-test_scroll(void)
+V4L2CUSE_TEST("/tpg/scroll", test_scroll)
 {
 	static const uint32_t fmts[] = { V4L2_PIX_FMT_RGB24, V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_NV12,
 					 V4L2_PIX_FMT_YUV420, V4L2_PIX_FMT_GREY };
@@ -568,8 +556,7 @@ test_scroll(void)
 	}
 }
 
-static void
-test_flips(void)
+V4L2CUSE_TEST("/tpg/flips", test_flips)
 {
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
 		struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
@@ -599,8 +586,7 @@ test_flips(void)
 	}
 }
 
-static void
-test_controls(void)
+V4L2CUSE_TEST("/tpg/controls", test_controls)
 {
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
 		uint32_t fcc = px_raw_formats[f];
@@ -656,8 +642,7 @@ test_controls(void)
 	}
 }
 
-static void
-test_box_border(void)
+V4L2CUSE_TEST("/tpg/box-border", test_box_border)
 {
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
 		struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
@@ -694,8 +679,7 @@ test_box_border(void)
 	}
 }
 
-static void
-test_static(void)
+V4L2CUSE_TEST("/tpg/static", test_static)
 {
 	/* without motion, frame N and N+1 are byte-identical without overlay */
 	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
@@ -719,8 +703,7 @@ test_static(void)
 	}
 }
 
-static void
-test_formats_and_errors(void)
+V4L2CUSE_TEST("/tpg/formats-errors", test_formats_and_errors)
 {
 	struct v4l2cuse_tpg *t = v4l2cuse_tpg_new();
 
@@ -749,8 +732,7 @@ test_formats_and_errors(void)
 	g_assert_null(v4l2cuse_tpg_pattern_menu[V4L2CUSE_TPG_PAT_COUNT]);
 }
 
-static void
-test_odd_grey(void)
+V4L2CUSE_TEST("/tpg/odd-sizes", test_odd_grey)
 {
 	/* unaligned formats accept odd sizes; all patterns render */
 	for (int pat = 0; pat < V4L2CUSE_TPG_PAT_COUNT; pat++) {
@@ -769,30 +751,4 @@ test_odd_grey(void)
 		fr = render_text(V4L2_PIX_FMT_NV12, 2, 2, &p, 3, text, 1);
 		free_frame(&fr);
 	}
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/tpg/bars", test_bars);
-	g_test_add_func("/tpg/bars-pinned", test_bars_pinned);
-	g_test_add_func("/tpg/solids", test_solids);
-	g_test_add_func("/tpg/checkers", test_checkers);
-	g_test_add_func("/tpg/lines", test_lines);
-	g_test_add_func("/tpg/cross", test_cross);
-	g_test_add_func("/tpg/ramp", test_ramp);
-	g_test_add_func("/tpg/hbars-squares", test_hbars_squares);
-	g_test_add_func("/tpg/smpte", test_smpte);
-	g_test_add_func("/tpg/noise", test_noise);
-	g_test_add_func("/tpg/overlay", test_overlay);
-	g_test_add_func("/tpg/font", test_font);
-	g_test_add_func("/tpg/scroll", test_scroll);
-	g_test_add_func("/tpg/flips", test_flips);
-	g_test_add_func("/tpg/controls", test_controls);
-	g_test_add_func("/tpg/box-border", test_box_border);
-	g_test_add_func("/tpg/static", test_static);
-	g_test_add_func("/tpg/formats-errors", test_formats_and_errors);
-	g_test_add_func("/tpg/odd-sizes", test_odd_grey);
-	return g_test_run();
 }

@@ -28,6 +28,7 @@
 #include "colour-ref.h"
 #include "fake-camera.h"
 #include "test-source-util.h"
+#include "test-main.h"
 
 /* A saturated orange: BT.601 and BT.709, limited and full range, differ by 9..13 in R'. */
 #define CAM_Y	120
@@ -215,8 +216,7 @@ assert_copied(struct v4l2cuse_source *src, const struct fake_camera_mode *m)
 	g_assert_cmpuint(buf[3], ==, CAM_CR);
 }
 
-static void
-test_per_size(void)
+V4L2CUSE_TEST("/uvc-colour/per-size", test_per_size)
 {
 	static const struct fake_camera cam = CAMERA(labelled_modes);
 	struct v4l2cuse_source *src;
@@ -242,8 +242,7 @@ test_per_size(void)
 	fake_camera_remove();
 }
 
-static void
-test_default(void)
+V4L2CUSE_TEST("/uvc-colour/default", test_default)
 {
 	static const struct fake_camera cam = CAMERA(default_modes);
 	struct v4l2cuse_source *src;
@@ -264,8 +263,7 @@ test_default(void)
 	fake_camera_remove();
 }
 
-static void
-test_srgb(void)
+V4L2CUSE_TEST("/uvc-colour/srgb", test_srgb)
 {
 	static const struct fake_camera cam = CAMERA(srgb_modes);
 	struct v4l2cuse_source *src;
@@ -284,8 +282,7 @@ test_srgb(void)
 	fake_camera_remove();
 }
 
-static void
-test_full_range(void)
+V4L2CUSE_TEST("/uvc-colour/full-range", test_full_range)
 {
 	static const struct fake_camera cam = CAMERA(full_modes);
 	struct v4l2cuse_source *src;
@@ -308,8 +305,7 @@ test_full_range(void)
  * below 720 lines, BT.709 from 720 on, limited range) and the camera's
  * colour re-encoded into it, from whatever the camera said.
  */
-static void
-test_reencode(void)
+V4L2CUSE_TEST("/uvc-colour/reencode", test_reencode)
 {
 	static const struct fake_camera cam = CAMERA(labelled_modes);
 	struct v4l2cuse_source *src;
@@ -347,8 +343,7 @@ test_reencode(void)
 }
 
 /* The camera's own format and size: its bytes, for every label. */
-static void
-test_copy(void)
+V4L2CUSE_TEST("/uvc-colour/copy", test_copy)
 {
 	static const struct fake_camera cams[] = {
 		CAMERA(default_modes), CAMERA(labelled_modes), CAMERA(srgb_modes),
@@ -365,17 +360,4 @@ test_copy(void)
 		v4l2cuse_source_destroy(src);
 		fake_camera_remove();
 	}
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/uvc-colour/per-size", test_per_size);
-	g_test_add_func("/uvc-colour/default", test_default);
-	g_test_add_func("/uvc-colour/srgb", test_srgb);
-	g_test_add_func("/uvc-colour/full-range", test_full_range);
-	g_test_add_func("/uvc-colour/reencode", test_reencode);
-	g_test_add_func("/uvc-colour/copy", test_copy);
-	return g_test_run();
 }

@@ -17,6 +17,7 @@
 
 #include "v4l2cuse/source.h"
 #include "fake-camera.h"
+#include "test-main.h"
 
 struct fake_ctrl {
 	struct v4l2_query_ext_ctrl q;
@@ -188,8 +189,7 @@ find_control(struct v4l2cuse_source *src, uint32_t id)
 	return NULL;
 }
 
-static void
-test_classes_and_events(void)
+V4L2CUSE_TEST("/uvc-ctrls/classes-and-events", test_classes_and_events)
 {
 	struct v4l2cuse_source *src = NULL;
 	g_autofree char *error = NULL;
@@ -250,12 +250,4 @@ test_classes_and_events(void)
 
 	v4l2cuse_source_destroy(src);
 	fake_camera_remove();
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/uvc-ctrls/classes-and-events", test_classes_and_events);
-	return g_test_run();
 }

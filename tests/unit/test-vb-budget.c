@@ -17,6 +17,7 @@
 
 #include "videobuf.h"
 #include "vb-fake-driver.h"
+#include "test-main.h"
 
 static size_t page;
 
@@ -62,8 +63,7 @@ create_bufs(struct fake_drv *d, unsigned int count, unsigned int *ret_count)
 	return r;
 }
 
-static void
-test_budget_chain(void)
+V4L2CUSE_TEST("/vb-budget/chain", test_budget_chain)
 {
 	struct vb_budget *global = vb_budget_new("global", 1000, NULL);
 	struct vb_budget *dev = vb_budget_new("dev", 600, global);
@@ -104,8 +104,7 @@ test_budget_chain(void)
 	g_assert_null(vb_budget_ref(NULL));
 }
 
-static void
-test_reqbufs_partial(void)
+V4L2CUSE_TEST("/vb-budget/reqbufs-partial", test_reqbufs_partial)
 {
 	/* Room for 5 buffers of 3 pages. */
 	struct vb_budget *bg = vb_budget_new("dev", SIZE_PAGES(3 * 5 + 2), NULL);
@@ -138,8 +137,7 @@ test_reqbufs_partial(void)
 	vb_budget_unref(bg);
 }
 
-static void
-test_reqbufs_enomem(void)
+V4L2CUSE_TEST("/vb-budget/reqbufs-enomem", test_reqbufs_enomem)
 {
 	/* Room for one buffer: below min_buffers (2). */
 	struct vb_budget *bg = vb_budget_new("dev", SIZE_PAGES(4), NULL);
@@ -169,8 +167,7 @@ test_reqbufs_enomem(void)
 	vb_budget_unref(bg);
 }
 
-static void
-test_shared_global(void)
+V4L2CUSE_TEST("/vb-budget/shared-global", test_shared_global)
 {
 	/* Two devices of 4 buffers each under a global budget of 6. */
 	struct vb_budget *global = vb_budget_new("global", SIZE_PAGES(18), NULL);
@@ -214,8 +211,7 @@ hammer(void *data)
 	return NULL;
 }
 
-static void
-test_threads(void)
+V4L2CUSE_TEST("/vb-budget/threads", test_threads)
 {
 	struct vb_budget *global = vb_budget_new("global", 40, NULL);
 	struct vb_budget *devs[4];
@@ -244,10 +240,6 @@ main(int argc, char **argv)
 
 	page = p > 0 ? (size_t)p : 4096;
 	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/vb-budget/chain", test_budget_chain);
-	g_test_add_func("/vb-budget/reqbufs-partial", test_reqbufs_partial);
-	g_test_add_func("/vb-budget/reqbufs-enomem", test_reqbufs_enomem);
-	g_test_add_func("/vb-budget/shared-global", test_shared_global);
-	g_test_add_func("/vb-budget/threads", test_threads);
+	v4l2cuse_test_add_registered();
 	return g_test_run();
 }

@@ -19,11 +19,11 @@
 
 #include "videobuf.h"
 #include "vb-fake-driver.h"
+#include "test-main.h"
 
 #define SIZE 10000u		/* not page-aligned on purpose */
 
-static void
-test_config(void)
+V4L2CUSE_TEST("/vb/config", test_config)
 {
 	struct fake_drv tmp = { 0 };
 	struct vb_queue_config cfg = fake_config(&tmp);
@@ -46,8 +46,7 @@ test_config(void)
 	vb_queue_free(NULL);
 }
 
-static void
-test_state_names(void)
+V4L2CUSE_TEST("/vb/state-names", test_state_names)
 {
 	GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
 	int s;
@@ -65,8 +64,7 @@ test_state_names(void)
 	g_hash_table_unref(seen);
 }
 
-static void
-test_reqbufs_basic(void)
+V4L2CUSE_TEST("/vb/reqbufs/basic", test_reqbufs_basic)
 {
 	struct fake_drv *d = fake_new(SIZE);
 	struct v4l2_requestbuffers req = { .count = 4, .type = CAP, .memory = MMAP };
@@ -129,8 +127,7 @@ test_reqbufs_basic(void)
 	fake_free(d);
 }
 
-static void
-test_reqbufs_clamp(void)
+V4L2CUSE_TEST("/vb/reqbufs/clamp", test_reqbufs_clamp)
 {
 	struct fake_drv *d = fake_new(SIZE);
 	unsigned int count = 0;
@@ -150,8 +147,7 @@ test_reqbufs_clamp(void)
 	fake_free(d);
 }
 
-static void
-test_reqbufs_bad_args(void)
+V4L2CUSE_TEST("/vb/reqbufs/bad-args", test_reqbufs_bad_args)
 {
 	struct fake_drv *d = fake_new(SIZE);
 	struct v4l2_requestbuffers req = { .count = 2, .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
@@ -200,8 +196,7 @@ test_reqbufs_bad_args(void)
 	}
 }
 
-static void
-test_reqbufs_zero(void)
+V4L2CUSE_TEST("/vb/reqbufs/zero", test_reqbufs_zero)
 {
 	struct fake_drv *d = fake_new(SIZE);
 	unsigned int wakes;
@@ -225,8 +220,7 @@ test_reqbufs_zero(void)
 	fake_free(d);
 }
 
-static void
-test_reqbufs_streaming(void)
+V4L2CUSE_TEST("/vb/reqbufs/streaming", test_reqbufs_streaming)
 {
 	struct fake_drv *d = fake_new(SIZE);
 
@@ -239,8 +233,7 @@ test_reqbufs_streaming(void)
 	fake_free(d);
 }
 
-static void
-test_reqbufs_mapped(void)
+V4L2CUSE_TEST("/vb/reqbufs/mapped", test_reqbufs_mapped)
 {
 	struct fake_drv tmp = { 0 };
 	struct vb_queue_config cfg = fake_config(&tmp);
@@ -290,8 +283,7 @@ test_reqbufs_mapped(void)
 	fake_free(d);
 }
 
-static void
-test_reqbufs_realloc(void)
+V4L2CUSE_TEST("/vb/reqbufs/realloc", test_reqbufs_realloc)
 {
 	struct fake_drv *d = fake_new(SIZE);
 	struct v4l2_buffer b;
@@ -317,8 +309,7 @@ test_reqbufs_realloc(void)
 	fake_free(d);
 }
 
-static void
-test_reqbufs_setup_fail(void)
+V4L2CUSE_TEST("/vb/reqbufs/setup-fail", test_reqbufs_setup_fail)
 {
 	struct fake_drv *d = fake_new(SIZE);
 
@@ -361,8 +352,7 @@ test_reqbufs_setup_fail(void)
 	fake_free(d);
 }
 
-static void
-test_reqbufs_size_overflow(void)
+V4L2CUSE_TEST("/vb/reqbufs/size-overflow", test_reqbufs_size_overflow)
 {
 	struct fake_drv *d = fake_new(0);
 	unsigned int count = 0;
@@ -404,8 +394,7 @@ test_reqbufs_size_overflow(void)
 	fake_free(d);
 }
 
-static void
-test_create_bufs(void)
+V4L2CUSE_TEST("/vb/create-bufs", test_create_bufs)
 {
 	struct fake_drv *d = fake_new(SIZE);
 	struct v4l2_create_buffers cb = { .count = 0, .memory = MMAP };
@@ -490,8 +479,7 @@ test_create_bufs(void)
 	fake_free(d);
 }
 
-static void
-test_poll(void)
+V4L2CUSE_TEST("/vb/poll", test_poll)
 {
 	struct fake_drv tmp = { 0 };
 	struct vb_queue_config cfg = fake_config(&tmp);
@@ -526,8 +514,7 @@ test_poll(void)
 	fake_free(d);
 }
 
-static void
-test_userptr(void)
+V4L2CUSE_TEST("/vb/userptr", test_userptr)
 {
 	struct fake_drv *d = fake_new(SIZE);
 	uint8_t *client = g_malloc0(2 * SIZE), *staging;
@@ -623,8 +610,7 @@ test_userptr(void)
 	}
 }
 
-static void
-test_mmap_seals(void)
+V4L2CUSE_TEST("/vb/mmap/seals", test_mmap_seals)
 {
 	struct fake_drv *d = fake_new(SIZE);
 	struct v4l2_buffer b;
@@ -670,8 +656,7 @@ test_mmap_seals(void)
 	fake_free(d);
 }
 
-static void
-test_mmap_lookup(void)
+V4L2CUSE_TEST("/vb/mmap/lookup", test_mmap_lookup)
 {
 	struct fake_drv *d = fake_new(SIZE);
 	long page = sysconf(_SC_PAGESIZE);
@@ -729,27 +714,4 @@ test_mmap_lookup(void)
 	g_assert_cmpint(vb_queue_mmap_fd(d->q, b2.m.offset, SIZE, &fd, &index), ==, -EINVAL);
 	fake_assert_balanced(d);
 	fake_free(d);
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/vb/config", test_config);
-	g_test_add_func("/vb/state-names", test_state_names);
-	g_test_add_func("/vb/reqbufs/basic", test_reqbufs_basic);
-	g_test_add_func("/vb/reqbufs/clamp", test_reqbufs_clamp);
-	g_test_add_func("/vb/reqbufs/bad-args", test_reqbufs_bad_args);
-	g_test_add_func("/vb/reqbufs/zero", test_reqbufs_zero);
-	g_test_add_func("/vb/reqbufs/streaming", test_reqbufs_streaming);
-	g_test_add_func("/vb/reqbufs/mapped", test_reqbufs_mapped);
-	g_test_add_func("/vb/reqbufs/realloc", test_reqbufs_realloc);
-	g_test_add_func("/vb/reqbufs/setup-fail", test_reqbufs_setup_fail);
-	g_test_add_func("/vb/reqbufs/size-overflow", test_reqbufs_size_overflow);
-	g_test_add_func("/vb/create-bufs", test_create_bufs);
-	g_test_add_func("/vb/poll", test_poll);
-	g_test_add_func("/vb/userptr", test_userptr);
-	g_test_add_func("/vb/mmap/seals", test_mmap_seals);
-	g_test_add_func("/vb/mmap/lookup", test_mmap_lookup);
-	return g_test_run();
 }

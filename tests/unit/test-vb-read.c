@@ -15,6 +15,7 @@
 
 #include "videobuf.h"
 #include "vb-fake-driver.h"
+#include "test-main.h"
 
 #define CHUNK 131072u			/* one FUSE_READ at most */
 #define FRAME (600u * 1024u)		/* 600 KiB: 4 full chunks + 90112 bytes */
@@ -64,8 +65,7 @@ read_syscall(struct fake_drv *d, const void *owner, size_t count, uint8_t *dst)
 	return (ssize_t)total;
 }
 
-static void
-test_read_chunks(void)
+V4L2CUSE_TEST("/vb-read/chunks", test_read_chunks)
 {
 	struct fake_drv *d = fake_new(FRAME);
 	const void *data = NULL;
@@ -127,8 +127,7 @@ test_read_chunks(void)
 	g_free(dst);
 }
 
-static void
-test_read_short(void)
+V4L2CUSE_TEST("/vb-read/short", test_read_short)
 {
 	struct fake_drv *d = fake_new(5000);
 	const void *data = NULL;
@@ -178,8 +177,7 @@ test_read_short(void)
 	fake_free(d);
 }
 
-static void
-test_read_ebusy(void)
+V4L2CUSE_TEST("/vb-read/ebusy", test_read_ebusy)
 {
 	struct fake_drv *d = fake_new(4096);
 	struct v4l2_create_buffers cb = { .count = 1, .memory = MMAP };
@@ -241,8 +239,7 @@ test_read_ebusy(void)
 	fake_free(d);
 }
 
-static void
-test_read_poll_start(void)
+V4L2CUSE_TEST("/vb-read/poll-start", test_read_poll_start)
 {
 	struct fake_drv *d = fake_new(4096);
 	const void *data = NULL;
@@ -276,8 +273,7 @@ test_read_poll_start(void)
 	fake_free(d);
 }
 
-static void
-test_read_skip_errors(void)
+V4L2CUSE_TEST("/vb-read/skip-errors", test_read_skip_errors)
 {
 	struct fake_drv *d = fake_new(4096);
 	const void *data = NULL;
@@ -306,8 +302,7 @@ test_read_skip_errors(void)
 	fake_free(d);
 }
 
-static void
-test_read_pointer_lifetime(void)
+V4L2CUSE_TEST("/vb-read/pointer-lifetime", test_read_pointer_lifetime)
 {
 	struct fake_drv *d = fake_new(4096);
 	const void *data = NULL, *first;
@@ -333,8 +328,7 @@ test_read_pointer_lifetime(void)
 	fake_free(d);
 }
 
-static void
-test_read_not_allowed(void)
+V4L2CUSE_TEST("/vb-read/not-allowed", test_read_not_allowed)
 {
 	struct fake_drv tmp = { 0 };
 	struct vb_queue_config cfg = fake_config(&tmp);
@@ -372,18 +366,4 @@ test_read_not_allowed(void)
 	g_assert_false(vb_queue_is_busy(d->q));
 	fake_assert_balanced(d);
 	fake_free(d);
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/vb-read/chunks", test_read_chunks);
-	g_test_add_func("/vb-read/short", test_read_short);
-	g_test_add_func("/vb-read/ebusy", test_read_ebusy);
-	g_test_add_func("/vb-read/poll-start", test_read_poll_start);
-	g_test_add_func("/vb-read/skip-errors", test_read_skip_errors);
-	g_test_add_func("/vb-read/pointer-lifetime", test_read_pointer_lifetime);
-	g_test_add_func("/vb-read/not-allowed", test_read_not_allowed);
-	return g_test_run();
 }

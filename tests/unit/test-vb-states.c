@@ -16,6 +16,7 @@
 
 #include "queue-private.h"
 #include "vb-fake-driver.h"
+#include "test-main.h"
 
 /* docs/videobuf.md, "Legal transitions". */
 static bool
@@ -195,8 +196,7 @@ discard(struct fake_drv *d)
 	g_free(d);
 }
 
-static void
-test_matrix(void)
+V4L2CUSE_TEST("/vb-states/matrix", test_matrix)
 {
 	static const enum vb_buf_state reachable[] = {
 		VB_BUF_DEQUEUED, VB_BUF_PREPARED, VB_BUF_QUEUED,
@@ -251,20 +251,10 @@ test_matrix(void)
 	g_assert_cmpuint(legal + illegal, ==, VB_BUF_N_STATES * VB_BUF_N_STATES);
 }
 
-static void
-test_mode_names(void)
+V4L2CUSE_TEST("/vb-states/mode-names", test_mode_names)
 {
 	g_assert_cmpstr(vb_io_mode_name(VB_MODE_IDLE), ==, "idle");
 	g_assert_cmpstr(vb_io_mode_name(VB_MODE_STREAMING), ==, "streaming");
 	g_assert_cmpstr(vb_io_mode_name(VB_MODE_READ), ==, "read");
 	g_assert_cmpstr(vb_io_mode_name((enum vb_io_mode)42), ==, "invalid");
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/vb-states/matrix", test_matrix);
-	g_test_add_func("/vb-states/mode-names", test_mode_names);
-	return g_test_run();
 }

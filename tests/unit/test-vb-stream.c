@@ -20,11 +20,18 @@
 
 #include "videobuf.h"
 #include "vb-fake-driver.h"
+#include "test-main.h"
+
+/* A test run twice, /vb/@name/mmap and /vb/@name/userptr: @data is the memory type. */
+#define VB_TEST_BOTH(name, fn)								\
+	static void fn(gconstpointer data);						\
+	V4L2CUSE_TEST_DATA("/vb/" name "/mmap", fn, GUINT_TO_POINTER(V4L2_MEMORY_MMAP))	\
+	V4L2CUSE_TEST_DATA("/vb/" name "/userptr", fn, GUINT_TO_POINTER(V4L2_MEMORY_USERPTR)) \
+	static void fn(gconstpointer data)
 
 #define SIZE 10000u		/* not page-aligned on purpose */
 
-static void
-test_owner_ebusy(gconstpointer data)
+VB_TEST_BOTH("owner/ebusy", test_owner_ebusy)
 {
 	const uint32_t mem = GPOINTER_TO_UINT(data);
 
@@ -69,8 +76,7 @@ test_owner_ebusy(gconstpointer data)
 	fake_free(d);
 }
 
-static void
-test_owner_release(gconstpointer data)
+VB_TEST_BOTH("owner/release", test_owner_release)
 {
 	const uint32_t mem = GPOINTER_TO_UINT(data);
 
@@ -103,8 +109,7 @@ test_owner_release(gconstpointer data)
 	g_free(d);
 }
 
-static void
-test_qbuf_errors(gconstpointer data)
+VB_TEST_BOTH("qbuf/errors", test_qbuf_errors)
 {
 	const uint32_t mem = GPOINTER_TO_UINT(data);
 
@@ -164,8 +169,7 @@ test_qbuf_errors(gconstpointer data)
 	fake_free(d);
 }
 
-static void
-test_dqbuf_errors(gconstpointer data)
+VB_TEST_BOTH("dqbuf/errors", test_dqbuf_errors)
 {
 	const uint32_t mem = GPOINTER_TO_UINT(data);
 
@@ -189,8 +193,7 @@ test_dqbuf_errors(gconstpointer data)
 	fake_free(d);
 }
 
-static void
-test_stream_cycle(gconstpointer data)
+VB_TEST_BOTH("stream/cycle", test_stream_cycle)
 {
 	const uint32_t mem = GPOINTER_TO_UINT(data);
 
@@ -276,8 +279,7 @@ test_stream_cycle(gconstpointer data)
 }
 
 /* buf_queue completing at once, and vb_buffer_done() refusals. */
-static void
-test_stream_sync_complete(gconstpointer data)
+VB_TEST_BOTH("stream/sync-complete", test_stream_sync_complete)
 {
 	const uint32_t mem = GPOINTER_TO_UINT(data);
 
@@ -317,8 +319,7 @@ test_stream_sync_complete(gconstpointer data)
 	fake_free(d);
 }
 
-static void
-test_stream_deferred_start(gconstpointer data)
+VB_TEST_BOTH("stream/deferred-start", test_stream_deferred_start)
 {
 	const uint32_t mem = GPOINTER_TO_UINT(data);
 
@@ -381,8 +382,7 @@ test_stream_deferred_start(gconstpointer data)
 	fake_free(d);
 }
 
-static void
-test_stream_start_fails(gconstpointer data)
+VB_TEST_BOTH("stream/start-fails", test_stream_start_fails)
 {
 	const uint32_t mem = GPOINTER_TO_UINT(data);
 
@@ -434,8 +434,7 @@ dqbuf_on_wake(struct fake_drv *d)
 	results[r == -EINVAL ? 0 : r == 0 ? 1 : 2]++;
 }
 
-static void
-test_stream_streamoff(gconstpointer data)
+VB_TEST_BOTH("stream/streamoff", test_stream_streamoff)
 {
 	const uint32_t mem = GPOINTER_TO_UINT(data);
 
@@ -485,8 +484,7 @@ test_stream_streamoff(gconstpointer data)
 	fake_free(d);
 }
 
-static void
-test_stream_error(gconstpointer data)
+VB_TEST_BOTH("stream/error", test_stream_error)
 {
 	const uint32_t mem = GPOINTER_TO_UINT(data);
 
@@ -522,8 +520,7 @@ test_stream_error(gconstpointer data)
 	fake_free(d);
 }
 
-static void
-test_prepare_buf(gconstpointer data)
+VB_TEST_BOTH("prepare-buf", test_prepare_buf)
 {
 	const uint32_t mem = GPOINTER_TO_UINT(data);
 
@@ -584,35 +581,4 @@ test_prepare_buf(gconstpointer data)
 		vb_queue_free(d->q);
 		g_free(d);
 	}
-}
-
-/* Run @fn once with MMAP and once with USERPTR buffers. */
-static void
-add_both(const char *name, GTestDataFunc fn)
-{
-	char *path = g_strdup_printf("/vb/%s/mmap", name);
-
-	g_test_add_data_func(path, GUINT_TO_POINTER(V4L2_MEMORY_MMAP), fn);
-	g_free(path);
-	path = g_strdup_printf("/vb/%s/userptr", name);
-	g_test_add_data_func(path, GUINT_TO_POINTER(V4L2_MEMORY_USERPTR), fn);
-	g_free(path);
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	add_both("owner/ebusy", test_owner_ebusy);
-	add_both("owner/release", test_owner_release);
-	add_both("qbuf/errors", test_qbuf_errors);
-	add_both("dqbuf/errors", test_dqbuf_errors);
-	add_both("stream/cycle", test_stream_cycle);
-	add_both("stream/sync-complete", test_stream_sync_complete);
-	add_both("stream/deferred-start", test_stream_deferred_start);
-	add_both("stream/start-fails", test_stream_start_fails);
-	add_both("stream/streamoff", test_stream_streamoff);
-	add_both("stream/error", test_stream_error);
-	add_both("prepare-buf", test_prepare_buf);
-	return g_test_run();
 }

@@ -26,6 +26,7 @@
 #include <glib.h>
 
 #include "videobuf.h"
+#include "test-main.h"
 
 #define CAP V4L2_BUF_TYPE_VIDEO_CAPTURE
 #define MMAP V4L2_MEMORY_MMAP
@@ -530,23 +531,12 @@ frames_target(void)
 	return v && *v ? g_ascii_strtoull(v, NULL, 0) : 100000;
 }
 
-static void
-test_wait_for_wake(void)
+V4L2CUSE_TEST("/vb-stress/wait-for-wake", test_wait_for_wake)
 {
 	run_stress(false, frames_target(), 1234);
 }
 
-static void
-test_dqbuf_in_wake(void)
+V4L2CUSE_TEST("/vb-stress/dqbuf-in-wake", test_dqbuf_in_wake)
 {
 	run_stress(true, frames_target(), 5678);
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/vb-stress/wait-for-wake", test_wait_for_wake);
-	g_test_add_func("/vb-stress/dqbuf-in-wake", test_dqbuf_in_wake);
-	return g_test_run();
 }
