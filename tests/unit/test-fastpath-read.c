@@ -38,6 +38,9 @@
 #include "../../preload/shim.h"
 #include "fake-req.h"
 #include "fastpath-harness.h"
+#include "test-main.h"
+
+V4L2CUSE_TEST_FIXTURE(struct fixture, fixture_setup, fixture_teardown);
 
 /* read() as the library's read() does it: errno and -1, or bytes. */
 static ssize_t
@@ -144,8 +147,7 @@ app_frames(struct fixture *f)
 	g_assert_cmpuint(memfd_maps(), ==, maps);
 }
 
-static void
-test_frames(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F_DATA("/fastpath-read/frames", test_frames, "static")
 {
 	run_app(f, app_frames);
 }
@@ -187,8 +189,7 @@ app_short(struct fixture *f)
 	client_close(&c);
 }
 
-static void
-test_short(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/fastpath-read/short", test_short)
 {
 	run_app(f, app_short);
 }
@@ -270,8 +271,7 @@ app_waits(struct fixture *f)
 	signal(SIGUSR1, SIG_IGN);	/* one sent just before app_woken may still come */
 }
 
-static void
-test_waits(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/fastpath-read/waits", test_waits)
 {
 	run_app(f, app_waits);
 }
@@ -403,8 +403,7 @@ app_ioctls(struct fixture *f)
 	client_close(&c);
 }
 
-static void
-test_ioctls(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/fastpath-read/ioctls", test_ioctls)
 {
 	run_app(f, app_ioctls);
 }
@@ -444,8 +443,7 @@ app_owned(struct fixture *f)
 	client_close(&c);
 }
 
-static void
-test_owned(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/fastpath-read/owned", test_owned)
 {
 	run_app(f, app_owned);
 }
@@ -505,8 +503,7 @@ app_poll(struct fixture *f)
 	g_assert_cmpuint(stats(f->dev).consumers, ==, 0);
 }
 
-static void
-test_poll(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F("/fastpath-read/poll", test_poll)
 {
 	run_app(f, app_poll);
 }
@@ -535,8 +532,7 @@ app_shared(struct fixture *f)
 	g_assert_cmpuint(stats(f->dev).consumers, ==, 0);
 }
 
-static void
-test_shared(struct fixture *f, gconstpointer data)
+V4L2CUSE_TEST_F_DATA("/fastpath-read/shared", test_shared, "shared")
 {
 	run_app(f, app_shared);
 }
@@ -546,19 +542,6 @@ main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	fastpath_harness_init();
-	g_test_add("/fastpath-read/frames", struct fixture, "static", fixture_setup, test_frames,
-		   fixture_teardown);
-	g_test_add("/fastpath-read/short", struct fixture, NULL, fixture_setup, test_short,
-		   fixture_teardown);
-	g_test_add("/fastpath-read/waits", struct fixture, NULL, fixture_setup, test_waits,
-		   fixture_teardown);
-	g_test_add("/fastpath-read/ioctls", struct fixture, NULL, fixture_setup, test_ioctls,
-		   fixture_teardown);
-	g_test_add("/fastpath-read/owned", struct fixture, NULL, fixture_setup, test_owned,
-		   fixture_teardown);
-	g_test_add("/fastpath-read/poll", struct fixture, NULL, fixture_setup, test_poll,
-		   fixture_teardown);
-	g_test_add("/fastpath-read/shared", struct fixture, "shared", fixture_setup, test_shared,
-		   fixture_teardown);
+	v4l2cuse_test_add_registered();
 	return g_test_run();
 }

@@ -592,7 +592,6 @@ main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	fastpath_harness_init();
-	/* The socket server checks /proc/<peer>/task/<opener>: we are both. */
 	v4l2cuse_test_add_registered();
 	return g_test_run();
 }
