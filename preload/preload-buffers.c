@@ -320,56 +320,42 @@ userptr_dqbuf(int fd, struct v4l2_buffer *b)
 }
 
 /*
- * QBUF and DQBUF through the handle's fast path: true when answered (*ret
- * is the ioctl's result, errno set), false for the real ioctl (CUSE).
+ * What the handle's fast path answers without CUSE: true when answered
+ * (*r is 0 or -errno), false for the real ioctl. The streaming ioctls
+ * while the shim's read() emulation runs (vb2's answers during file I/O),
+ * and QBUF and DQBUF of a streaming handle.
  */
-static bool
-fast_qbuf(int fd, struct v4l2_buffer *b, int *ret)
-{
-	struct shim_handle *h = shim_fd_get(fd);
-	bool done = false;
-	int r = 0;
+typedef bool (*fp_answer_fn)(struct shim_handle *h, int fd, unsigned long request, void *arg,
+			     int *r);
 
-	if (h && h->fp)
-		done = shim_fp_qbuf(h, b, &r);
-	shim_handle_unref(h);
-	if (done) {
-		*ret = r < 0 ? -1 : 0;
-		if (r < 0)
-			errno = -r;
-	}
-	return done;
+static bool
+answer_reading(struct shim_handle *h, int fd, unsigned long request, void *arg, int *r)
+{
+	return shim_fp_reading(h) && shim_fp_read_ioctl(h, fd, request, arg, r);
 }
 
 static bool
-fast_dqbuf(int fd, struct v4l2_buffer *b, int *ret)
+answer_qbuf(struct shim_handle *h, int fd, unsigned long request, void *arg, int *r)
+{
+	return h->fp && shim_fp_qbuf(h, arg, r);
+}
+
+static bool
+answer_dqbuf(struct shim_handle *h, int fd, unsigned long request, void *arg, int *r)
+{
+	return h->fp && shim_fp_dqbuf(h, fd, arg, r);
+}
+
+/* @answer for @fd's handle: true with *ret and errno as the ioctl leaves them. */
+static bool
+fast_ioctl(int fd, fp_answer_fn answer, unsigned long request, void *arg, int *ret)
 {
 	struct shim_handle *h = shim_fd_get(fd);
 	bool done = false;
 	int r = 0, saved = errno;
 
-	if (h && h->fp)
-		done = shim_fp_dqbuf(h, fd, b, &r);
-	shim_handle_unref(h);
-	errno = saved;
-	if (done) {
-		*ret = r < 0 ? -1 : 0;
-		if (r < 0)
-			errno = -r;
-	}
-	return done;
-}
-
-/* While the shim's read() emulation runs, the streaming ioctls answer as vb2's do. */
-static bool
-reading_ioctl(int fd, unsigned long request, void *arg, int *ret)
-{
-	struct shim_handle *h = shim_fd_get(fd);
-	bool done = false;
-	int r = 0, saved = errno;
-
-	if (h && shim_fp_reading(h))
-		done = shim_fp_read_ioctl(h, fd, request, arg, &r);
+	if (h)
+		done = answer(h, fd, request, arg, &r);
 	shim_handle_unref(h);
 	errno = saved;
 	if (done) {
@@ -395,7 +381,7 @@ shim_ioctl(int fd, unsigned long request, void *arg)
 	case VIDIOC_DQBUF:
 	case VIDIOC_STREAMON:
 	case VIDIOC_STREAMOFF:
-		if (reading_ioctl(fd, request, arg, &r))
+		if (fast_ioctl(fd, answer_reading, request, arg, &r))
 			return r;
 		break;
 	default:
@@ -428,11 +414,11 @@ shim_ioctl(int fd, unsigned long request, void *arg)
 				return -1;
 			}
 		}
-		if (b && request == VIDIOC_QBUF && fast_qbuf(fd, b, &r))
+		if (b && request == VIDIOC_QBUF && fast_ioctl(fd, answer_qbuf, request, b, &r))
 			return r;
 		return shim_real.ioctl(fd, request, arg);
 	case VIDIOC_DQBUF:
-		if (!b || !fast_dqbuf(fd, b, &r))
+		if (!b || !fast_ioctl(fd, answer_dqbuf, request, b, &r))
 			r = shim_real.ioctl(fd, request, arg);
 		if (r == 0 && b->memory == V4L2_MEMORY_USERPTR &&
 		    b->type == V4L2_BUF_TYPE_VIDEO_CAPTURE) {

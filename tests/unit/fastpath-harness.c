@@ -28,6 +28,7 @@
 #include "fake-req.h"
 #include "fake-shim-libc.h"
 #include "fastpath-harness.h"
+#include "test-main.h"
 
 static int test_poll(struct pollfd *fds, nfds_t n, int timeout);
 static int test_ioctl(int fd, unsigned long request, ...);
@@ -35,7 +36,8 @@ static ssize_t test_read(int fd, void *buf, size_t count);
 static int test_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
 		      const sigset_t *sigmask);
 
-void
+/* The shim's libc table: plain libc, with ioctl, read, poll and ppoll through the fake nodes. */
+static void
 fastpath_harness_init(void)
 {
 	fake_shim_libc_init();
@@ -88,6 +90,50 @@ on_loop(void (*fn)(gpointer), gpointer data)
 	while (!c.done)
 		g_cond_wait(&call_cond, &call_mutex);
 	g_mutex_unlock(&call_mutex);
+}
+
+static int app_signals_done;
+static unsigned int app_signals_interval;
+
+static void
+on_usr1(int sig)
+{
+}
+
+static gboolean
+signal_app(gpointer p)
+{
+	struct fixture *f = p;
+
+	if (g_atomic_int_get(&app_signals_done))
+		return G_SOURCE_REMOVE;
+	pthread_kill(f->app, SIGUSR1);
+	g_timeout_add(app_signals_interval, signal_app, f);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+schedule_signals(gpointer p)
+{
+	g_timeout_add(app_signals_interval, signal_app, p);
+}
+
+void
+app_signals_start(struct fixture *f, unsigned int interval_ms)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART */
+
+	sigaction(SIGUSR1, &sa, NULL);
+	g_atomic_int_set(&app_signals_done, 0);
+	app_signals_interval = interval_ms;
+	on_loop(schedule_signals, f);
+}
+
+void
+app_signals_stop(void)
+{
+	g_atomic_int_set(&app_signals_done, 1);
+	signal(SIGUSR1, SIG_IGN);
 }
 
 struct ioc {
@@ -540,4 +586,14 @@ int64_t
 ts_us(const struct v4l2_buffer *b)
 {
 	return (int64_t)b->timestamp.tv_sec * 1000000 + b->timestamp.tv_usec;
+}
+
+/* The main() of the programs that use the harness (test-main.h). */
+int
+main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	fastpath_harness_init();
+	v4l2cuse_test_add_registered();
+	return g_test_run();
 }

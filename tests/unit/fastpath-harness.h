@@ -7,6 +7,9 @@
  * "app" thread uses the shim's side as the library does inside an app, and
  * every CUSE request the app makes is handed to the loop thread as the
  * kernel would hand it to the daemon. Polling a node's fd asks the device.
+ * Its main() (test-main.h) sets the shim's libc table up, then runs the
+ * program's registered tests. Used by test-fastpath.c and
+ * test-fastpath-read.c.
  */
 
 #include <poll.h>
@@ -51,11 +54,17 @@ struct client {
 	size_t len[VB_MAX_BUFFERS];
 };
 
-/* The shim's libc table (plain libc, poll and ppoll through the fake nodes). */
-void fastpath_harness_init(void);
-
 /* Run @fn on the loop thread, as the kernel hands a request to the daemon. */
 void on_loop(void (*fn)(gpointer), gpointer data);
+/*
+ * Signal the app thread with SIGUSR1 every @interval_ms, from the loop
+ * thread, until app_signals_stop(): its wait may not have begun when the
+ * first one comes. The handler does nothing and has no SA_RESTART, so a
+ * wait it interrupts ends with EINTR. After the stop SIGUSR1 is ignored (a
+ * signal sent just before may still arrive).
+ */
+void app_signals_start(struct fixture *f, unsigned int interval_ms);
+void app_signals_stop(void);
 /* An ioctl through "CUSE". */
 int cuse_ioctl(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg);
 /* The device's counters, read on the loop thread. */

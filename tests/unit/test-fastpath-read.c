@@ -196,41 +196,14 @@ V4L2CUSE_TEST_F("/fastpath-read/short", test_short)
 
 /* O_NONBLOCK (the file's flags now), a blocking read woken by a frame, EINTR. */
 static void
-on_usr1(int sig)
-{
-}
-
-static int app_woken;
-
-static gboolean
-kill_app_later(gpointer p)
-{
-	struct fixture *f = p;
-
-	if (g_atomic_int_get(&app_woken))
-		return G_SOURCE_REMOVE;
-	pthread_kill(f->app, SIGUSR1);
-	g_timeout_add(7, kill_app_later, f);
-	return G_SOURCE_REMOVE;
-}
-
-static void
-schedule_cb(gpointer p)
-{
-	g_timeout_add(7, kill_app_later, p);
-}
-
-static void
 app_waits(struct fixture *f)
 {
-	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART */
 	struct client c;
 	static uint8_t buf[SIZEIMAGE];
 	int flags, eagain = 0, eintr = 0;
 	int64_t t0;
 	ssize_t r;
 
-	sigaction(SIGUSR1, &sa, NULL);
 	client_open(f, f->dev, &c, true);
 	g_assert_cmpint(read_frame(&c, buf, sizeof(buf)), ==, SIZEIMAGE);
 	/* Non-blocking: take what is there until EAGAIN (frames come every 16 ms). */
@@ -252,8 +225,7 @@ app_waits(struct fixture *f)
 	g_assert_cmpint(r, ==, SIZEIMAGE);
 	g_test_message("a blocking read() waited %.1f ms", (g_get_monotonic_time() - t0) / 1000.0);
 	/* A signal handler ends a wait with EINTR (frames may win some races). */
-	g_atomic_int_set(&app_woken, 0);
-	on_loop(schedule_cb, f);
+	app_signals_start(f, 7);
 	for (int i = 0; i < 500 && !eintr; i++) {
 		r = app_read(&c, buf, sizeof(buf));
 		if (r < 0) {
@@ -263,12 +235,11 @@ app_waits(struct fixture *f)
 			g_assert_cmpint(r, ==, SIZEIMAGE);
 		}
 	}
-	g_atomic_int_set(&app_woken, 1);
+	app_signals_stop();
 	g_assert_cmpint(eintr, ==, 1);
 	/* And reading goes on. */
 	g_assert_cmpint(app_read(&c, buf, sizeof(buf)), ==, SIZEIMAGE);
 	client_close(&c);
-	signal(SIGUSR1, SIG_IGN);	/* one sent just before app_woken may still come */
 }
 
 V4L2CUSE_TEST_F("/fastpath-read/waits", test_waits)
@@ -535,13 +506,4 @@ app_shared(struct fixture *f)
 V4L2CUSE_TEST_F_DATA("/fastpath-read/shared", test_shared, "shared")
 {
 	run_app(f, app_shared);
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	fastpath_harness_init();
-	v4l2cuse_test_add_registered();
-	return g_test_run();
 }

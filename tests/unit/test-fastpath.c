@@ -210,26 +210,6 @@ V4L2CUSE_TEST_F("/fastpath/fallbacks", test_fallbacks)
 }
 
 /* O_NONBLOCK as the file has it now, EINTR, and waits that STREAMOFF or release end. */
-static void
-on_usr1(int sig)
-{
-}
-
-static int app_woken;
-
-/* Signal the app until it says the wait ended (it may not have begun yet). */
-static gboolean
-kill_app_later(gpointer p)
-{
-	struct fixture *f = p;
-
-	if (g_atomic_int_get(&app_woken))
-		return G_SOURCE_REMOVE;
-	pthread_kill(f->app, SIGUSR1);
-	g_timeout_add(50, kill_app_later, f);
-	return G_SOURCE_REMOVE;
-}
-
 static gboolean
 streamoff_later(gpointer p)
 {
@@ -259,12 +239,10 @@ later(GSourceFunc fn, gpointer data)
 static void
 app_waits(struct fixture *f)
 {
-	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART */
 	struct client c;
 	struct v4l2_buffer b;
 	int r = 0, flags;
 
-	sigaction(SIGUSR1, &sa, NULL);
 	client_open(f, f->dev, &c, true);
 	/* Every buffer with the app: no frame can come. */
 	client_stream(&c, 2, 1);
@@ -277,10 +255,9 @@ app_waits(struct fixture *f)
 	g_assert_cmpint(client_poll(&c, POLLIN, 0), ==, 0);
 	/* Blocking (F_SETFL counts, as in the kernel): a signal ends the wait with EINTR. */
 	g_assert_no_errno(fcntl(c.fd, F_SETFL, flags & ~O_NONBLOCK));
-	g_atomic_int_set(&app_woken, 0);
-	later(kill_app_later, f);
+	app_signals_start(f, 50);
 	g_assert_true(shim_fp_dqbuf(c.h, c.fd, &b, &r));
-	g_atomic_int_set(&app_woken, 1);
+	app_signals_stop();
 	g_assert_cmpint(r, ==, -EINTR);
 	/* STREAMOFF from elsewhere ends the wait: CUSE answers it (EINVAL). */
 	later(streamoff_later, &c);
@@ -288,7 +265,6 @@ app_waits(struct fixture *f)
 	g_assert_false(shim_fp_dqbuf(c.h, c.fd, &b, &r));
 	g_assert_cmpint(cuse_ioctl(c.fh, VIDIOC_DQBUF, &b), ==, -EINVAL);
 	client_close(&c);
-	signal(SIGUSR1, SIG_DFL);
 }
 
 V4L2CUSE_TEST_F("/fastpath/waits", test_waits)
@@ -585,13 +561,4 @@ app_hostile(struct fixture *f)
 V4L2CUSE_TEST_F_DATA("/fastpath/hostile", test_hostile, "shared")
 {
 	run_app(f, app_hostile);
-}
-
-int
-main(int argc, char **argv)
-{
-	g_test_init(&argc, &argv, NULL);
-	fastpath_harness_init();
-	v4l2cuse_test_add_registered();
-	return g_test_run();
 }
