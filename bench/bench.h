@@ -4,8 +4,8 @@
 /*
  * What the benchmarks share: the clock (the daemon's, util/clock.h), the
  * system-wide busy CPU from /proc/stat and the run time of every task from
- * /proc/PID/task/TID/schedstat, ioctl() restarted on EINTR, and the window
- * hook of v4l2-bench and v4l2-mmap-bench.
+ * /proc/PID/task/TID/schedstat, ioctl() restarted on EINTR, and the
+ * measured window of v4l2-bench and v4l2-mmap-bench with its hook.
  *
  * The window hook: with V4L2_BENCH_HOOK set, `$V4L2_BENCH_HOOK start` runs
  * right before the measured window opens and `$V4L2_BENCH_HOOK end` right
@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util/clock.h"
 
@@ -122,4 +123,46 @@ window_hook(const char *what)
 	snprintf(cmd, sizeof(cmd), "%s %s", hook, what);
 	if (system(cmd) != 0)
 		fprintf(stderr, "window hook '%s' failed\n", cmd);
+}
+
+/*
+ * The measured window of v4l2-bench and v4l2-mmap-bench: the hook runs,
+ * then the clock, /proc/stat and the tasks' run time are read at the
+ * start; window_close() reads them again (then runs the hook) and leaves
+ * the window's length and the CPU time spent in it, both ways.
+ */
+struct window {
+	double t0, secs;
+	unsigned long long busy0, runtime0;
+	double busy_ms, task_ms;	/* after window_close() */
+};
+
+static inline void
+window_open(struct window *w)
+{
+	unsigned long long total;
+
+	window_hook("start");
+	cpu_jiffies(&w->busy0, &total);
+	w->runtime0 = task_runtime_ns();
+	w->t0 = now_s();
+}
+
+static inline double
+window_elapsed(const struct window *w)
+{
+	return now_s() - w->t0;
+}
+
+static inline void
+window_close(struct window *w)
+{
+	unsigned long long busy, total, runtime;
+
+	w->secs = now_s() - w->t0;
+	runtime = task_runtime_ns();
+	cpu_jiffies(&busy, &total);
+	w->busy_ms = (double)(busy - w->busy0) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+	w->task_ms = (double)(runtime - w->runtime0) / 1e6;
+	window_hook("end");
 }

@@ -63,11 +63,10 @@ bench_read(const char *dev, unsigned int w, unsigned int h, unsigned int fps, do
 	struct v4l2_capability cap = { 0 };
 	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 	struct v4l2_streamparm parm = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
-	unsigned long long b0, t0j, b1, t1j, rt0, rt1;
+	struct window win;
 	unsigned int frames = 0;
 	uint8_t *buf;
-	double t0, t1;
-	long hz = sysconf(_SC_CLK_TCK);
+	double t0;
 
 	if (fd < 0) {
 		perror(dev);
@@ -96,11 +95,8 @@ bench_read(const char *dev, unsigned int w, unsigned int h, unsigned int fps, do
 			perror("read");
 			return 1;
 		}
-	window_hook("start");
-	cpu_jiffies(&b0, &t0j);
-	rt0 = task_runtime_ns();
-	t0 = now_s();
-	while ((t1 = now_s()) - t0 < secs) {
+	window_open(&win);
+	while (window_elapsed(&win) < secs) {
 		ssize_t n = read(fd, buf, fmt.fmt.pix.sizeimage);
 
 		if (n < 0) {
@@ -115,15 +111,12 @@ bench_read(const char *dev, unsigned int w, unsigned int h, unsigned int fps, do
 		}
 		frames++;
 	}
-	rt1 = task_runtime_ns();
-	cpu_jiffies(&b1, &t1j);
-	window_hook("end");
+	window_close(&win);
 	printf("read %s driver=%s size=%ux%u fps_req=%u frames=%u secs=%.2f fps=%.2f "
 	       "MBps=%.2f cpu_ms_per_frame=%.2f task_ms_per_frame=%.2f\n",
-	       dev, cap.driver, w, h, fps, frames, t1 - t0, frames / (t1 - t0),
-	       frames * (double)fmt.fmt.pix.sizeimage / (t1 - t0) / 1e6,
-	       frames ? (double)(b1 - b0) * 1000.0 / hz / frames : 0.0,
-	       frames ? (rt1 - rt0) / 1e6 / frames : 0.0);
+	       dev, cap.driver, w, h, fps, frames, win.secs, frames / win.secs,
+	       frames * (double)fmt.fmt.pix.sizeimage / win.secs / 1e6,
+	       frames ? win.busy_ms / frames : 0.0, frames ? win.task_ms / frames : 0.0);
 	free(buf);
 	close(fd);
 	return 0;

@@ -101,13 +101,12 @@ main(int argc, char **argv)
 	struct v4l2_requestbuffers rb = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 					  .memory = V4L2_MEMORY_MMAP };
 	uint8_t *mem[MAX_BUFS];
-	unsigned long long b0, t0j, b1, t1j, rt0, rt1;
+	struct window win;
 	unsigned int w, h, fps, frames = 0, errors = 0;
 	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE, fd, r;
-	long hz = sysconf(_SC_CLK_TCK);
 	volatile uint8_t sink = 0;
 	struct spacing sp = { 0 };
-	double secs, t0, t1;
+	double secs, t0;
 
 	if (argc < 5 || sscanf(argv[2], "%ux%u", &w, &h) != 2) {
 		fprintf(stderr, "usage: v4l2-mmap-bench DEVICE WxH FPS SECS [BUFFERS]\n");
@@ -175,27 +174,22 @@ main(int argc, char **argv)
 	for (t0 = now_s(); now_s() - t0 < 1.0;)
 		if (cycle(fd, mem, &sink, NULL) < 0)
 			return 1;
-	window_hook("start");
-	cpu_jiffies(&b0, &t0j);
-	rt0 = task_runtime_ns();
-	t0 = now_s();
-	while ((t1 = now_s()) - t0 < secs) {
+	window_open(&win);
+	while (window_elapsed(&win) < secs) {
 		r = cycle(fd, mem, &sink, &sp);
 		if (r < 0)
 			return 1;
 		frames += r == 1;
 		errors += r == 0;
 	}
-	rt1 = task_runtime_ns();
-	cpu_jiffies(&b1, &t1j);
-	window_hook("end");
+	window_close(&win);
 	xioctl(fd, VIDIOC_STREAMOFF, &type);
 	printf("mmap %s driver=%s size=%ux%u fps_req=%u buffers=%u frames=%u errors=%u "
 	       "secs=%.2f fps=%.2f cpu_ms_per_frame=%.2f task_ms_per_frame=%.2f "
 	       "ts_step_ms=%.3f..%.3f seq_gaps=%u\n",
-	       argv[1], cap.driver, w, h, fps, rb.count, frames, errors, t1 - t0,
-	       frames / (t1 - t0), frames ? (double)(b1 - b0) * 1000.0 / hz / frames : 0.0,
-	       frames ? (rt1 - rt0) / 1e6 / frames : 0.0, sp.min_step * 1000, sp.max_step * 1000, sp.gaps);
+	       argv[1], cap.driver, w, h, fps, rb.count, frames, errors, win.secs,
+	       frames / win.secs, frames ? win.busy_ms / frames : 0.0,
+	       frames ? win.task_ms / frames : 0.0, sp.min_step * 1000, sp.max_step * 1000, sp.gaps);
 	close(fd);
 	return 0;
 }
