@@ -595,16 +595,3 @@ V4L2CUSE_TEST("/placeholder/card", test_card)
 	}
 	v4l2cuse_placeholder_free(ph);
 }
-
-int
-main(int argc, char **argv)
-{
-	int r;
-
-	g_test_init(&argc, &argv, NULL);
-	file_samples_init();
-	v4l2cuse_test_add_registered();
-	r = g_test_run();
-	file_samples_cleanup();
-	return r;
-}

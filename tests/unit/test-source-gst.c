@@ -241,16 +241,3 @@ V4L2CUSE_TEST("/file/gstreamer-no-video", test_gstreamer_no_video)
 	v4l2cuse_source_destroy(src);
 }
 #endif
-
-int
-main(int argc, char **argv)
-{
-	int r;
-
-	g_test_init(&argc, &argv, NULL);
-	file_samples_init();
-	v4l2cuse_test_add_registered();
-	r = g_test_run();
-	file_samples_cleanup();
-	return r;
-}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The file source tests' shared part and main() (file-samples.h). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "file-samples.h"
+#include "test-main.h"
+
+char *tmpdir;
+
+/*
+ * Runtime warnings of the file source are expected here: warnings are not
+ * fatal in these programs, but any other warning of the sources still is.
+ */
+unsigned int n_warnings;
+
+static void
+log_handler(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
+{
+	if ((level & G_LOG_LEVEL_WARNING) &&
+	    (strstr(message, "corrupt frame") || strstr(message, "no signal"))) {
+		n_warnings++;
+		g_test_message("expected warning: %s", message);
+		return;
+	}
+	if (level & (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_ERROR))
+		g_error("unexpected: %s", message);
+	if (level & G_LOG_LEVEL_MESSAGE)
+		g_test_message("%s", message);
+}
+
+char *
+tmp_path(const char *name)
+{
+	return g_build_filename(tmpdir, name, NULL);
+}
+
+int
+produce(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix, uint8_t *buf,
+	uint32_t *ret_used)
+{
+	struct v4l2cuse_frame f = {
+		.data = buf, .length = pix->sizeimage, .fmt = pix,
+	};
+	int r = src->ops->produce(src, &f);
+
+	if (ret_used)
+		*ret_used = f.bytesused;
+	if (r == 0 && pix->pixelformat != V4L2_PIX_FMT_MJPEG)
+		g_assert_cmpuint(f.bytesused, ==, pix->sizeimage);
+	return r;
+}
+
+int
+main(int argc, char **argv)
+{
+	g_autofree char *cmd = NULL;
+	int r;
+
+	g_test_init(&argc, &argv, NULL);
+	/* The sources' warnings through log_handler. */
+	g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
+	g_log_set_handler("v4l2cuse-sources", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE,
+			  log_handler, NULL);
+	tmpdir = g_dir_make_tmp("v4l2cuse-test-file-XXXXXX", NULL);
+	g_assert_nonnull(tmpdir);
+	v4l2cuse_test_add_registered();
+	r = g_test_run();
+	/* Remove the directory and what the tests wrote into it. */
+	cmd = g_strdup_printf("rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		g_printerr("could not remove %s\n", tmpdir);
+	g_free(tmpdir);
+	return r;
+}
