@@ -92,6 +92,22 @@ on_loop(void (*fn)(gpointer), gpointer data)
 	g_mutex_unlock(&call_mutex);
 }
 
+void
+epoll_wait_in(int ep, uint64_t data)
+{
+	struct epoll_event out[4];
+	int n;
+
+	do {
+		n = epoll_wait(ep, out, 4, 5000);
+		g_assert_cmpint(n, >=, 1);
+		n = shim_epoll_fix(ep, out, n);
+	} while (n == 0);	/* a stale wake-up, dropped */
+	g_assert_cmpint(n, ==, 1);
+	g_assert_cmphex(out[0].data.u64, ==, data);
+	g_assert_cmphex(out[0].events, ==, EPOLLIN);
+}
+
 static int app_signals_done;
 static unsigned int app_signals_interval;
 

@@ -65,6 +65,11 @@ void on_loop(void (*fn)(gpointer), gpointer data);
  */
 void app_signals_start(struct fixture *f, unsigned int interval_ms);
 void app_signals_stop(void);
+/*
+ * epoll_wait() on @ep as the shim rewrites it (shim_epoll_fix) until one
+ * event comes, which must be EPOLLIN with @data; stale wake-ups dropped.
+ */
+void epoll_wait_in(int ep, uint64_t data);
 /* An ioctl through "CUSE". */
 int cuse_ioctl(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg);
 /* The device's counters, read on the loop thread. */
