@@ -43,7 +43,7 @@ shim_fp_setup(struct shim_handle *h)
 	struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_FASTPATH };
 	struct v4l2cuse_shim_reply rep;
 	struct shim_fp *fp;
-	int fds[SHIM_MAX_REPLY_FDS], r;
+	int fds[SHIM_MAX_REPLY_FDS], r, flags;
 	struct stat st;
 	void *mem;
 
@@ -78,6 +78,19 @@ shim_fp_setup(struct shim_handle *h)
 		goto err_close;
 	}
 	fp->sock = fds[1];
+	/*
+	 * Blocking, so that fp_wait() can wait in recv() (every other use of
+	 * it says MSG_DONTWAIT): a signal handler with SA_RESTART then
+	 * restarts the wait as the kernel restarts the ioctl or read() it
+	 * interrupts.
+	 */
+	flags = shim_real.fcntl(fp->sock, F_GETFL);
+	if (flags < 0 || shim_real.fcntl(fp->sock, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		shim_debug("no fast path: socket flags: %s", strerror(errno));
+		shim_real.munmap(mem, rep.length);
+		free(fp);
+		goto err_close;
+	}
 	pthread_mutex_init(&fp->lock, NULL);
 	pthread_mutex_init(&fp->rd.lock, NULL);
 	shim_real.close(fds[0]);
@@ -304,20 +317,25 @@ fp_pop_locked(struct shim_fp *fp, const struct v4l2cuse_fp_state *st, struct v4l
 	return 1;
 }
 
-/* Wait for the daemon's next wake-up: 0, -EINTR, or -EPIPE if it is gone. */
+/*
+ * Wait for the daemon's next wake-up (the byte stays for fp_settle_locked()
+ * to take): 0, -EINTR, -EPIPE if the daemon is gone, or another -errno.
+ * A signal handler ends the wait with EINTR as it ends vb2's, unless it
+ * has SA_RESTART: the kernel restarts a recv() without a timeout on that
+ * rule, as it restarts vb2's DQBUF or read().
+ */
 static int
 fp_wait(struct shim_fp *fp)
 {
-	struct pollfd p = { .fd = fp->sock, .events = POLLIN };
+	char byte;
+	ssize_t n = recv(fp->sock, &byte, 1, MSG_PEEK);
 
-	/* A signal handler ends the wait, as it ends vb2's (EINTR). */
-	if (shim_real.poll(&p, 1, -1) < 0)
-		return errno == EINTR ? -EINTR : -errno;
-	if (p.revents & (POLLHUP | POLLERR | POLLNVAL)) {
-		fp->dead = true;
-		return -EPIPE;
-	}
-	return 0;
+	if (n > 0)
+		return 0;
+	if (n < 0 && errno != ECONNRESET)
+		return -errno;
+	fp->dead = true;
+	return -EPIPE;
 }
 
 bool

@@ -108,12 +108,13 @@ epoll_wait_in(int ep, uint64_t data)
 	g_assert_cmphex(out[0].events, ==, EPOLLIN);
 }
 
-static int app_signals_done;
+static int app_signals_done, app_signals_caught;
 static unsigned int app_signals_interval;
 
 static void
 on_usr1(int sig)
 {
+	g_atomic_int_inc(&app_signals_caught);
 }
 
 static gboolean
@@ -135,14 +136,21 @@ schedule_signals(gpointer p)
 }
 
 void
-app_signals_start(struct fixture *f, unsigned int interval_ms)
+app_signals_start(struct fixture *f, unsigned int interval_ms, bool restart)
 {
-	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART */
+	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = restart ? SA_RESTART : 0 };
 
 	sigaction(SIGUSR1, &sa, NULL);
+	g_atomic_int_set(&app_signals_caught, 0);
 	g_atomic_int_set(&app_signals_done, 0);
 	app_signals_interval = interval_ms;
 	on_loop(schedule_signals, f);
+}
+
+unsigned int
+app_signals_seen(void)
+{
+	return (unsigned int)g_atomic_int_get(&app_signals_caught);
 }
 
 void

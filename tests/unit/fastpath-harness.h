@@ -59,11 +59,14 @@ void on_loop(void (*fn)(gpointer), gpointer data);
 /*
  * Signal the app thread with SIGUSR1 every @interval_ms, from the loop
  * thread, until app_signals_stop(): its wait may not have begun when the
- * first one comes. The handler does nothing and has no SA_RESTART, so a
- * wait it interrupts ends with EINTR. After the stop SIGUSR1 is ignored (a
- * signal sent just before may still arrive).
+ * first one comes. The handler only counts (app_signals_seen()); without
+ * @restart (SA_RESTART) a wait it interrupts ends with EINTR, with it the
+ * wait goes on, as the kernel restarts an interrupted ioctl or read().
+ * After the stop SIGUSR1 is ignored (a signal sent just before may still
+ * arrive).
  */
-void app_signals_start(struct fixture *f, unsigned int interval_ms);
+void app_signals_start(struct fixture *f, unsigned int interval_ms, bool restart);
+unsigned int app_signals_seen(void);
 void app_signals_stop(void);
 /*
  * epoll_wait() on @ep as the shim rewrites it (shim_epoll_fix) until one

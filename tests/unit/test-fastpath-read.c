@@ -225,7 +225,7 @@ app_waits(struct fixture *f)
 	g_assert_cmpint(r, ==, SIZEIMAGE);
 	g_test_message("a blocking read() waited %.1f ms", (g_get_monotonic_time() - t0) / 1000.0);
 	/* A signal handler ends a wait with EINTR (frames may win some races). */
-	app_signals_start(f, 7);
+	app_signals_start(f, 7, false);
 	for (int i = 0; i < 500 && !eintr; i++) {
 		r = app_read(&c, buf, sizeof(buf));
 		if (r < 0) {
@@ -239,6 +239,13 @@ app_waits(struct fixture *f)
 	g_assert_cmpint(eintr, ==, 1);
 	/* And reading goes on. */
 	g_assert_cmpint(app_read(&c, buf, sizeof(buf)), ==, SIZEIMAGE);
+	/* A handler with SA_RESTART: the waits go on through the signals, as the kernel restarts them. */
+	app_signals_start(f, 7, true);
+	for (int i = 0; i < 20; i++)
+		g_assert_cmpint(app_read(&c, buf, sizeof(buf)), ==, SIZEIMAGE);
+	app_signals_stop();
+	g_test_message("20 blocking reads, %u signals (SA_RESTART)", app_signals_seen());
+	g_assert_cmpuint(app_signals_seen(), >=, 5);
 	client_close(&c);
 }
 

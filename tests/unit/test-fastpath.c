@@ -255,7 +255,7 @@ app_waits(struct fixture *f)
 	g_assert_cmpint(client_poll(&c, POLLIN, 0), ==, 0);
 	/* Blocking (F_SETFL counts, as in the kernel): a signal ends the wait with EINTR. */
 	g_assert_no_errno(fcntl(c.fd, F_SETFL, flags & ~O_NONBLOCK));
-	app_signals_start(f, 50);
+	app_signals_start(f, 50, false);
 	g_assert_true(shim_fp_dqbuf(c.h, c.fd, &b, &r));
 	app_signals_stop();
 	g_assert_cmpint(r, ==, -EINTR);
