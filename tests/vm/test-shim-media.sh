@@ -3,7 +3,8 @@
 #
 # ffmpeg and GStreamer through the preload shim (v4l2cuse-run), against the
 # real Debian packages: ffmpeg YUYV and MJPEG (and -use_libv4l2 where the
-# ffmpeg build has it), v4l2src io-mode=mmap and io-mode=userptr, and without
+# ffmpeg build has it), v4l2src io-mode=mmap, io-mode=userptr and io-mode=rw
+# (read(), emulated by the shim over its fast path), and without
 # the shim GStreamer's auto mode still works (read()) while ffmpeg fails;
 # every capture's pixels are the pattern's colour bars.
 set -euo pipefail
@@ -87,6 +88,7 @@ gst()
 }
 check "gst-launch v4l2src io-mode=mmap under the shim" gst mmap "$run"
 check "gst-launch v4l2src io-mode=userptr under the shim" gst userptr "$run"
+check "gst-launch v4l2src io-mode=rw under the shim (read() emulated by the shim)" gst rw "$run"
 # A plain handle cannot stream (no STREAMING; REQBUFS, which GStreamer only
 # probes, is ENOTTY), so a pipeline that runs without the shim used read().
 check "gst-launch v4l2src io-mode=auto without the shim uses read()" gst auto env
