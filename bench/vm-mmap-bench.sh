@@ -15,7 +15,8 @@
 #        the guest kernel (apt-get install v4l2loopback-dkms
 #        linux-headers-<kver> on the host); skipped with a note otherwise.
 # Each line reports delivered fps, the system-wide busy CPU per frame from
-# /proc/stat (all CPUs: the daemon's or ffmpeg's work counts), the spacing
+# /proc/stat (all CPUs: the daemon's or ffmpeg's work counts) and from every
+# task's scheduler run time (task_ms_per_frame, bench/bench.h), the spacing
 # of the timestamps and the sequence gaps, and the host's load average; for
 # v4l2cuse also the daemon's own CPU per frame it produced and its
 # counters over the window (`v4l2cuse-ctl stats`: CUSE requests per
