@@ -65,23 +65,24 @@ rd_eligible(struct shim_fp *fp, struct v4l2cuse_fp_state *st)
 	       st->read_buffers > 0 && st->read_buffers <= SHIM_MAX_BUFFERS;
 }
 
-/* Unmap the buffers; @tell: the handle lives on, so the daemon hears UNMAP. */
+/*
+ * Unmap the buffers. @tell: the handle that lives on, whose daemon hears
+ * UNMAP of each; NULL when the handle itself goes (its release frees them).
+ */
 static void
-rd_unmap_locked(struct shim_handle *h, bool tell)
+rd_unmap(struct shim_fp *fp, struct shim_handle *tell)
 {
-	struct shim_fp *fp = h->fp;
-
 	for (unsigned int i = 0; i < fp->rd.n; i++) {
 		if (!fp->rd.mem[i])
 			continue;
 		shim_real.munmap(fp->rd.mem[i], fp->rd.len[i]);
-		if (tell && h->sock >= 0) {
+		if (tell && tell->sock >= 0) {
 			struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_UNMAP };
 			struct v4l2cuse_shim_reply rep;
 			int memfd = -1;
 
 			req.unmap.map_id = fp->rd.map_id[i];
-			if (shim_request(h, &req, &rep, &memfd) == 0 && memfd >= 0)
+			if (shim_request(tell, &req, &rep, &memfd) == 0 && memfd >= 0)
 				shim_real.close(memfd);
 		}
 		fp->rd.mem[i] = NULL;
@@ -183,7 +184,7 @@ rd_start_locked(struct shim_handle *h, int fd)
 
 err_free:
 	shim_debug("read() emulation not started: %s", strerror(-r));
-	rd_unmap_locked(h, true);
+	rd_unmap(h->fp, h);
 	rb = (struct v4l2_requestbuffers){ .count = 0, .type = st.type,
 					   .memory = V4L2_MEMORY_MMAP };
 	(void)cuse_ioctl(fd, VIDIOC_REQBUFS, &rb);
@@ -200,7 +201,7 @@ rd_stop_locked(struct shim_handle *h, int fd)
 	r = cuse_ioctl(fd, VIDIOC_STREAMOFF, &type);
 	if (r < 0)
 		return r;
-	rd_unmap_locked(h, true);
+	rd_unmap(h->fp, h);
 	__atomic_store_n(&fp->rd.active, false, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -208,10 +209,7 @@ rd_stop_locked(struct shim_handle *h, int fd)
 void
 shim_fp_read_free(struct shim_fp *fp)
 {
-	for (unsigned int i = 0; i < fp->rd.n; i++)
-		if (fp->rd.mem[i])
-			shim_real.munmap(fp->rd.mem[i], fp->rd.len[i]);
-	fp->rd.n = 0;
+	rd_unmap(fp, NULL);
 	fp->rd.active = false;
 }
 
