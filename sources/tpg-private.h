@@ -51,15 +51,29 @@ struct v4l2cuse_tpg {
 	uint8_t *pair[TPG_MAX_PAT][TPG_MAX_PAT][2];	/* 4:2:0 chroma of two lines */
 	bool pair_valid[TPG_MAX_PAT][TPG_MAX_PAT];
 	uint8_t *tmp[2][3];	/* blit rows */
-	uint16_t *canvas;	/* overlay colour indices */
+
+	/*
+	 * The text overlay as last drawn (tpg-text.c): its colour indices, the
+	 * glyph in each cell and its rectangle packed in the frame's format
+	 * (lines t->plane_bpl[] long, planes at ov_off[]), so that a frame
+	 * packs again only the cells whose character changed and copies the
+	 * rest. ov_valid is cleared by anything that changes the packing: the
+	 * format, the palette.
+	 */
+	uint16_t *canvas;
 	size_t canvas_size;
+	const uint8_t *ov_glyph[V4L2CUSE_TPG_TEXT_MAX_LINES][V4L2CUSE_TPG_TEXT_COLS];
+	uint32_t ov_width, ov_height;
+	bool ov_valid;
+	uint8_t *ov_img;
+	size_t ov_off[3];
 	uint16_t *solid;	/* one row for solid rectangles */
 	uint64_t rng;
 };
 
 /* tpg.c: write colour indices to the frame (tpg.c's comments). */
-void v4l2cuse_tpg_blit(struct v4l2cuse_tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
-		       uint32_t rh, const uint16_t *idx, size_t stride);
+void v4l2cuse_tpg_blit(struct v4l2cuse_tpg *t, uint8_t *dst, const size_t *plane_off, uint32_t x0,
+		       uint32_t y0, uint32_t rw, uint32_t rh, const uint16_t *idx, size_t stride);
 void v4l2cuse_tpg_fill_rect(struct v4l2cuse_tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0,
 			    uint32_t rw, uint32_t rh, uint16_t color);
 

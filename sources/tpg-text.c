@@ -39,45 +39,103 @@ v4l2cuse_tpg_overlay_rect(const struct v4l2cuse_tpg *t, unsigned int n_lines, st
 	v4l2cuse_tpg_overlay_rect_for(t->width, t->height, n_lines, ret);
 }
 
+/* The glyph of character @col of @s, NULL past its end (a blank cell). */
+static const uint8_t *
+tpg_glyph(const char *s, unsigned int col)
+{
+	unsigned char c;
+
+	if (strnlen(s, col + 1) <= col)
+		return NULL;
+	c = (unsigned char)s[col];
+	return v4l2cuse_tpg_font_5x7[(c >= 32 && c < 127 ? c : '?') - 32];
+}
+
+/*
+ * Draw glyph @g (NULL: none) into the canvas cell at (@x, @y), its 5x7
+ * dots doubled and one pixel in from the cell's corner, clipped to the
+ * overlay's @r.
+ */
+static void
+tpg_draw_cell(struct v4l2cuse_tpg *t, const struct v4l2_rect *r, uint32_t x, uint32_t y,
+	      const uint8_t *g)
+{
+	uint32_t cw = MIN(V4L2CUSE_TPG_TEXT_CELL_W, r->width - x);
+	uint32_t ch = MIN(V4L2CUSE_TPG_TEXT_CELL_H, r->height - y);
+	uint16_t *cell = t->canvas + (size_t)y * r->width + x;
+
+	for (uint32_t cy = 0; cy < ch; cy++) {
+		for (uint32_t cx = 0; cx < cw; cx++) {
+			uint32_t gx = (cx - 1) / 2, gy = (cy - 1) / 2;
+			bool on = g && cx >= 1 && cy >= 1 && gx < 5 && gy < 7 &&
+				  (g[gy] & (0x10 >> gx));
+
+			cell[(size_t)cy * r->width + cx] = on ? C_TEXT_FG : C_TEXT_BG;
+		}
+	}
+}
+
+/*
+ * The overlay is a grid of cells, V4L2CUSE_TPG_TEXT_CELL_W x _H pixels from
+ * (PAD, PAD), on the text background. Cells start at even coordinates and
+ * have even sizes, so a cell packs on its own into the same bytes as in the
+ * whole rectangle (4:2:2 pairs and 4:2:0 line pairs never straddle two
+ * cells): a frame packs only the cells whose glyph changed since the last,
+ * usually the counter's and the clock's last digits, into the overlay's
+ * image, and copies that image into the frame.
+ */
 void
 v4l2cuse_tpg_draw_text(struct v4l2cuse_tpg *t, uint8_t *dst, const char *const *text,
 		       unsigned int n_lines)
 {
+	const struct v4l2cuse_format_info *fi = t->fi;
+	unsigned int vsub = fi->n_planes > 1 ? fi->vdiv : 1;
+	size_t bpp = fi->bpp[0] / 8;
+	bool all;
 	struct v4l2_rect r;
-	size_t cw;
 
 	v4l2cuse_tpg_overlay_rect(t, n_lines, &r);
 	if (!r.width || !r.height)
 		return;
-	cw = r.width;
-	for (size_t i = 0; i < (size_t)r.width * r.height; i++)
-		t->canvas[i] = C_TEXT_BG;
-	for (unsigned int l = 0; l < MIN(n_lines, V4L2CUSE_TPG_TEXT_MAX_LINES); l++) {
-		const char *s = text[l] ? text[l] : "";
+	n_lines = MIN(n_lines, V4L2CUSE_TPG_TEXT_MAX_LINES);
+	all = !t->ov_valid || r.width != t->ov_width || r.height != t->ov_height;
+	if (all) {
+		for (size_t i = 0; i < (size_t)r.width * r.height; i++)
+			t->canvas[i] = C_TEXT_BG;
+		v4l2cuse_tpg_blit(t, t->ov_img, t->ov_off, 0, 0, r.width, r.height, t->canvas,
+				  r.width);
+		memset(t->ov_glyph, 0, sizeof(t->ov_glyph));
+		t->ov_width = r.width;
+		t->ov_height = r.height;
+		t->ov_valid = true;
+	}
+	/* Lines past @n_lines are blank: a clipped overlay keeps its height. */
+	for (unsigned int l = 0; l < V4L2CUSE_TPG_TEXT_MAX_LINES; l++) {
+		const char *s = l < n_lines && text[l] ? text[l] : "";
+		uint32_t y = V4L2CUSE_TPG_TEXT_PAD + l * V4L2CUSE_TPG_TEXT_CELL_H;
 
-		for (unsigned int col = 0; col < V4L2CUSE_TPG_TEXT_COLS && s[col]; col++) {
-			unsigned char c = (unsigned char)s[col];
-			const uint8_t *g =
-				v4l2cuse_tpg_font_5x7[(c >= 32 && c < 127 ? c : '?') - 32];
-			uint32_t cx = V4L2CUSE_TPG_TEXT_PAD + col * V4L2CUSE_TPG_TEXT_CELL_W + 1;
-			uint32_t cy = V4L2CUSE_TPG_TEXT_PAD + l * V4L2CUSE_TPG_TEXT_CELL_H + 1;
+		for (unsigned int col = 0; col < V4L2CUSE_TPG_TEXT_COLS; col++) {
+			uint32_t x = V4L2CUSE_TPG_TEXT_PAD + col * V4L2CUSE_TPG_TEXT_CELL_W;
+			const uint8_t *g = tpg_glyph(s, col);
 
-			for (uint32_t gy = 0; gy < 7; gy++) {
-				for (uint32_t gx = 0; gx < 5; gx++) {
-					if (!(g[gy] & (0x10 >> gx)))
-						continue;
-					for (uint32_t dy = 0; dy < 2; dy++) {
-						for (uint32_t dx = 0; dx < 2; dx++) {
-							uint32_t px = cx + 2 * gx + dx;
-							uint32_t py = cy + 2 * gy + dy;
-
-							if (px < r.width && py < r.height)
-								t->canvas[py * cw + px] = C_TEXT_FG;
-						}
-					}
-				}
-			}
+			if (g == t->ov_glyph[l][col] || x >= r.width || y >= r.height)
+				continue;
+			t->ov_glyph[l][col] = g;
+			tpg_draw_cell(t, &r, x, y, g);
+			v4l2cuse_tpg_blit(t, t->ov_img, t->ov_off, x, y,
+					  MIN(V4L2CUSE_TPG_TEXT_CELL_W, r.width - x),
+					  MIN(V4L2CUSE_TPG_TEXT_CELL_H, r.height - y),
+					  t->canvas + (size_t)y * r.width + x, r.width);
 		}
 	}
-	v4l2cuse_tpg_blit(t, dst, 0, 0, r.width, r.height, t->canvas, cw);
+
+	for (uint32_t y = 0; y < r.height; y++)
+		memcpy(dst + y * t->plane_bpl[0], t->ov_img + y * t->plane_bpl[0], r.width * bpp);
+	for (unsigned int p = 1; p < fi->n_planes; p++) {
+		size_t n = fi->n_planes == 2 ? r.width : r.width / 2;
+
+		for (uint32_t cy = 0; cy < r.height / vsub; cy++)
+			memcpy(dst + t->plane_off[p] + cy * t->plane_bpl[p],
+			       t->ov_img + t->ov_off[p] + cy * t->plane_bpl[p], n);
+	}
 }

@@ -101,6 +101,8 @@ tpg_free_buffers(struct v4l2cuse_tpg *t)
 	g_clear_pointer(&t->pcr, g_free);
 	g_clear_pointer(&t->prgb, g_free);
 	g_clear_pointer(&t->canvas, g_free);
+	g_clear_pointer(&t->ov_img, g_free);
+	t->ov_valid = false;
 	g_clear_pointer(&t->solid, g_free);
 }
 
@@ -118,7 +120,8 @@ v4l2cuse_tpg_set_format(struct v4l2cuse_tpg *t, uint32_t fourcc, uint32_t width,
 			uint32_t ycbcr_enc, uint32_t quantization)
 {
 	const struct v4l2cuse_format_info *fi = v4l2cuse_format_lookup(fourcc);
-	size_t bpl0, csize;
+	size_t bpl0, csize, ov_size;
+	uint32_t ov_h;
 
 	if (!v4l2cuse_tpg_supports(fourcc) ||
 	    !v4l2cuse_format_frame_size(fi, width, height, 0, NULL, NULL))
@@ -163,6 +166,16 @@ v4l2cuse_tpg_set_format(struct v4l2cuse_tpg *t, uint32_t fourcc, uint32_t width,
 	t->canvas_size *= (size_t)V4L2CUSE_TPG_TEXT_CELL_W * V4L2CUSE_TPG_TEXT_COLS +
 			  2 * V4L2CUSE_TPG_TEXT_PAD;
 	t->canvas = g_new0(uint16_t, t->canvas_size);
+	/* The overlay's image: the frame's layout, as many lines as it covers. */
+	ov_h = MIN(2 * V4L2CUSE_TPG_TEXT_PAD +
+		   V4L2CUSE_TPG_TEXT_CELL_H * V4L2CUSE_TPG_TEXT_MAX_LINES, height) & ~1u;
+	t->ov_off[0] = 0;
+	ov_size = bpl0 * ov_h;
+	for (unsigned int p = 1; p < fi->n_planes; p++) {
+		t->ov_off[p] = ov_size;
+		ov_size += t->plane_bpl[p] * (ov_h / tpg_vsub(fi));
+	}
+	t->ov_img = g_malloc0(MAX(ov_size, 1));
 	t->dirty = true;
 	return 0;
 }
@@ -377,6 +390,7 @@ tpg_build_lines(struct v4l2cuse_tpg *t)
 			 t->line[pl][2]);
 	}
 	memset(t->pair_valid, 0, sizeof(t->pair_valid));
+	t->ov_valid = false;	/* the palette may have changed */
 	t->dirty = false;
 }
 
@@ -420,12 +434,14 @@ tpg_src_row(const struct v4l2cuse_tpg *t, uint32_t y, uint32_t voff)
 
 /*
  * Write a @rw x @rh block of colour indices (row stride @stride, 0 = the
- * same row every time) at (@x0, @y0). Subsampled formats need even x0, rw
- * and, for 4:2:0, even y0 and rh.
+ * same row every time) at (@x0, @y0) of an image laid out like the frame
+ * (its lines t->plane_bpl[] long) whose planes start at @plane_off (the
+ * frame's own t->plane_off, or the text overlay's image). Subsampled
+ * formats need even x0, rw and, for 4:2:0, even y0 and rh.
  */
 void
-v4l2cuse_tpg_blit(struct v4l2cuse_tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0, uint32_t rw,
-		  uint32_t rh, const uint16_t *idx, size_t stride)
+v4l2cuse_tpg_blit(struct v4l2cuse_tpg *t, uint8_t *dst, const size_t *plane_off, uint32_t x0,
+		  uint32_t y0, uint32_t rw, uint32_t rh, const uint16_t *idx, size_t stride)
 {
 	const struct v4l2cuse_format_info *fi = t->fi;
 	size_t bpp = fi->bpp[0] / 8;
@@ -441,14 +457,15 @@ v4l2cuse_tpg_blit(struct v4l2cuse_tpg *t, uint8_t *dst, uint32_t x0, uint32_t y0
 
 			tpg_pack(t, idx + (size_t)(r + i) * stride, rw, t->tmp[i][0],
 				 t->tmp[i][1], t->tmp[i][2]);
-			memcpy(dst + y * t->plane_bpl[0] + x0 * bpp, t->tmp[i][0], rw * bpp);
+			memcpy(dst + plane_off[0] + y * t->plane_bpl[0] + x0 * bpp, t->tmp[i][0],
+			       rw * bpp);
 		}
 		if (fi->n_planes == 1)
 			continue;
 		for (unsigned int p = 1; p < fi->n_planes; p++) {
 			size_t n = fi->n_planes == 2 ? rw : rw / 2;
 			size_t xo = fi->n_planes == 2 ? x0 : x0 / 2;
-			uint8_t *d = dst + t->plane_off[p] + ((y0 + r) / vsub) * t->plane_bpl[p] + xo;
+			uint8_t *d = dst + plane_off[p] + ((y0 + r) / vsub) * t->plane_bpl[p] + xo;
 
 			if (rows == 2) {
 				for (size_t i = 0; i < n; i++)
@@ -466,7 +483,7 @@ v4l2cuse_tpg_fill_rect(struct v4l2cuse_tpg *t, uint8_t *dst, uint32_t x0, uint32
 {
 	for (uint32_t i = 0; i < rw; i++)
 		t->solid[i] = color;
-	v4l2cuse_tpg_blit(t, dst, x0, y0, rw, rh, t->solid, 0);
+	v4l2cuse_tpg_blit(t, dst, t->plane_off, x0, y0, rw, rh, t->solid, 0);
 }
 
 static uint32_t

@@ -506,6 +506,55 @@ V4L2CUSE_TEST("/tpg/overlay", test_overlay)
 	}
 }
 
+/*
+ * The overlay is packed again only where a glyph changed: a generator kept
+ * across frames (text, line count, pattern, brightness, box changing; the buffer
+ * scribbled on in between) writes exactly what a new one writes.
+ */
+V4L2CUSE_TEST("/tpg/overlay-incremental", test_overlay_incremental)
+{
+	static const uint32_t sizes[][2] = { { 640, 480 }, { 36, 22 }, { 2, 2 } };
+	static const unsigned int n_lines[] = { 3, 3, 4, 1, 3, 0, 3, 2, 4, 3 };
+
+	for (size_t f = 0; f < G_N_ELEMENTS(px_raw_formats); f++) {
+		for (size_t s = 0; s < G_N_ELEMENTS(sizes); s++) {
+			struct v4l2cuse_tpg_params p = V4L2CUSE_TPG_PARAMS_DEFAULT;
+			struct v4l2cuse_tpg *t = v4l2cuse_tpg_new();
+			uint32_t w = sizes[s][0], h = sizes[s][1];
+			g_autofree uint8_t *buf = NULL;
+			uint32_t q = px_raw_formats[f] == V4L2_PIX_FMT_YUV422P ?
+					     V4L2_QUANTIZATION_FULL_RANGE : V4L2_QUANTIZATION_LIM_RANGE;
+
+			g_assert_cmpint(v4l2cuse_tpg_set_format(t, px_raw_formats[f], w, h,
+								V4L2_YCBCR_ENC_601, q), ==, 0);
+			buf = g_malloc(v4l2cuse_tpg_frame_size(t));
+			for (uint32_t n = 0; n < G_N_ELEMENTS(n_lines); n++) {
+				char l[3][32];
+				const char *text[4] = { l[0], l[1], l[2], "label" };
+				struct frame ref;
+
+				g_snprintf(l[0], sizeof(l[0]), "#%010u", n * 7);
+				g_snprintf(l[1], sizeof(l[1]), "00:00:%02u.%03u", n, n * 33);
+				g_snprintf(l[2], sizeof(l[2]), n == 4 ? "x" : "%ux%u \x01 fps", w, h);
+				p.brightness = n < 6 ? 128 : 200;
+				/* black swaps the overlay's colours */
+				p.pattern = n == 5 || n == 6 ? V4L2CUSE_TPG_PAT_BLACK
+							     : V4L2CUSE_TPG_PAT_75_COLORBAR;
+				p.box = n >= 8;
+				v4l2cuse_tpg_set_params(t, &p);
+				memset(buf, (int)n * 37, v4l2cuse_tpg_frame_size(t));
+				v4l2cuse_tpg_fill(t, buf, n, text, n_lines[n]);
+				ref = render_text(px_raw_formats[f], w, h, &p, n, text, n_lines[n]);
+				if (memcmp(ref.buf, buf, ref.size) != 0)
+					g_error("%s %ux%u frame %u: differs from a new generator's",
+						px_fourcc(ref.fourcc), w, h, n);
+				free_frame(&ref);
+			}
+			v4l2cuse_tpg_free(t);
+		}
+	}
+}
+
 V4L2CUSE_TEST("/tpg/font", test_font)
 {
 	/* glyphs are distinct and within 5 bits */
