@@ -21,6 +21,7 @@
 #include <fuse3/cuse_lowlevel.h>
 #include <fuse3/fuse_lowlevel.h>
 
+#include "util/fd-watch.h"
 #include "util/macros.h"
 #include "device.h"
 #include "cuse.h"
@@ -446,7 +447,7 @@ v4l2cuse_cuse_new(struct v4l2cuse_device *dev, mode_t mode, gid_t gid,
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	v4l2cuse_device_set_poll_ops(dev, &cuse_poll_ops);
-	c->watch = g_unix_fd_add(fd, G_IO_IN, cuse_dispatch, c);
+	c->watch = v4l2cuse_fd_watch_add(fd, G_IO_IN, cuse_dispatch, c);
 	return c;
 
 err_free:

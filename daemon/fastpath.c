@@ -32,6 +32,7 @@
 #include <glib-unix.h>
 
 #include "v4l2cuse/shim-protocol.h"
+#include "util/fd-watch.h"
 #include "util/macros.h"
 #include "videobuf.h"
 #include "device-private.h"
@@ -317,7 +318,7 @@ v4l2cuse_fh_fastpath(struct v4l2cuse_fh *fh, int *ret_memfd, int *ret_sock, size
 	fp->sock = sv[0];
 	fp->sh->magic = V4L2CUSE_FP_MAGIC;
 	fp->sh->version = V4L2CUSE_FP_VERSION;
-	fp->watch = g_unix_fd_add(sv[0], G_IO_IN | G_IO_HUP | G_IO_ERR, dev_fp_kick_cb, fh);
+	fp->watch = v4l2cuse_fd_watch_add(sv[0], G_IO_IN | G_IO_HUP | G_IO_ERR, dev_fp_kick_cb, fh);
 	fh->fp = fp;
 	dev_fp_publish_full(fh, true);
 	*ret_memfd = memfd;

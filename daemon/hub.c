@@ -44,6 +44,7 @@
 #include "v4l2cuse/source.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
+#include "util/fd-watch.h"
 #include "util/macros.h"
 #include "convert.h"
 #include "hub.h"
@@ -249,7 +250,7 @@ hub_watch(struct hub_input *in)
 			return;
 		hub_unwatch(in);
 		in->wake_fd = fd;
-		in->wake_source = g_unix_fd_add(fd, G_IO_IN | G_IO_ERR | G_IO_HUP, hub_wake_cb,
+		in->wake_source = v4l2cuse_fd_watch_add(fd, G_IO_IN | G_IO_ERR | G_IO_HUP, hub_wake_cb,
 						in);
 		return;
 	}
@@ -272,7 +273,7 @@ hub_watch(struct hub_input *in)
 
 		timerfd_settime(in->timer_fd, 0, &its, NULL);
 	}
-	in->timer_source = g_unix_fd_add(in->timer_fd, G_IO_IN, hub_timer_cb, in);
+	in->timer_source = v4l2cuse_fd_watch_add(in->timer_fd, G_IO_IN, hub_timer_cb, in);
 }
 
 /* ---------------------------------------------------------------------- */

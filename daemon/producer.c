@@ -39,6 +39,7 @@
 
 #include "v4l2cuse/source.h"
 #include "util/clock.h"
+#include "util/fd-watch.h"
 #include "util/macros.h"
 #include "videobuf.h"
 #include "placeholder.h"
@@ -391,7 +392,7 @@ dev_timer_start(struct v4l2cuse_device *dev)
 	dev->tick_ns = ns;
 	dev->next_tick_ns = first;
 	if (!dev->timer_source)
-		dev->timer_source = g_unix_fd_add(dev->timer_fd, G_IO_IN, dev_timer_cb, dev);
+		dev->timer_source = v4l2cuse_fd_watch_add(dev->timer_fd, G_IO_IN, dev_timer_cb, dev);
 	return 0;
 }
 
@@ -442,7 +443,7 @@ dev_arm_producer(struct v4l2cuse_device *dev)
 	dev_timer_stop(dev);
 	dev->wake_fd = fd;
 	dev->wake_dead_fd = -1;
-	dev->wake_source = g_unix_fd_add(fd, G_IO_IN | G_IO_ERR | G_IO_HUP, dev_wake_cb, dev);
+	dev->wake_source = v4l2cuse_fd_watch_add(fd, G_IO_IN | G_IO_ERR | G_IO_HUP, dev_wake_cb, dev);
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 #include <glib.h>
 #include <glib-unix.h>
 
+#include "util/fd-watch.h"
 #include "util/macros.h"
 #include "videobuf.h"
 #include "device.h"
@@ -475,7 +476,7 @@ v4l2cuse_shim_adopt(struct v4l2cuse_shim *s, int fd, const struct ucred *cred)
 	c->maps = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
 	c->link.data = c;
 	g_queue_push_tail_link(&s->conns, &c->link);
-	c->watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, shim_conn_cb, c);
+	c->watch = v4l2cuse_fd_watch_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, shim_conn_cb, c);
 	c->hello_timeout = g_timeout_add_seconds(V4L2CUSE_SHIM_HELLO_TIMEOUT_S,
 						 shim_hello_timeout_cb, c);
 	s->n_pending++;
