@@ -90,6 +90,7 @@ bench_read(const char *dev, unsigned int w, unsigned int h, unsigned int fps, do
 	if (xioctl(fd, VIDIOC_S_PARM, &parm) < 0)
 		perror("S_PARM (continuing)");
 	buf = malloc(fmt.fmt.pix.sizeimage);
+	window_hook("start");
 	for (t0 = now_s(); now_s() - t0 < 1.0;)
 		if (read(fd, buf, fmt.fmt.pix.sizeimage) < 0 && errno != EINTR) {
 			perror("read");

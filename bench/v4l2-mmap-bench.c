@@ -171,6 +171,7 @@ main(int argc, char **argv)
 		perror("STREAMON");
 		return 1;
 	}
+	window_hook("start");
 	for (t0 = now_s(); now_s() - t0 < 1.0;)
 		if (cycle(fd, mem, &sink, NULL) < 0)
 			return 1;

@@ -19,9 +19,9 @@
 # task's scheduler run time (task_ms_per_frame, bench/bench.h), the spacing
 # of the timestamps and the sequence gaps, and the host's load average; for
 # v4l2cuse also the daemon's own CPU per frame it produced and its
-# counters over the window (`v4l2cuse-ctl stats`: CUSE requests per
-# delivered frame, frames through the fast path), sampled by the tools'
-# window hook right outside the measured window.
+# counters (`v4l2cuse-ctl stats`: CUSE requests per delivered frame,
+# frames through the fast path), sampled by the tools' window hook before
+# their warm-up and right after their measured window.
 #
 # Run from the host (TSC clock source: reading the clock is then no system
 # call in the guest):
@@ -87,7 +87,9 @@ for d in /dev/video42 "$vivid"; do
 done
 
 # The window hook (bench/bench.h): the daemon's CPU ticks, the bench
-# device's counters and the host's load, right before and after the window.
+# device's counters and the host's load, before the tool's warm-up and
+# right after its window; the daemon's figures are for that span (CPU per
+# frame it produced, CUSE requests per frame it delivered).
 cat >"$T/hook" <<'HOOK'
 #!/bin/bash
 # Few processes: each start costs ~0.1-0.3 s under TCG.
@@ -105,7 +107,7 @@ chmod +x "$T/hook"
 export BENCH_CTL=$ctl BENCH_DAEMON=$daemon_pid BENCH_LOAD=$V4L2CUSE_RESULTS/.vm/host-load BENCH_DIR=$T
 
 # attributed CMD...: run CMD with the window hook (it prints frames=N),
-# add the daemon's figures over the window.
+# add the daemon's figures from its hook-to-hook span.
 attributed()
 {
 	local line frames c0 c1 hz
@@ -117,9 +119,9 @@ attributed()
 	hz=$(getconf CLK_TCK)
 	echo "$line $(awk -v f="$frames" -v hz="$hz" \
 		-v dt=$((c1[0] - c0[0])) -v req=$((c1[1] - c0[1])) -v fast=$((c1[2] - c0[2])) \
-		-v prod=$((c1[3] - c0[3])) -v lost=$((c1[5] - c0[5])) \
-		'BEGIN { printf "daemon_ms_per_produced=%.2f produced=%d cuse_req_per_frame=%.3f fast_frames=%d ticks_lost=%d",
-			 prod ? dt * 1000 / hz / prod : 0, prod, f ? req / f : 0, fast, lost }') host_load=${c0[6]}..${c1[6]}" |
+		-v prod=$((c1[3] - c0[3])) -v deliv=$((c1[4] - c0[4])) -v lost=$((c1[5] - c0[5])) \
+		'BEGIN { printf "daemon_ms_per_produced=%.2f produced=%d delivered=%d cuse_req_per_frame=%.3f fast_frames=%d ticks_lost=%d",
+			 prod ? dt * 1000 / hz / prod : 0, prod, deliv, deliv ? req / deliv : 0, fast, lost }') host_load=${c0[6]}..${c1[6]}" |
 		tee -a "$out"
 }
 
