@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <grp.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,19 +57,31 @@ v4l2cuse_conf_free(struct v4l2cuse_conf *conf)
 	g_free(conf);
 }
 
+/* The strings a device owns, by offset: freed and copied together. */
+static const size_t conf_device_strings[] = {
+	offsetof(struct v4l2cuse_conf_device, id),
+	offsetof(struct v4l2cuse_conf_device, where),
+	offsetof(struct v4l2cuse_conf_device, where_source),
+	offsetof(struct v4l2cuse_conf_device, node),
+	offsetof(struct v4l2cuse_conf_device, label),
+	offsetof(struct v4l2cuse_conf_device, source),
+	offsetof(struct v4l2cuse_conf_device, placeholder),
+	offsetof(struct v4l2cuse_conf_device, group),
+};
+
+static char **
+conf_device_string(struct v4l2cuse_conf_device *d, size_t i)
+{
+	return (char **)((char *)d + conf_device_strings[i]);
+}
+
 void
 v4l2cuse_conf_device_free(struct v4l2cuse_conf_device *d)
 {
 	if (!d)
 		return;
-	g_free(d->id);
-	g_free(d->where);
-	g_free(d->where_source);
-	g_free(d->node);
-	g_free(d->label);
-	g_free(d->source);
-	g_free(d->placeholder);
-	g_free(d->group);
+	for (size_t i = 0; i < ARRAY_SIZE(conf_device_strings); i++)
+		g_free(*conf_device_string(d, i));
 	g_free(d);
 }
 
@@ -77,14 +90,8 @@ v4l2cuse_conf_device_dup(const struct v4l2cuse_conf_device *d)
 {
 	struct v4l2cuse_conf_device *n = g_memdup2(d, sizeof(*d));
 
-	n->id = g_strdup(d->id);
-	n->where = g_strdup(d->where);
-	n->where_source = g_strdup(d->where_source);
-	n->node = g_strdup(d->node);
-	n->label = g_strdup(d->label);
-	n->source = g_strdup(d->source);
-	n->placeholder = g_strdup(d->placeholder);
-	n->group = g_strdup(d->group);
+	for (size_t i = 0; i < ARRAY_SIZE(conf_device_strings); i++)
+		*conf_device_string(n, i) = g_strdup(*conf_device_string(n, i));
 	return n;
 }
 
