@@ -64,6 +64,21 @@ static const struct fake_camera_mode full_modes[] = {
 #define CAMERA(m) { .modes = (m), .n_modes = G_N_ELEMENTS(m), \
 		    .y = CAM_Y, .cb = CAM_CB, .cr = CAM_CR }
 
+/* The uvc source on @cam, installed as /fake/camera; camera_close() undoes both. */
+static struct v4l2cuse_source *
+camera_open(const struct fake_camera *cam)
+{
+	fake_camera_install(cam);
+	return ts_make("uvc:/fake/camera");
+}
+
+static void
+camera_close(struct v4l2cuse_source *src)
+{
+	v4l2cuse_source_destroy(src);
+	fake_camera_remove();
+}
+
 /* --- the reference (colour-ref.h) -------------------------------------- */
 
 /* The camera's colour as R'G'B' in @bt709 and @full. */
@@ -219,38 +234,33 @@ assert_copied(struct v4l2cuse_source *src, const struct fake_camera_mode *m)
 V4L2CUSE_TEST("/uvc-colour/per-size", test_per_size)
 {
 	static const struct fake_camera cam = CAMERA(labelled_modes);
-	struct v4l2cuse_source *src;
+	struct v4l2cuse_source *src = camera_open(&cam);
 
-	fake_camera_install(&cam);
-	src = ts_make("uvc:/fake/camera");
 	/* Twice round: switching size back switches the colorimetry back. */
 	for (unsigned int round = 0; round < 2; round++) {
-		for (size_t i = 0; i < G_N_ELEMENTS(labelled_modes); i++) {
-			const struct fake_camera_mode *m = &labelled_modes[i];
+		for (size_t i = 0; i < cam.n_modes; i++) {
+			const struct fake_camera_mode *m = &cam.modes[i];
 
 			assert_passthrough(src, m, m->colorspace, m->ycbcr_enc, m->quantization,
 					   m->xfer_func);
 		}
 	}
-	for (size_t i = 0; i < G_N_ELEMENTS(labelled_modes); i++) {
-		const struct fake_camera_mode *m = &labelled_modes[i];
+	for (size_t i = 0; i < cam.n_modes; i++) {
+		const struct fake_camera_mode *m = &cam.modes[i];
 
 		assert_decodes_as(src, m->width, m->height, m->ycbcr_enc == V4L2_YCBCR_ENC_709,
 				  false);
 	}
-	v4l2cuse_source_destroy(src);
-	fake_camera_remove();
+	camera_close(src);
 }
 
 V4L2CUSE_TEST("/uvc-colour/default", test_default)
 {
 	static const struct fake_camera cam = CAMERA(default_modes);
-	struct v4l2cuse_source *src;
+	struct v4l2cuse_source *src = camera_open(&cam);
 
-	fake_camera_install(&cam);
-	src = ts_make("uvc:/fake/camera");
-	for (size_t i = 0; i < G_N_ELEMENTS(default_modes); i++) {
-		const struct fake_camera_mode *m = &default_modes[i];
+	for (size_t i = 0; i < cam.n_modes; i++) {
+		const struct fake_camera_mode *m = &cam.modes[i];
 		bool hd = m->height >= 720;
 
 		/* V4L2_MAP_COLORSPACE_DEFAULT() and the maps it leads to. */
@@ -259,45 +269,38 @@ V4L2CUSE_TEST("/uvc-colour/default", test_default)
 				   V4L2_XFER_FUNC_709);
 		assert_decodes_as(src, m->width, m->height, hd, false);
 	}
-	v4l2cuse_source_destroy(src);
-	fake_camera_remove();
+	camera_close(src);
 }
 
 V4L2CUSE_TEST("/uvc-colour/srgb", test_srgb)
 {
 	static const struct fake_camera cam = CAMERA(srgb_modes);
-	struct v4l2cuse_source *src;
+	struct v4l2cuse_source *src = camera_open(&cam);
 
-	fake_camera_install(&cam);
-	src = ts_make("uvc:/fake/camera");
-	for (size_t i = 0; i < G_N_ELEMENTS(srgb_modes); i++) {
-		const struct fake_camera_mode *m = &srgb_modes[i];
+	for (size_t i = 0; i < cam.n_modes; i++) {
+		const struct fake_camera_mode *m = &cam.modes[i];
 
 		/* V4L2_MAP_YCBCR_ENC_DEFAULT(SRGB) is BT.601, whatever the height. */
 		assert_passthrough(src, m, V4L2_COLORSPACE_SRGB, V4L2_YCBCR_ENC_601, LIM,
 				   V4L2_XFER_FUNC_SRGB);
 		assert_decodes_as(src, m->width, m->height, false, false);
 	}
-	v4l2cuse_source_destroy(src);
-	fake_camera_remove();
+	camera_close(src);
 }
 
 V4L2CUSE_TEST("/uvc-colour/full-range", test_full_range)
 {
 	static const struct fake_camera cam = CAMERA(full_modes);
-	struct v4l2cuse_source *src;
+	struct v4l2cuse_source *src = camera_open(&cam);
 
-	fake_camera_install(&cam);
-	src = ts_make("uvc:/fake/camera");
-	for (size_t i = 0; i < G_N_ELEMENTS(full_modes); i++) {
-		const struct fake_camera_mode *m = &full_modes[i];
+	for (size_t i = 0; i < cam.n_modes; i++) {
+		const struct fake_camera_mode *m = &cam.modes[i];
 		bool bt709 = m->ycbcr_enc == V4L2_YCBCR_ENC_709;
 
 		assert_passthrough(src, m, m->colorspace, m->ycbcr_enc, FULL, m->xfer_func);
 		assert_decodes_as(src, m->width, m->height, bt709, true);
 	}
-	v4l2cuse_source_destroy(src);
-	fake_camera_remove();
+	camera_close(src);
 }
 
 /*
@@ -308,12 +311,10 @@ V4L2CUSE_TEST("/uvc-colour/full-range", test_full_range)
 V4L2CUSE_TEST("/uvc-colour/reencode", test_reencode)
 {
 	static const struct fake_camera cam = CAMERA(labelled_modes);
-	struct v4l2cuse_source *src;
+	struct v4l2cuse_source *src = camera_open(&cam);
 
-	fake_camera_install(&cam);
-	src = ts_make("uvc:/fake/camera");
-	for (size_t i = 0; i < G_N_ELEMENTS(labelled_modes); i++) {
-		const struct fake_camera_mode *m = &labelled_modes[i];
+	for (size_t i = 0; i < cam.n_modes; i++) {
+		const struct fake_camera_mode *m = &cam.modes[i];
 		bool cam709 = m->ycbcr_enc == V4L2_YCBCR_ENC_709, out709 = m->height >= 720;
 		size_t luma = (size_t)m->width * m->height;
 		double rgb[3], want[3];
@@ -338,8 +339,7 @@ V4L2CUSE_TEST("/uvc-colour/reencode", test_reencode)
 		g_assert_cmpfloat(fabs(buf[luma] - want[1]), <=, 1.5);
 		g_assert_cmpfloat(fabs(buf[luma + luma / 4] - want[2]), <=, 1.5);
 	}
-	v4l2cuse_source_destroy(src);
-	fake_camera_remove();
+	camera_close(src);
 }
 
 /* The camera's own format and size: its bytes, for every label. */
@@ -351,13 +351,10 @@ V4L2CUSE_TEST("/uvc-colour/copy", test_copy)
 	};
 
 	for (size_t c = 0; c < G_N_ELEMENTS(cams); c++) {
-		struct v4l2cuse_source *src;
+		struct v4l2cuse_source *src = camera_open(&cams[c]);
 
-		fake_camera_install(&cams[c]);
-		src = ts_make("uvc:/fake/camera");
 		for (unsigned int i = 0; i < cams[c].n_modes; i++)
 			assert_copied(src, &cams[c].modes[i]);
-		v4l2cuse_source_destroy(src);
-		fake_camera_remove();
+		camera_close(src);
 	}
 }
