@@ -675,8 +675,7 @@ static const struct model_op {
 static void
 run_seed(guint32 seed, unsigned int steps)
 {
-	struct fake_drv tmp = { 0 };
-	struct vb_queue_config cfg = fake_config(&tmp);
+	struct vb_queue_config cfg = fake_config();
 	struct run *r = g_new0(struct run, 1);
 	unsigned int counts[G_N_ELEMENTS(model_ops)] = { 0 };
 	GString *summary;
