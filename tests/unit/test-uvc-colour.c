@@ -254,54 +254,52 @@ V4L2CUSE_TEST("/uvc-colour/per-size", test_per_size)
 	camera_close(src);
 }
 
-V4L2CUSE_TEST("/uvc-colour/default", test_default)
+/* A camera, and the labels the uvc source must give its modes (in order). */
+struct colour_case {
+	struct fake_camera cam;
+	const struct fake_camera_mode *want;
+};
+
+/* DEFAULT: V4L2_MAP_COLORSPACE_DEFAULT() (BT.709 from 720 lines) and the maps it leads to. */
+static const struct fake_camera_mode default_want[] = {
+	{ 640, 480, V4L2_COLORSPACE_SMPTE170M, V4L2_YCBCR_ENC_601, LIM, V4L2_XFER_FUNC_709 },
+	{ 720, 576, V4L2_COLORSPACE_SMPTE170M, V4L2_YCBCR_ENC_601, LIM, V4L2_XFER_FUNC_709 },
+	{ 1280, 720, V4L2_COLORSPACE_REC709, V4L2_YCBCR_ENC_709, LIM, V4L2_XFER_FUNC_709 },
+	{ 1920, 1080, V4L2_COLORSPACE_REC709, V4L2_YCBCR_ENC_709, LIM, V4L2_XFER_FUNC_709 },
+};
+
+/* V4L2_MAP_YCBCR_ENC_DEFAULT(SRGB) is BT.601, whatever the height. */
+static const struct fake_camera_mode srgb_want[] = {
+	{ 640, 480, V4L2_COLORSPACE_SRGB, V4L2_YCBCR_ENC_601, LIM, V4L2_XFER_FUNC_SRGB },
+	{ 1280, 720, V4L2_COLORSPACE_SRGB, V4L2_YCBCR_ENC_601, LIM, V4L2_XFER_FUNC_SRGB },
+};
+
+static const struct colour_case default_case = { CAMERA(default_modes), default_want };
+static const struct colour_case srgb_case = { CAMERA(srgb_modes), srgb_want };
+/* Complete labels, full range: passed through as they are. */
+static const struct colour_case full_case = { CAMERA(full_modes), full_modes };
+
+/* Each mode at YUYV: labelled as wanted, and its pixels decode by that label. */
+static void
+test_labels(gconstpointer data)
 {
-	static const struct fake_camera cam = CAMERA(default_modes);
-	struct v4l2cuse_source *src = camera_open(&cam);
+	const struct colour_case *c = data;
+	struct v4l2cuse_source *src = camera_open(&c->cam);
 
-	for (size_t i = 0; i < cam.n_modes; i++) {
-		const struct fake_camera_mode *m = &cam.modes[i];
-		bool hd = m->height >= 720;
+	for (size_t i = 0; i < c->cam.n_modes; i++) {
+		const struct fake_camera_mode *w = &c->want[i];
 
-		/* V4L2_MAP_COLORSPACE_DEFAULT() and the maps it leads to. */
-		assert_passthrough(src, m, hd ? V4L2_COLORSPACE_REC709 : V4L2_COLORSPACE_SMPTE170M,
-				   hd ? V4L2_YCBCR_ENC_709 : V4L2_YCBCR_ENC_601, LIM,
-				   V4L2_XFER_FUNC_709);
-		assert_decodes_as(src, m->width, m->height, hd, false);
+		assert_passthrough(src, &c->cam.modes[i], w->colorspace, w->ycbcr_enc,
+				   w->quantization, w->xfer_func);
+		assert_decodes_as(src, w->width, w->height, w->ycbcr_enc == V4L2_YCBCR_ENC_709,
+				  w->quantization == FULL);
 	}
 	camera_close(src);
 }
 
-V4L2CUSE_TEST("/uvc-colour/srgb", test_srgb)
-{
-	static const struct fake_camera cam = CAMERA(srgb_modes);
-	struct v4l2cuse_source *src = camera_open(&cam);
-
-	for (size_t i = 0; i < cam.n_modes; i++) {
-		const struct fake_camera_mode *m = &cam.modes[i];
-
-		/* V4L2_MAP_YCBCR_ENC_DEFAULT(SRGB) is BT.601, whatever the height. */
-		assert_passthrough(src, m, V4L2_COLORSPACE_SRGB, V4L2_YCBCR_ENC_601, LIM,
-				   V4L2_XFER_FUNC_SRGB);
-		assert_decodes_as(src, m->width, m->height, false, false);
-	}
-	camera_close(src);
-}
-
-V4L2CUSE_TEST("/uvc-colour/full-range", test_full_range)
-{
-	static const struct fake_camera cam = CAMERA(full_modes);
-	struct v4l2cuse_source *src = camera_open(&cam);
-
-	for (size_t i = 0; i < cam.n_modes; i++) {
-		const struct fake_camera_mode *m = &cam.modes[i];
-		bool bt709 = m->ycbcr_enc == V4L2_YCBCR_ENC_709;
-
-		assert_passthrough(src, m, m->colorspace, m->ycbcr_enc, FULL, m->xfer_func);
-		assert_decodes_as(src, m->width, m->height, bt709, true);
-	}
-	camera_close(src);
-}
+V4L2CUSE_TEST_DATA("/uvc-colour/default", test_labels, &default_case)
+V4L2CUSE_TEST_DATA("/uvc-colour/srgb", test_labels, &srgb_case)
+V4L2CUSE_TEST_DATA("/uvc-colour/full-range", test_labels, &full_case)
 
 /*
  * A converted Y'CbCr format at the camera's size: format.c's label (BT.601
