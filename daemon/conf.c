@@ -363,6 +363,39 @@ ctx_get_bool(struct conf_ctx *c, const char *key, const char *v, bool *ret, char
 			ret_error);
 }
 
+/*
+ * group=, in [daemon] (the devices' default) and in [device ...]: a group
+ * that exists, kept by name in *@group, its id in *@ret_gid (when not NULL).
+ */
+static int
+ctx_get_group(struct conf_ctx *c, const char *key, const char *v, char **group,
+	      gid_t *ret_gid, char **ret_error)
+{
+	char *msg = NULL;
+	gid_t gid;
+
+	if (v4l2cuse_parse_group(v, &gid, &msg) < 0)
+		return ctx_fail(c, key, msg, ret_error);
+	g_free(*group);
+	*group = g_strdup(v);
+	if (ret_gid)
+		*ret_gid = gid;
+	return 0;
+}
+
+/* mode=, in both sections: the node's permission bits, and that it was set. */
+static int
+ctx_get_mode(struct conf_ctx *c, const char *key, const char *v, mode_t *mode, bool *has_mode,
+	     char **ret_error)
+{
+	char *msg = NULL;
+
+	if (v4l2cuse_parse_mode(v, mode, &msg) < 0)
+		return ctx_fail(c, key, msg, ret_error);
+	*has_mode = true;
+	return 0;
+}
+
 static int
 parse_sandbox_key(struct conf_ctx *c, const char *key, const char *v, char **ret_error)
 {
@@ -417,16 +450,9 @@ parse_daemon_key(struct conf_ctx *c, const char *key, const char *v, char **ret_
 	} else if (strcmp(key, "selftest-timeout") == 0) {
 		return ctx_get_uint(c, key, v, 1, 600, &conf->selftest_timeout_s, ret_error);
 	} else if (strcmp(key, "group") == 0) {
-		gid_t gid;
-
-		if (v4l2cuse_parse_group(v, &gid, &msg) < 0)
-			return ctx_fail(c, key, msg, ret_error);
-		g_free(conf->group);
-		conf->group = g_strdup(v);
+		return ctx_get_group(c, key, v, &conf->group, NULL, ret_error);
 	} else if (strcmp(key, "mode") == 0) {
-		if (v4l2cuse_parse_mode(v, &conf->mode, &msg) < 0)
-			return ctx_fail(c, key, msg, ret_error);
-		conf->has_mode = true;
+		return ctx_get_mode(c, key, v, &conf->mode, &conf->has_mode, ret_error);
 	} else if (strcmp(key, "buffer-memory-limit") == 0) {
 		if (v4l2cuse_parse_memory(v, &conf->buffer_memory_limit, &msg) < 0)
 			return ctx_fail(c, key, msg, ret_error);
@@ -531,14 +557,9 @@ parse_device_key(struct conf_ctx *c, struct v4l2cuse_conf_device *d, const char 
 	} else if (strcmp(key, "read-buffers") == 0) {
 		return ctx_get_uint(c, key, v, 2, 16, &d->read_buffers, ret_error);
 	} else if (strcmp(key, "group") == 0) {
-		if (v4l2cuse_parse_group(v, &d->gid, &msg) < 0)
-			return ctx_fail(c, key, msg, ret_error);
-		g_free(d->group);
-		d->group = g_strdup(v);
+		return ctx_get_group(c, key, v, &d->group, &d->gid, ret_error);
 	} else if (strcmp(key, "mode") == 0) {
-		if (v4l2cuse_parse_mode(v, &d->mode, &msg) < 0)
-			return ctx_fail(c, key, msg, ret_error);
-		d->has_mode = true;
+		return ctx_get_mode(c, key, v, &d->mode, &d->has_mode, ret_error);
 	} else if (strcmp(key, "enabled") == 0) {
 		return ctx_get_bool(c, key, v, &d->enabled, ret_error);
 	} else if (strcmp(key, "share") == 0) {
