@@ -8,8 +8,8 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <grp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
