@@ -2,8 +2,9 @@
 #pragma once
 
 /*
- * What the benchmarks share: the clock (the daemon's, util/clock.h), the
- * system-wide busy CPU from /proc/stat and the run time of every task from
+ * What the benchmarks share: the clock (the daemon's, util/clock.h), this
+ * thread's CPU time, memcpy()'s rate for a size, the system-wide busy CPU
+ * from /proc/stat and the run time of every task from
  * /proc/PID/task/TID/schedstat, ioctl() restarted on EINTR, and the
  * measured window of v4l2-bench and v4l2-mmap-bench with its hook.
  *
@@ -16,7 +17,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +31,43 @@ static inline double
 now_s(void)
 {
 	return v4l2cuse_now_ns() / 1e9;
+}
+
+/* This thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID), for CPU cost per frame. */
+static inline double
+thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Copies of @size bytes per second, memcpy() for @seconds: the ceiling any
+ * per-frame copy of that size is compared with.
+ */
+static inline double
+memcpy_rate(size_t size, double seconds)
+{
+	uint8_t *a = malloc(size), *b = malloc(size);
+	unsigned long n = 0;
+	double t0, t;
+
+	if (!a || !b)
+		abort();
+	memset(a, 0x5a, size);
+	memset(b, 0, size);
+	t0 = now_s();
+	do {
+		memcpy(b, a, size);
+		a[n % size]++;		/* keep the copy from being elided */
+		n++;
+		t = now_s();
+	} while (t - t0 < seconds);
+	free(a);
+	free(b);
+	return n / (t - t0);
 }
 
 /* Busy and total jiffies of all CPUs. */

@@ -35,6 +35,7 @@
 #include "util/macros.h"
 #include "v4l2cuse/format.h"
 #include "convert.h"
+#include "bench.h"
 
 #define BW	1920
 #define BH	1080
@@ -46,15 +47,6 @@ struct input {
 	uint8_t *data[NFRAMES];
 	size_t size[NFRAMES];
 };
-
-static double
-now(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 struct rate {
 	double wall;	/* frames per second of wall-clock time */
@@ -127,7 +119,7 @@ static struct rate
 run(struct v4l2cuse_convert *cv, const struct input *in, const struct v4l2_pix_format *out,
     uint8_t *dst, double seconds)
 {
-	double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID), t;
+	double t0 = now_s(), c0 = thread_cpu_s(), t;
 	unsigned long frames = 0;
 
 	do {
@@ -145,10 +137,10 @@ run(struct v4l2cuse_convert *cv, const struct input *in, const struct v4l2_pix_f
 			}
 			frames++;
 		}
-		t = now(CLOCK_MONOTONIC) - t0;
+		t = now_s() - t0;
 	} while (t < seconds);
 	return (struct rate){
-		.wall = frames / t, .cpu = frames / (now(CLOCK_THREAD_CPUTIME_ID) - c0),
+		.wall = frames / t, .cpu = frames / (thread_cpu_s() - c0),
 	};
 }
 

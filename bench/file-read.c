@@ -32,28 +32,11 @@
 #include "util/macros.h"
 #include "v4l2cuse/format.h"
 #include "v4l2cuse/source.h"
+#include "bench.h"
 
 #define BW	1920
 #define BH	1080
 #define FRAMES	24
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static double
-thread_cpu(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static int
 write_y4m(const char *path)
@@ -84,26 +67,6 @@ write_y4m(const char *path)
 	return 0;
 }
 
-static double
-bench_memcpy(size_t size, double seconds)
-{
-	uint8_t *a = g_malloc(size), *b = g_malloc(size);
-	unsigned long n = 0;
-	double t0, t;
-
-	memset(a, 0x5a, size);
-	t0 = now();
-	do {
-		memcpy(b, a, size);
-		a[n % size]++;
-		n++;
-		t = now();
-	} while (t - t0 < seconds);
-	g_free(a);
-	g_free(b);
-	return n / (t - t0);
-}
-
 /* Frames/s of plain fread() of the frames (FRAME lines included). */
 static double
 bench_fread(const char *path, double seconds)
@@ -117,7 +80,7 @@ bench_fread(const char *path, double seconds)
 
 	if (!f || !fgets(line, sizeof(line), f))
 		return -1;
-	t0 = now();
+	t0 = now_s();
 	do {
 		if (fread(buf, 1, size, f) != size) {
 			fseek(f, 0, SEEK_SET);
@@ -126,7 +89,7 @@ bench_fread(const char *path, double seconds)
 			continue;
 		}
 		n++;
-	} while ((t = now()) - t0 < seconds);
+	} while ((t = now_s()) - t0 < seconds);
 	fclose(f);
 	g_free(buf);
 	return n / (t - t0);
@@ -158,15 +121,15 @@ bench_file(const char *spec, uint32_t fourcc, uint32_t w, uint32_t h, double sec
 	fr.length = pix.sizeimage;
 	fr.data = g_malloc0(fr.length);
 	fr.fmt = &pix;
-	t0 = now();
-	c0 = thread_cpu();
+	t0 = now_s();
+	c0 = thread_cpu_s();
 	do {
 		if (src->ops->produce(src, &fr) < 0)
 			break;
 		bytes += fr.bytesused;
 		n++;
-	} while ((t = now()) - t0 < seconds);
-	*ret_cpu = n / (thread_cpu() - c0);
+	} while ((t = now_s()) - t0 < seconds);
+	*ret_cpu = n / (thread_cpu_s() - c0);
 	src->ops->stop(src);
 	v4l2cuse_source_destroy(src);
 	g_free(fr.data);
@@ -215,8 +178,8 @@ main(int argc, char **argv)
 	printf("# Y4M 4:2:0 %ux%u, %u frames, %.1f s per case\n", BW, BH, FRAMES, seconds);
 	printf("| case | fps | ms/frame | fps per CPU-second |\n|---|---|---|---|\n");
 	{
-		double fps = MAX(bench_memcpy((size_t)BW * BH * 3 / 2, seconds / 3),
-				 bench_memcpy((size_t)BW * BH * 3 / 2, seconds / 3));
+		double fps = MAX(memcpy_rate((size_t)BW * BH * 3 / 2, seconds / 3),
+				 memcpy_rate((size_t)BW * BH * 3 / 2, seconds / 3));
 
 		printf("| memcpy of a YU12 frame (3110400 bytes) | %.0f | %.2f | |\n", fps, 1000 / fps);
 		fps = MAX(bench_fread(path, seconds / 3), bench_fread(path, seconds / 3));

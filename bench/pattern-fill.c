@@ -25,28 +25,6 @@
 #include "v4l2cuse/source.h"
 #include "bench.h"
 
-
-static double
-bench_memcpy(size_t size, double seconds)
-{
-	uint8_t *a = g_malloc(size), *b = g_malloc(size);
-	double t0, t;
-	unsigned long n = 0;
-
-	memset(a, 0x5a, size);
-	memset(b, 0, size);
-	t0 = now_s();
-	do {
-		memcpy(b, a, size);
-		a[n % size]++;		/* keep the copy from being elided */
-		n++;
-		t = now_s();
-	} while (t - t0 < seconds);
-	g_free(a);
-	g_free(b);
-	return n / (t - t0);
-}
-
 /* frames/s, or -1 on error; *ret_bytes: average bytesused */
 static double
 bench_source(const char *spec, uint32_t fourcc, uint32_t w, uint32_t h, double seconds,
@@ -120,7 +98,7 @@ main(int argc, char **argv)
 		for (unsigned int round = 0; round < 5; round++) {
 			fill = MAX(fill, bench_source("pattern", info->fourcc, w, h, seconds / 5,
 						      &bytes));
-			copy = MAX(copy, bench_memcpy(pix.sizeimage, seconds / 5));
+			copy = MAX(copy, memcpy_rate(pix.sizeimage, seconds / 5));
 		}
 		printf("%-6s %10u %12.1f %12.1f %8.2f\n", fcc, pix.sizeimage, fill, copy,
 		       fill / copy);

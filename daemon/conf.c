@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -56,19 +57,31 @@ v4l2cuse_conf_free(struct v4l2cuse_conf *conf)
 	g_free(conf);
 }
 
+/* The strings a device owns, by offset: freed and copied together. */
+static const size_t conf_device_strings[] = {
+	offsetof(struct v4l2cuse_conf_device, id),
+	offsetof(struct v4l2cuse_conf_device, where),
+	offsetof(struct v4l2cuse_conf_device, where_source),
+	offsetof(struct v4l2cuse_conf_device, node),
+	offsetof(struct v4l2cuse_conf_device, label),
+	offsetof(struct v4l2cuse_conf_device, source),
+	offsetof(struct v4l2cuse_conf_device, placeholder),
+	offsetof(struct v4l2cuse_conf_device, group),
+};
+
+static char **
+conf_device_string(struct v4l2cuse_conf_device *d, size_t i)
+{
+	return (char **)((char *)d + conf_device_strings[i]);
+}
+
 void
 v4l2cuse_conf_device_free(struct v4l2cuse_conf_device *d)
 {
 	if (!d)
 		return;
-	g_free(d->id);
-	g_free(d->where);
-	g_free(d->where_source);
-	g_free(d->node);
-	g_free(d->label);
-	g_free(d->source);
-	g_free(d->placeholder);
-	g_free(d->group);
+	for (size_t i = 0; i < ARRAY_SIZE(conf_device_strings); i++)
+		g_free(*conf_device_string(d, i));
 	g_free(d);
 }
 
@@ -77,14 +90,8 @@ v4l2cuse_conf_device_dup(const struct v4l2cuse_conf_device *d)
 {
 	struct v4l2cuse_conf_device *n = g_memdup2(d, sizeof(*d));
 
-	n->id = g_strdup(d->id);
-	n->where = g_strdup(d->where);
-	n->where_source = g_strdup(d->where_source);
-	n->node = g_strdup(d->node);
-	n->label = g_strdup(d->label);
-	n->source = g_strdup(d->source);
-	n->placeholder = g_strdup(d->placeholder);
-	n->group = g_strdup(d->group);
+	for (size_t i = 0; i < ARRAY_SIZE(conf_device_strings); i++)
+		*conf_device_string(n, i) = g_strdup(*conf_device_string(n, i));
 	return n;
 }
 
@@ -356,6 +363,39 @@ ctx_get_bool(struct conf_ctx *c, const char *key, const char *v, bool *ret, char
 			ret_error);
 }
 
+/*
+ * group=, in [daemon] (the devices' default) and in [device ...]: a group
+ * that exists, kept by name in *@group, its id in *@ret_gid (when not NULL).
+ */
+static int
+ctx_get_group(struct conf_ctx *c, const char *key, const char *v, char **group,
+	      gid_t *ret_gid, char **ret_error)
+{
+	char *msg = NULL;
+	gid_t gid;
+
+	if (v4l2cuse_parse_group(v, &gid, &msg) < 0)
+		return ctx_fail(c, key, msg, ret_error);
+	g_free(*group);
+	*group = g_strdup(v);
+	if (ret_gid)
+		*ret_gid = gid;
+	return 0;
+}
+
+/* mode=, in both sections: the node's permission bits, and that it was set. */
+static int
+ctx_get_mode(struct conf_ctx *c, const char *key, const char *v, mode_t *mode, bool *has_mode,
+	     char **ret_error)
+{
+	char *msg = NULL;
+
+	if (v4l2cuse_parse_mode(v, mode, &msg) < 0)
+		return ctx_fail(c, key, msg, ret_error);
+	*has_mode = true;
+	return 0;
+}
+
 static int
 parse_sandbox_key(struct conf_ctx *c, const char *key, const char *v, char **ret_error)
 {
@@ -410,16 +450,9 @@ parse_daemon_key(struct conf_ctx *c, const char *key, const char *v, char **ret_
 	} else if (strcmp(key, "selftest-timeout") == 0) {
 		return ctx_get_uint(c, key, v, 1, 600, &conf->selftest_timeout_s, ret_error);
 	} else if (strcmp(key, "group") == 0) {
-		gid_t gid;
-
-		if (v4l2cuse_parse_group(v, &gid, &msg) < 0)
-			return ctx_fail(c, key, msg, ret_error);
-		g_free(conf->group);
-		conf->group = g_strdup(v);
+		return ctx_get_group(c, key, v, &conf->group, NULL, ret_error);
 	} else if (strcmp(key, "mode") == 0) {
-		if (v4l2cuse_parse_mode(v, &conf->mode, &msg) < 0)
-			return ctx_fail(c, key, msg, ret_error);
-		conf->has_mode = true;
+		return ctx_get_mode(c, key, v, &conf->mode, &conf->has_mode, ret_error);
 	} else if (strcmp(key, "buffer-memory-limit") == 0) {
 		if (v4l2cuse_parse_memory(v, &conf->buffer_memory_limit, &msg) < 0)
 			return ctx_fail(c, key, msg, ret_error);
@@ -524,14 +557,9 @@ parse_device_key(struct conf_ctx *c, struct v4l2cuse_conf_device *d, const char 
 	} else if (strcmp(key, "read-buffers") == 0) {
 		return ctx_get_uint(c, key, v, 2, 16, &d->read_buffers, ret_error);
 	} else if (strcmp(key, "group") == 0) {
-		if (v4l2cuse_parse_group(v, &d->gid, &msg) < 0)
-			return ctx_fail(c, key, msg, ret_error);
-		g_free(d->group);
-		d->group = g_strdup(v);
+		return ctx_get_group(c, key, v, &d->group, &d->gid, ret_error);
 	} else if (strcmp(key, "mode") == 0) {
-		if (v4l2cuse_parse_mode(v, &d->mode, &msg) < 0)
-			return ctx_fail(c, key, msg, ret_error);
-		d->has_mode = true;
+		return ctx_get_mode(c, key, v, &d->mode, &d->has_mode, ret_error);
 	} else if (strcmp(key, "enabled") == 0) {
 		return ctx_get_bool(c, key, v, &d->enabled, ret_error);
 	} else if (strcmp(key, "share") == 0) {

@@ -165,6 +165,15 @@ ioc_enum_fmt(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	return 0;
 }
 
+/* The answer of G/TRY/S_FMT: @pix, the rest of the format union zeroed. */
+static int
+fmt_answer(struct v4l2_format *f, const struct v4l2_pix_format *pix)
+{
+	memset(&f->fmt, 0, sizeof(f->fmt));
+	f->fmt.pix = *pix;
+	return 0;
+}
+
 static int
 ioc_g_fmt(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 {
@@ -172,9 +181,7 @@ ioc_g_fmt(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 
 	if (check_type(fh, f->type) < 0)
 		return -EINVAL;
-	memset(&f->fmt, 0, sizeof(f->fmt));
-	f->fmt.pix = fh->dev->fmt;
-	return 0;
+	return fmt_answer(f, &fh->dev->fmt);
 }
 
 static int
@@ -190,9 +197,7 @@ ioc_try_fmt(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	r = dev_set_format(fh->dev, &pix, true);
 	if (r < 0)
 		return r;
-	memset(&f->fmt, 0, sizeof(f->fmt));
-	f->fmt.pix = pix;
-	return 0;
+	return fmt_answer(f, &pix);
 }
 
 static int
@@ -222,9 +227,7 @@ ioc_s_fmt(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 		return r;
 	if (fh->dev->writer == fh)
 		dev_writer_restart(fh->dev);	/* its next frames have the new format */
-	memset(&f->fmt, 0, sizeof(f->fmt));
-	f->fmt.pix = pix;
-	return 0;
+	return fmt_answer(f, &pix);
 }
 
 static int

@@ -48,14 +48,21 @@ bridge_xioctl(int fd, unsigned long request, void *arg)
 	return r < 0 ? -errno : 0;
 }
 
-static int
-queue_buffer(struct bridge_capture *c, unsigned int index)
+/* Buffer @index of the bridge's queue (capture, MMAP), for QUERYBUF, QBUF, DQBUF. */
+static struct v4l2_buffer
+capture_buffer(unsigned int index)
 {
-	struct v4l2_buffer b = {
+	return (struct v4l2_buffer){
 		.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 		.memory = V4L2_MEMORY_MMAP,
 		.index = index,
 	};
+}
+
+static int
+queue_buffer(struct bridge_capture *c, unsigned int index)
+{
+	struct v4l2_buffer b = capture_buffer(index);
 
 	return bridge_xioctl(c->fd, VIDIOC_QBUF, &b);
 }
@@ -64,11 +71,7 @@ queue_buffer(struct bridge_capture *c, unsigned int index)
 static int
 map_buffer(struct bridge_capture *c, unsigned int index)
 {
-	struct v4l2_buffer b = {
-		.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-		.memory = V4L2_MEMORY_MMAP,
-		.index = index,
-	};
+	struct v4l2_buffer b = capture_buffer(index);
 	struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_MAP };
 	struct v4l2cuse_shim_reply rep;
 	_cleanup_close_ int memfd = -1;
@@ -225,10 +228,7 @@ int
 bridge_capture_dequeue(struct bridge_capture *c)
 {
 	for (;;) {
-		struct v4l2_buffer b = {
-			.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-			.memory = V4L2_MEMORY_MMAP,
-		};
+		struct v4l2_buffer b = capture_buffer(0);
 		int r = bridge_xioctl(c->fd, VIDIOC_DQBUF, &b);
 
 		if (r == -EAGAIN)

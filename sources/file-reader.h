@@ -21,9 +21,11 @@
  * never waits, not even for its first frame (see probe()).
  */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <linux/videodev2.h>
 
 #include "convert.h"
@@ -78,6 +80,17 @@ v4l2cuse_file_reader_free(struct v4l2cuse_file_reader *r)
 {
 	if (r)
 		r->ops->destroy(r);
+}
+
+/*
+ * For the rewind() of a reader that reads a FILE: back to @offset (its
+ * first frame), with the end-of-file and error flags of the last pass cleared.
+ */
+static inline int
+v4l2cuse_file_reader_seek(FILE *f, off_t offset)
+{
+	clearerr(f);
+	return fseeko(f, offset, SEEK_SET) < 0 ? -errno : 0;
 }
 
 static inline int

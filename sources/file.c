@@ -688,9 +688,7 @@ const struct v4l2cuse_source_ops v4l2cuse_file_ops = {
 	.enum_format = v4l2cuse_modes_source_enum_format,
 	.enum_framesize = fs_enum_framesize,
 	.enum_frameinterval = fs_enum_frameinterval,
-	.negotiate = NULL,
 	.start = fs_start,
 	.stop = fs_stop,
 	.produce = fs_produce,
-	.wake_fd = NULL,
 };

@@ -110,14 +110,21 @@ static const struct v4l2cuse_format_info passthrough_table[] = {
 	},
 };
 
+/* The entry of @fourcc in @table of @n entries, or NULL. */
+static const struct v4l2cuse_format_info *
+table_find(const struct v4l2cuse_format_info *table, size_t n, uint32_t fourcc)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (table[i].fourcc == fourcc)
+			return &table[i];
+	}
+	return NULL;
+}
+
 const struct v4l2cuse_format_info *
 v4l2cuse_format_passthrough(uint32_t fourcc)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(passthrough_table); i++) {
-		if (passthrough_table[i].fourcc == fourcc)
-			return &passthrough_table[i];
-	}
-	return NULL;
+	return table_find(passthrough_table, ARRAY_SIZE(passthrough_table), fourcc);
 }
 
 const struct v4l2cuse_format_info *
@@ -131,11 +138,7 @@ v4l2cuse_format_offered(uint32_t fourcc)
 const struct v4l2cuse_format_info *
 v4l2cuse_format_lookup(uint32_t fourcc)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(fmt_table); i++) {
-		if (fmt_table[i].fourcc == fourcc)
-			return &fmt_table[i];
-	}
-	return NULL;
+	return table_find(fmt_table, ARRAY_SIZE(fmt_table), fourcc);
 }
 
 const struct v4l2cuse_format_info *

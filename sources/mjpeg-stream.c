@@ -238,8 +238,7 @@ mjs_rewind(struct v4l2cuse_file_reader *r)
 
 	m->len = m->pos = 0;
 	m->eof = false;
-	clearerr(m->f);
-	return fseeko(m->f, 0, SEEK_SET) < 0 ? -errno : 0;
+	return v4l2cuse_file_reader_seek(m->f, 0);
 }
 
 static void

@@ -43,8 +43,7 @@ raw_rewind(struct v4l2cuse_file_reader *r)
 {
 	struct raw_reader *rr = (struct raw_reader *)r;
 
-	clearerr(rr->f);
-	return fseeko(rr->f, 0, SEEK_SET) < 0 ? -errno : 0;
+	return v4l2cuse_file_reader_seek(rr->f, 0);
 }
 
 static void

@@ -296,8 +296,7 @@ y4m_rewind(struct v4l2cuse_file_reader *r)
 	struct y4m_reader *y = y4m_from(r);
 
 	y->resync = false;
-	clearerr(y->f);
-	return fseeko(y->f, y->data_off, SEEK_SET) < 0 ? -errno : 0;
+	return v4l2cuse_file_reader_seek(y->f, y->data_off);
 }
 
 static void

@@ -38,12 +38,17 @@ static const char *const vb_buf_state_names[VB_BUF_N_STATES] = {
 	[VB_BUF_PREPARING] = "preparing",
 };
 
+/* @names[@i] of a table of @n, "invalid" past its end. */
+static const char *
+vb_name_of(const char *const *names, size_t n, unsigned int i)
+{
+	return i < n ? names[i] : "invalid";
+}
+
 const char *
 vb_buf_state_name(enum vb_buf_state state)
 {
-	if ((unsigned int)state >= G_N_ELEMENTS(vb_buf_state_names))
-		return "invalid";
-	return vb_buf_state_names[state];
+	return vb_name_of(vb_buf_state_names, G_N_ELEMENTS(vb_buf_state_names), state);
 }
 
 static const char *const vb_io_mode_names[] = {
@@ -55,9 +60,7 @@ static const char *const vb_io_mode_names[] = {
 const char *
 vb_io_mode_name(enum vb_io_mode mode)
 {
-	if ((unsigned int)mode >= G_N_ELEMENTS(vb_io_mode_names))
-		return "invalid";
-	return vb_io_mode_names[mode];
+	return vb_name_of(vb_io_mode_names, G_N_ELEMENTS(vb_io_mode_names), mode);
 }
 
 /*

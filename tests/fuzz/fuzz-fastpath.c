@@ -314,14 +314,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	struct v4l2cuse_device_config cfg = fake_yuyv_config("video42",
 							     "pattern,sizes=64x48,overlay=0",
 							     64, 48, 30);
-	g_autofree char *err = NULL;
 
 	cfg.shared = true;
 	fuzz_quiet_glib(G_LOG_LEVEL_WARNING);
 	trace = g_strcmp0(g_getenv("FUZZ_FASTPATH_TRACE"), "1") == 0;
-	dev = v4l2cuse_device_new(&cfg, &err);
-	fuzz_check(dev, "device: %s", err);
-	fake_install_poll_ops(dev);
+	dev = fake_device(&cfg);
 	loop_drain();		/* the main context's own wake-up fd exists from now on */
 	atexit(fuzz_cleanup);
 	return 0;

@@ -476,9 +476,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	fuzz_quiet_glib(G_LOG_LEVEL_WARNING);
 	me = getuid();
-	dev = v4l2cuse_device_new(&cfg, &err);
-	fuzz_check(dev, "device: %s", err);
-	fake_install_poll_ops(dev);
+	dev = fake_device(&cfg);
 	dir = g_dir_make_tmp("fuzz-shim-XXXXXX", NULL);
 	if (!dir)
 		abort();

@@ -238,7 +238,20 @@ static const struct v4l2cuse_req_ops fr_ops = {
 	.on_interrupt = fr_on_interrupt,
 };
 
-#define CUSE_MAX_IOCTL (128 * 1024)
+/* CUSE's limit on one request's data: an ioctl's argument, a read or write chunk. */
+#define CUSE_MAX_REQUEST ((size_t)128 * 1024)
+
+/* The request for chunk [@off, @off + @size) of a read() or write(). */
+static struct fake_req
+fr_chunk(enum fake_kind kind, size_t size, size_t off)
+{
+	return (struct fake_req){
+		.base = { .ops = &fr_ops },
+		.kind = kind,
+		.size = size,
+		.off = (off_t)off,
+	};
+}
 
 int
 fake_ioctl_rounds(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg, int *ret_rounds)
@@ -261,7 +274,7 @@ fake_ioctl_rounds(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg, int *ret_
 			in_size += in[i].iov_len;
 		for (size_t i = 0; i < n_out; i++)
 			out_size += out[i].iov_len;
-		if (in_size > CUSE_MAX_IOCTL || out_size > CUSE_MAX_IOCTL)
+		if (in_size > CUSE_MAX_REQUEST || out_size > CUSE_MAX_REQUEST)
 			return -ENOMEM;
 		inbuf = g_malloc(MAX(in_size, 1));
 		for (size_t i = 0; i < n_in; i++) {
@@ -324,13 +337,8 @@ fake_read(struct v4l2cuse_fh *fh, void *buf, size_t count, int flags)
 	size_t done = 0;
 
 	while (done < count) {
-		size_t chunk = MIN(count - done, (size_t)128 * 1024);
-		struct fake_req fr = {
-			.base = { .ops = &fr_ops },
-			.kind = FAKE_READ,
-			.size = chunk,
-			.off = (off_t)done,
-		};
+		size_t chunk = MIN(count - done, CUSE_MAX_REQUEST);
+		struct fake_req fr = fr_chunk(FAKE_READ, chunk, done);
 
 		v4l2cuse_fh_read(fh, &fr.base, chunk, (off_t)done, flags);
 		fake_check_answered(&fr);
@@ -358,13 +366,8 @@ fake_write(struct v4l2cuse_fh *fh, const void *buf, size_t count)
 
 	/* As the kernel: chunks of at most 128 KiB; a short or failed one ends it. */
 	while (done < count) {
-		size_t chunk = MIN(count - done, (size_t)128 * 1024);
-		struct fake_req fr = {
-			.base = { .ops = &fr_ops },
-			.kind = FAKE_WRITE,
-			.size = chunk,
-			.off = (off_t)done,
-		};
+		size_t chunk = MIN(count - done, CUSE_MAX_REQUEST);
+		struct fake_req fr = fr_chunk(FAKE_WRITE, chunk, done);
 
 		v4l2cuse_fh_write(fh, &fr.base, (const uint8_t *)buf + done, chunk, (off_t)done);
 		fake_check_answered(&fr);

@@ -16,6 +16,7 @@
 
 #include "v4l2cuse/source.h"
 #include "util/cleanup.h"
+#include "test-source-util.h"
 #include "conf.h"
 #include "offer.h"
 #include "test-main.h"
@@ -326,10 +327,8 @@ V4L2CUSE_TEST("/config/offer", test_offer)
 	src = wrapped("pattern", "[device a]\nformats=MJPG,YUYV\nsizes=640x480,320x240\n"
 			"frame-rates=15\n", &err);
 	g_assert_nonnull(src);
-	g_assert_cmpint(src->ops->enum_format(src, 0, &fourcc), ==, 0);
-	g_assert_cmpuint(fourcc, ==, V4L2_PIX_FMT_YUYV);	/* the source's order */
-	g_assert_cmpint(src->ops->enum_format(src, 1, &fourcc), ==, 0);
-	g_assert_cmpuint(fourcc, ==, V4L2_PIX_FMT_MJPEG);
+	ts_assert_format(src, 0, V4L2_PIX_FMT_YUYV);	/* the source's order */
+	ts_assert_format(src, 1, V4L2_PIX_FMT_MJPEG);
 	g_assert_cmpint(src->ops->enum_format(src, 2, &fourcc), ==, -EINVAL);
 	g_assert_cmpint(src->ops->enum_framesize(src, V4L2_PIX_FMT_NV12, 0, &w, &h), ==, -EINVAL);
 	g_assert_cmpint(src->ops->enum_framesize(src, V4L2_PIX_FMT_YUYV, 0, &w, &h), ==, 0);

@@ -156,11 +156,13 @@ uniform(const struct v4l2_pix_format *pix, uint8_t y)
 	return p;
 }
 
-/* @w writes @frame, a whole frame of @pix, and the reader gets it (luma @y). */
+/* @w writes a whole uniform frame of @pix, luma @y, and the reader gets it. */
 static void
 write_seen(struct fixture *f, struct v4l2cuse_fh *w, const struct v4l2_pix_format *pix,
-	   const uint8_t *frame, uint8_t y)
+	   uint8_t y)
 {
+	g_autofree uint8_t *frame = uniform(pix, y);
+
 	g_assert_cmpint(fake_write(w, frame, pix->sizeimage), ==, (ssize_t)pix->sizeimage);
 	wait_luma(f, y);
 }
@@ -177,14 +179,13 @@ V4L2CUSE_TEST_F("/loopback/write-reaches-reader", test_write_reaches_reader)
 {
 	struct v4l2_pix_format pix;
 	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_YUYV, 320, 240, &pix);
-	g_autofree uint8_t *frame = uniform(&pix, 100);
 	struct v4l2_capability cap;
 
 	g_assert_cmpint(fake_ioctl(w, VIDIOC_QUERYCAP, &cap), ==, 0);
 	g_assert_true(cap.device_caps & V4L2_CAP_VIDEO_OUTPUT);
 	g_assert_false(cap.device_caps & V4L2_CAP_VIDEO_CAPTURE);
 	g_assert_cmpstr((char *)cap.bus_info, ==, "platform:v4l2cuse-043");
-	write_seen(f, w, &pix, frame, 100);
+	write_seen(f, w, &pix, 100);
 	g_assert_false(signal_lost(f));
 	/* The writer node has no read(); the capture node no write(). */
 	{
@@ -208,7 +209,7 @@ V4L2CUSE_TEST_F("/loopback/bad-writes", test_bad_writes)
 	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
 	struct v4l2_format bad = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
 
-	write_seen(f, w, &pix, good, 80);
+	write_seen(f, w, &pix, 80);
 	/* Short (one request, then two): taken, as drivers take them, never shown. */
 	g_assert_cmpint(fake_write(w, big, 1000), ==, 1000);
 	g_assert_cmpint(fake_write(w, big, 140000), ==, 140000);
@@ -254,16 +255,13 @@ V4L2CUSE_TEST_F("/loopback/next-writer", test_next_writer)
 {
 	struct v4l2_pix_format pix;
 	struct v4l2cuse_fh *w = open_writer(f, 0, 0, 0, &pix);	/* no S_FMT: the default */
-	g_autofree uint8_t *a = uniform(&pix, 60);
-	g_autofree uint8_t *b = NULL;
 
 	g_assert_cmpuint(pix.width, ==, 640);
-	write_seen(f, w, &pix, a, 60);
+	write_seen(f, w, &pix, 60);
 	v4l2cuse_fh_release(w);		/* the writer exits: the last frame stays */
 	wait_luma(f, 60);
 	w = open_writer(f, V4L2_PIX_FMT_NV12, 1280, 720, &pix);
-	b = uniform(&pix, 150);
-	write_seen(f, w, &pix, b, 150);
+	write_seen(f, w, &pix, 150);
 	v4l2cuse_fh_release(w);
 }
 
@@ -271,18 +269,17 @@ V4L2CUSE_TEST_F("/loopback/timeout", test_timeout)
 {
 	struct v4l2_pix_format pix;
 	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_YUYV, 320, 240, &pix);
-	g_autofree uint8_t *a = uniform(&pix, 70);
 	struct v4l2_control c = { .id = V4L2_CID_USER_BASE | 0xf002, .value = 100 };
 	gint64 end;
 
 	g_assert_cmpint(fake_ioctl(w, VIDIOC_S_CTRL, &c), ==, 0);
-	write_seen(f, w, &pix, a, 70);
+	write_seen(f, w, &pix, 70);
 	/* No more writes: after 100 ms the placeholder. */
 	end = g_get_monotonic_time() + 3 * G_USEC_PER_SEC;
 	while (!signal_lost(f) && g_get_monotonic_time() < end)
 		next_frame(f);
 	g_assert_true(signal_lost(f));
-	write_seen(f, w, &pix, a, 70);
+	write_seen(f, w, &pix, 70);
 	v4l2cuse_fh_release(w);
 }
 
@@ -295,9 +292,8 @@ V4L2CUSE_TEST_F("/loopback/reader-after-writer", test_reader_after_writer)
 {
 	struct v4l2_pix_format pix;
 	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_YUYV, 320, 240, &pix);
-	g_autofree uint8_t *a = uniform(&pix, 90);
 
-	write_seen(f, w, &pix, a, 90);
+	write_seen(f, w, &pix, 90);
 	v4l2cuse_fh_release(w);
 	fake_consumer_close(&f->reader);
 	fake_consumer_start(&f->reader, f->capture, 4, 0);
@@ -412,11 +408,7 @@ V4L2CUSE_TEST_F("/loopback/output-streaming", test_output_streaming)
 	rb.count = 0;
 	g_assert_cmpint(fake_ioctl(w, VIDIOC_REQBUFS, &rb), ==, 0);
 	/* The writer left: another may write now. */
-	{
-		g_autofree uint8_t *frame = uniform(&pix, 40);
-
-		write_seen(f, other, &pix, frame, 40);
-	}
+	write_seen(f, other, &pix, 40);
 	munmap(mem[0], len[0]);
 	munmap(mem[1], len[1]);
 	v4l2cuse_fh_release(other);

@@ -103,19 +103,14 @@ V4L2CUSE_TEST("/file/y4m-420", test_y4m_420)
 	src = ts_make(spec);
 
 	/* The file's own format, size and rate come first. */
-	g_assert_cmpint(src->ops->enum_format(src, 0, &f), ==, 0);
-	g_assert_cmpuint(f, ==, V4L2_PIX_FMT_YUV420);
-	g_assert_cmpint(src->ops->enum_format(src, 1, &f), ==, 0);
-	g_assert_cmpuint(f, ==, V4L2_PIX_FMT_YUYV);
+	ts_assert_format(src, 0, V4L2_PIX_FMT_YUV420);
+	ts_assert_format(src, 1, V4L2_PIX_FMT_YUYV);
 	g_assert_cmpint(src->ops->enum_format(src, 14, &f), ==, -EINVAL);
-	g_assert_cmpint(src->ops->enum_framesize(src, f, 0, &w, &h), ==, 0);
-	g_assert_cmpuint(w, ==, 64);
-	g_assert_cmpuint(h, ==, 48);
+	f = V4L2_PIX_FMT_YUYV;
+	ts_assert_size(src, f, 0, 64, 48);
 	g_assert_cmpint(src->ops->enum_framesize(src, f, 1, &w, &h), ==, 0);
 	g_assert_cmpuint(w, ==, 320);	/* A1:1: no extra square-pixel size */
-	g_assert_cmpint(src->ops->enum_frameinterval(src, f, 64, 48, 0, &iv), ==, 0);
-	g_assert_cmpuint(iv.numerator, ==, 1);
-	g_assert_cmpuint(iv.denominator, ==, 30);
+	ts_assert_interval(src, f, 64, 48, 0, 1, 30);
 	g_assert_cmpint(src->ops->enum_frameinterval(src, f, 64, 48, 2, &iv), ==, 0);
 	g_assert_cmpuint(iv.denominator, ==, 15);	/* 30 is the file's: not twice */
 	g_assert_cmpint(src->ops->enum_frameinterval(src, f, 64, 48, 3, &iv), ==, -EINVAL);
@@ -189,7 +184,6 @@ V4L2CUSE_TEST("/file/aspect", test_aspect)
 	g_autofree char *path = tmp_path("pal.y4m");
 	g_autofree char *spec = g_strdup_printf("file:%s", path);
 	struct v4l2cuse_source *src;
-	uint32_t w, h;
 	FILE *f = fopen(path, "wb");
 
 	fputs("YUV4MPEG2 W720 H576 F25:1 A16:15 Cmono\nFRAME\n", f);
@@ -197,12 +191,8 @@ V4L2CUSE_TEST("/file/aspect", test_aspect)
 		fputc(100, f);
 	fclose(f);
 	src = ts_make(spec);
-	g_assert_cmpint(src->ops->enum_framesize(src, V4L2_PIX_FMT_YUYV, 0, &w, &h), ==, 0);
-	g_assert_cmpuint(w, ==, 720);
-	g_assert_cmpuint(h, ==, 576);
-	g_assert_cmpint(src->ops->enum_framesize(src, V4L2_PIX_FMT_YUYV, 1, &w, &h), ==, 0);
-	g_assert_cmpuint(w, ==, 768);
-	g_assert_cmpuint(h, ==, 576);
+	ts_assert_size(src, V4L2_PIX_FMT_YUYV, 0, 720, 576);
+	ts_assert_size(src, V4L2_PIX_FMT_YUYV, 1, 768, 576);
 	v4l2cuse_source_destroy(src);
 }
 
@@ -342,7 +332,7 @@ V4L2CUSE_TEST("/file/mjpeg", test_mjpeg)
 	g_autofree uint8_t *buf = NULL;
 	struct v4l2cuse_source *src;
 	struct v4l2_pix_format pix;
-	uint32_t first_len = 0, f, used;
+	uint32_t first_len = 0, used;
 	FILE *fp = fopen(path, "wb");
 
 	/* Five frames; garbage before the first and between 1 and 2; frame 3 cut. */
@@ -361,8 +351,7 @@ V4L2CUSE_TEST("/file/mjpeg", test_mjpeg)
 	fclose(fp);
 
 	src = ts_make(spec);
-	g_assert_cmpint(src->ops->enum_format(src, 0, &f), ==, 0);
-	g_assert_cmpuint(f, ==, V4L2_PIX_FMT_MJPEG);
+	ts_assert_format(src, 0, V4L2_PIX_FMT_MJPEG);
 
 	/* MJPEG at the native size: the file's JPEGs, unchanged. */
 	pix = ts_start(src, V4L2_PIX_FMT_MJPEG, 48, 32, 1, 20);
@@ -411,7 +400,7 @@ V4L2CUSE_TEST("/file/stills", test_stills)
 	g_autofree char *spec_png = g_strdup_printf("file:%s", png);
 	g_autofree char *spec_jpg = g_strdup_printf("file:%s", jpg);
 	g_autofree uint8_t *j = NULL;
-	uint32_t len, w, h;
+	uint32_t len;
 	FILE *f;
 
 	write_png(png, 40, 30, 200, 100, 50);
@@ -426,9 +415,7 @@ V4L2CUSE_TEST("/file/stills", test_stills)
 		struct v4l2_pix_format pix;
 		g_autofree uint8_t *buf = NULL;
 
-		g_assert_cmpint(src->ops->enum_framesize(src, V4L2_PIX_FMT_RGB24, 0, &w, &h), ==, 0);
-		g_assert_cmpuint(w, ==, 40);
-		g_assert_cmpuint(h, ==, 30);
+		ts_assert_size(src, V4L2_PIX_FMT_RGB24, 0, 40, 30);
 		pix = ts_start(src, V4L2_PIX_FMT_RGB24, 640, 480, 1, 30);
 		buf = g_malloc(pix.sizeimage);
 		for (unsigned int i = 0; i < 3; i++) {

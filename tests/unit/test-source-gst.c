@@ -95,8 +95,6 @@ V4L2CUSE_TEST("/file/gstreamer", test_gstreamer)
 	g_autofree uint8_t *buf = NULL;
 	struct v4l2cuse_source *src;
 	struct v4l2_pix_format pix;
-	struct v4l2_fract iv;
-	uint32_t w, h, f;
 	FILE *fp = fopen(raw, "wb");
 
 	for (unsigned int i = 0; i < 6; i++) {
@@ -112,15 +110,10 @@ V4L2CUSE_TEST("/file/gstreamer", test_gstreamer)
 		return;
 	}
 	src = ts_make(spec);
-	g_assert_cmpint(src->ops->enum_format(src, 0, &f), ==, 0);
-	g_assert_cmpuint(f, ==, V4L2_PIX_FMT_YUV420);
+	ts_assert_format(src, 0, V4L2_PIX_FMT_YUV420);
 	wait_first_frame(src, 64, 48, 3000);
-	g_assert_cmpint(src->ops->enum_framesize(src, f, 0, &w, &h), ==, 0);
-	g_assert_cmpuint(w, ==, 64);
-	g_assert_cmpuint(h, ==, 48);
-	g_assert_cmpint(src->ops->enum_frameinterval(src, f, w, h, 0, &iv), ==, 0);
-	g_assert_cmpuint(iv.numerator, ==, 1);
-	g_assert_cmpuint(iv.denominator, ==, 30);
+	ts_assert_size(src, V4L2_PIX_FMT_YUV420, 0, 64, 48);
+	ts_assert_interval(src, V4L2_PIX_FMT_YUV420, 64, 48, 0, 1, 30);
 
 	/*
 	 * Frames in order through loops, produced in real time: a frame the
@@ -190,11 +183,9 @@ V4L2CUSE_TEST("/file/gstreamer-async", test_gstreamer_async)
 		return;
 	}
 	src = ts_make(spec);
-	g_assert_cmpint(src->ops->enum_format(src, 0, &f), ==, 0);
-	g_assert_cmpuint(f, ==, V4L2_PIX_FMT_YUV420);
-	g_assert_cmpint(src->ops->enum_framesize(src, f, 0, &w, &h), ==, 0);
-	g_assert_cmpuint(w, ==, 320);
-	g_assert_cmpuint(h, ==, 240);
+	ts_assert_format(src, 0, V4L2_PIX_FMT_YUV420);
+	f = V4L2_PIX_FMT_YUV420;
+	ts_assert_size(src, f, 0, 320, 240);
 	g_assert_cmpint(src->ops->enum_frameinterval(src, f, 320, 240, 0, &iv), ==, 0);
 	g_assert_cmpuint(iv.denominator, ==, 30);
 	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 640, 480, 1, 30);
@@ -202,9 +193,7 @@ V4L2CUSE_TEST("/file/gstreamer-async", test_gstreamer_async)
 	g_assert_cmpint(produce(src, &pix, buf, NULL), ==, -EAGAIN);
 
 	wait_first_frame(src, 2048, 2048, 3000);
-	g_assert_cmpint(src->ops->enum_frameinterval(src, f, 2048, 2048, 0, &iv), ==, 0);
-	g_assert_cmpuint(iv.numerator, ==, 1);
-	g_assert_cmpuint(iv.denominator, ==, 24);
+	ts_assert_interval(src, f, 2048, 2048, 0, 1, 24);
 	g_assert_cmpint(src->ops->enum_framesize(src, f, 2, &w, &h), ==, 0);
 	g_assert_cmpuint(w, ==, 640);	/* still offered, after 2048x2048 and 320x240 */
 	for (unsigned int i = 0; i < 3000 && (r = produce(src, &pix, buf, NULL)) == -EAGAIN; i++)

@@ -94,19 +94,12 @@ V4L2CUSE_TEST("/testpattern/enum", test_enum)
 	v4l2cuse_source_destroy(src);
 
 	src = ts_make("pattern,sizes=64x48,fps=30000/1001+5,formats=GREY+MJPG");
-	g_assert_cmpint(src->ops->enum_format(src, 0, &fcc), ==, 0);
-	g_assert_cmpuint(fcc, ==, V4L2_PIX_FMT_GREY);
-	g_assert_cmpint(src->ops->enum_format(src, 1, &fcc), ==, 0);
-	g_assert_cmpuint(fcc, ==, V4L2_PIX_FMT_MJPEG);
+	ts_assert_format(src, 0, V4L2_PIX_FMT_GREY);
+	ts_assert_format(src, 1, V4L2_PIX_FMT_MJPEG);
 	g_assert_cmpint(src->ops->enum_format(src, 2, &fcc), ==, -EINVAL);
-	g_assert_cmpint(src->ops->enum_framesize(src, fcc, 0, &w, &h), ==, 0);
-	g_assert_cmpuint(w, ==, 64);
-	g_assert_cmpint(src->ops->enum_frameinterval(src, fcc, 64, 48, 0, &fr), ==, 0);
-	g_assert_cmpuint(fr.numerator, ==, 1001);
-	g_assert_cmpuint(fr.denominator, ==, 30000);
-	g_assert_cmpint(src->ops->enum_frameinterval(src, fcc, 64, 48, 1, &fr), ==, 0);
-	g_assert_cmpuint(fr.numerator, ==, 1);
-	g_assert_cmpuint(fr.denominator, ==, 5);
+	ts_assert_size(src, V4L2_PIX_FMT_MJPEG, 0, 64, 48);
+	ts_assert_interval(src, V4L2_PIX_FMT_MJPEG, 64, 48, 0, 1001, 30000);
+	ts_assert_interval(src, V4L2_PIX_FMT_MJPEG, 64, 48, 1, 1, 5);
 	v4l2cuse_source_destroy(src);
 }
 

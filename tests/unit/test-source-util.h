@@ -3,8 +3,8 @@
 
 /*
  * What the sources' unit tests (test-source-*.c) all do: create a source
- * from a spec and start it at a format it offers. Header-only, since each
- * test is a program of its own.
+ * from a spec, check what it enumerates and start it at a format it
+ * offers. Header-only, since each test is a program of its own.
  */
 
 #include <glib.h>
@@ -21,6 +21,40 @@ ts_make(const char *spec)
 	if (v4l2cuse_source_create(spec, &src, &error) < 0)
 		g_error("%s: %s", spec, error);
 	return src;
+}
+
+/* The source's @index-th format is @fourcc. */
+static inline void
+ts_assert_format(struct v4l2cuse_source *src, unsigned int index, uint32_t fourcc)
+{
+	uint32_t f;
+
+	g_assert_cmpint(src->ops->enum_format(src, index, &f), ==, 0);
+	g_assert_cmphex(f, ==, fourcc);
+}
+
+/* Its @index-th size of @fourcc is @w x @h. */
+static inline void
+ts_assert_size(struct v4l2cuse_source *src, uint32_t fourcc, unsigned int index, uint32_t w,
+	       uint32_t h)
+{
+	uint32_t rw, rh;
+
+	g_assert_cmpint(src->ops->enum_framesize(src, fourcc, index, &rw, &rh), ==, 0);
+	g_assert_cmpuint(rw, ==, w);
+	g_assert_cmpuint(rh, ==, h);
+}
+
+/* Its @index-th interval of @fourcc at @w x @h is @num/@den seconds. */
+static inline void
+ts_assert_interval(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t w, uint32_t h,
+		   unsigned int index, uint32_t num, uint32_t den)
+{
+	struct v4l2_fract iv;
+
+	g_assert_cmpint(src->ops->enum_frameinterval(src, fourcc, w, h, index, &iv), ==, 0);
+	g_assert_cmpuint(iv.numerator, ==, num);
+	g_assert_cmpuint(iv.denominator, ==, den);
 }
 
 /*

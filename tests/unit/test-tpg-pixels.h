@@ -63,6 +63,43 @@ px_frame_size(uint32_t f, uint32_t w, uint32_t h)
 	}
 }
 
+/* The packed formats: where a pixel's components are. */
+static const struct px_packed {
+	uint32_t fourcc;
+	unsigned int bpp;	/* bytes a pixel */
+	bool yuv;		/* 4:2:2: Y (of the pair's first pixel), Cb, Cr
+				 * in a 4-byte pair of pixels; else R, G, B */
+	unsigned int off[3];
+} px_packed_layouts[] = {
+	{ V4L2_PIX_FMT_YUYV, 2, true, { 0, 1, 3 } },
+	{ V4L2_PIX_FMT_UYVY, 2, true, { 1, 0, 2 } },
+	{ V4L2_PIX_FMT_YVYU, 2, true, { 0, 3, 1 } },
+	{ V4L2_PIX_FMT_RGB24, 3, false, { 0, 1, 2 } },
+	{ V4L2_PIX_FMT_BGR24, 3, false, { 2, 1, 0 } },
+	{ V4L2_PIX_FMT_XRGB32, 4, false, { 1, 2, 3 } },
+	{ V4L2_PIX_FMT_XBGR32, 4, false, { 2, 1, 0 } },
+};
+
+static inline struct px
+px_read_packed(const struct px_packed *l, const uint8_t *buf, uint32_t w, uint32_t x, uint32_t y)
+{
+	struct px p = { 0 };
+	const uint8_t *b;
+
+	if (l->yuv) {
+		b = buf + ((size_t)y * w + (x & ~1u)) * l->bpp;
+		p.y = b[l->off[0] + (x & 1) * 2];
+		p.cb = b[l->off[1]];
+		p.cr = b[l->off[2]];
+	} else {
+		b = buf + ((size_t)y * w + x) * l->bpp;
+		p.r = b[l->off[0]];
+		p.g = b[l->off[1]];
+		p.b = b[l->off[2]];
+	}
+	return p;
+}
+
 static inline struct px
 px_read(uint32_t f, const uint8_t *buf, uint32_t w, uint32_t h, uint32_t x, uint32_t y)
 {
@@ -70,19 +107,11 @@ px_read(uint32_t f, const uint8_t *buf, uint32_t w, uint32_t h, uint32_t x, uint
 	size_t luma = (size_t)w * h;
 	const uint8_t *b;
 
+	for (size_t i = 0; i < sizeof(px_packed_layouts) / sizeof(px_packed_layouts[0]); i++) {
+		if (px_packed_layouts[i].fourcc == f)
+			return px_read_packed(&px_packed_layouts[i], buf, w, x, y);
+	}
 	switch (f) {
-	case V4L2_PIX_FMT_YUYV:
-		b = buf + (size_t)y * w * 2 + (x & ~1u) * 2;
-		p.y = b[(x & 1) * 2]; p.cb = b[1]; p.cr = b[3];
-		break;
-	case V4L2_PIX_FMT_UYVY:
-		b = buf + (size_t)y * w * 2 + (x & ~1u) * 2;
-		p.y = b[1 + (x & 1) * 2]; p.cb = b[0]; p.cr = b[2];
-		break;
-	case V4L2_PIX_FMT_YVYU:
-		b = buf + (size_t)y * w * 2 + (x & ~1u) * 2;
-		p.y = b[(x & 1) * 2]; p.cr = b[1]; p.cb = b[3];
-		break;
 	case V4L2_PIX_FMT_NV12:
 	case V4L2_PIX_FMT_NV21:
 		p.y = buf[(size_t)y * w + x];
@@ -109,22 +138,6 @@ px_read(uint32_t f, const uint8_t *buf, uint32_t w, uint32_t h, uint32_t x, uint
 		p.cr = buf[luma + q + o];
 		break;
 	}
-	case V4L2_PIX_FMT_RGB24:
-		b = buf + ((size_t)y * w + x) * 3;
-		p.r = b[0]; p.g = b[1]; p.b = b[2];
-		break;
-	case V4L2_PIX_FMT_BGR24:
-		b = buf + ((size_t)y * w + x) * 3;
-		p.b = b[0]; p.g = b[1]; p.r = b[2];
-		break;
-	case V4L2_PIX_FMT_XRGB32:
-		b = buf + ((size_t)y * w + x) * 4;
-		p.r = b[1]; p.g = b[2]; p.b = b[3];
-		break;
-	case V4L2_PIX_FMT_XBGR32:
-		b = buf + ((size_t)y * w + x) * 4;
-		p.b = b[0]; p.g = b[1]; p.r = b[2];
-		break;
 	case V4L2_PIX_FMT_RGB565: {
 		unsigned int v;
 

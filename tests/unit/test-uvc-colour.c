@@ -64,6 +64,21 @@ static const struct fake_camera_mode full_modes[] = {
 #define CAMERA(m) { .modes = (m), .n_modes = G_N_ELEMENTS(m), \
 		    .y = CAM_Y, .cb = CAM_CB, .cr = CAM_CR }
 
+/* The uvc source on @cam, installed as /fake/camera; camera_close() undoes both. */
+static struct v4l2cuse_source *
+camera_open(const struct fake_camera *cam)
+{
+	fake_camera_install(cam);
+	return ts_make("uvc:/fake/camera");
+}
+
+static void
+camera_close(struct v4l2cuse_source *src)
+{
+	v4l2cuse_source_destroy(src);
+	fake_camera_remove();
+}
+
 /* --- the reference (colour-ref.h) -------------------------------------- */
 
 /* The camera's colour as R'G'B' in @bt709 and @full. */
@@ -219,86 +234,72 @@ assert_copied(struct v4l2cuse_source *src, const struct fake_camera_mode *m)
 V4L2CUSE_TEST("/uvc-colour/per-size", test_per_size)
 {
 	static const struct fake_camera cam = CAMERA(labelled_modes);
-	struct v4l2cuse_source *src;
+	struct v4l2cuse_source *src = camera_open(&cam);
 
-	fake_camera_install(&cam);
-	src = ts_make("uvc:/fake/camera");
 	/* Twice round: switching size back switches the colorimetry back. */
 	for (unsigned int round = 0; round < 2; round++) {
-		for (size_t i = 0; i < G_N_ELEMENTS(labelled_modes); i++) {
-			const struct fake_camera_mode *m = &labelled_modes[i];
+		for (size_t i = 0; i < cam.n_modes; i++) {
+			const struct fake_camera_mode *m = &cam.modes[i];
 
 			assert_passthrough(src, m, m->colorspace, m->ycbcr_enc, m->quantization,
 					   m->xfer_func);
 		}
 	}
-	for (size_t i = 0; i < G_N_ELEMENTS(labelled_modes); i++) {
-		const struct fake_camera_mode *m = &labelled_modes[i];
+	for (size_t i = 0; i < cam.n_modes; i++) {
+		const struct fake_camera_mode *m = &cam.modes[i];
 
 		assert_decodes_as(src, m->width, m->height, m->ycbcr_enc == V4L2_YCBCR_ENC_709,
 				  false);
 	}
-	v4l2cuse_source_destroy(src);
-	fake_camera_remove();
+	camera_close(src);
 }
 
-V4L2CUSE_TEST("/uvc-colour/default", test_default)
+/* A camera, and the labels the uvc source must give its modes (in order). */
+struct colour_case {
+	struct fake_camera cam;
+	const struct fake_camera_mode *want;
+};
+
+/* DEFAULT: V4L2_MAP_COLORSPACE_DEFAULT() (BT.709 from 720 lines) and the maps it leads to. */
+static const struct fake_camera_mode default_want[] = {
+	{ 640, 480, V4L2_COLORSPACE_SMPTE170M, V4L2_YCBCR_ENC_601, LIM, V4L2_XFER_FUNC_709 },
+	{ 720, 576, V4L2_COLORSPACE_SMPTE170M, V4L2_YCBCR_ENC_601, LIM, V4L2_XFER_FUNC_709 },
+	{ 1280, 720, V4L2_COLORSPACE_REC709, V4L2_YCBCR_ENC_709, LIM, V4L2_XFER_FUNC_709 },
+	{ 1920, 1080, V4L2_COLORSPACE_REC709, V4L2_YCBCR_ENC_709, LIM, V4L2_XFER_FUNC_709 },
+};
+
+/* V4L2_MAP_YCBCR_ENC_DEFAULT(SRGB) is BT.601, whatever the height. */
+static const struct fake_camera_mode srgb_want[] = {
+	{ 640, 480, V4L2_COLORSPACE_SRGB, V4L2_YCBCR_ENC_601, LIM, V4L2_XFER_FUNC_SRGB },
+	{ 1280, 720, V4L2_COLORSPACE_SRGB, V4L2_YCBCR_ENC_601, LIM, V4L2_XFER_FUNC_SRGB },
+};
+
+static const struct colour_case default_case = { CAMERA(default_modes), default_want };
+static const struct colour_case srgb_case = { CAMERA(srgb_modes), srgb_want };
+/* Complete labels, full range: passed through as they are. */
+static const struct colour_case full_case = { CAMERA(full_modes), full_modes };
+
+/* Each mode at YUYV: labelled as wanted, and its pixels decode by that label. */
+static void
+test_labels(gconstpointer data)
 {
-	static const struct fake_camera cam = CAMERA(default_modes);
-	struct v4l2cuse_source *src;
+	const struct colour_case *c = data;
+	struct v4l2cuse_source *src = camera_open(&c->cam);
 
-	fake_camera_install(&cam);
-	src = ts_make("uvc:/fake/camera");
-	for (size_t i = 0; i < G_N_ELEMENTS(default_modes); i++) {
-		const struct fake_camera_mode *m = &default_modes[i];
-		bool hd = m->height >= 720;
+	for (size_t i = 0; i < c->cam.n_modes; i++) {
+		const struct fake_camera_mode *w = &c->want[i];
 
-		/* V4L2_MAP_COLORSPACE_DEFAULT() and the maps it leads to. */
-		assert_passthrough(src, m, hd ? V4L2_COLORSPACE_REC709 : V4L2_COLORSPACE_SMPTE170M,
-				   hd ? V4L2_YCBCR_ENC_709 : V4L2_YCBCR_ENC_601, LIM,
-				   V4L2_XFER_FUNC_709);
-		assert_decodes_as(src, m->width, m->height, hd, false);
+		assert_passthrough(src, &c->cam.modes[i], w->colorspace, w->ycbcr_enc,
+				   w->quantization, w->xfer_func);
+		assert_decodes_as(src, w->width, w->height, w->ycbcr_enc == V4L2_YCBCR_ENC_709,
+				  w->quantization == FULL);
 	}
-	v4l2cuse_source_destroy(src);
-	fake_camera_remove();
+	camera_close(src);
 }
 
-V4L2CUSE_TEST("/uvc-colour/srgb", test_srgb)
-{
-	static const struct fake_camera cam = CAMERA(srgb_modes);
-	struct v4l2cuse_source *src;
-
-	fake_camera_install(&cam);
-	src = ts_make("uvc:/fake/camera");
-	for (size_t i = 0; i < G_N_ELEMENTS(srgb_modes); i++) {
-		const struct fake_camera_mode *m = &srgb_modes[i];
-
-		/* V4L2_MAP_YCBCR_ENC_DEFAULT(SRGB) is BT.601, whatever the height. */
-		assert_passthrough(src, m, V4L2_COLORSPACE_SRGB, V4L2_YCBCR_ENC_601, LIM,
-				   V4L2_XFER_FUNC_SRGB);
-		assert_decodes_as(src, m->width, m->height, false, false);
-	}
-	v4l2cuse_source_destroy(src);
-	fake_camera_remove();
-}
-
-V4L2CUSE_TEST("/uvc-colour/full-range", test_full_range)
-{
-	static const struct fake_camera cam = CAMERA(full_modes);
-	struct v4l2cuse_source *src;
-
-	fake_camera_install(&cam);
-	src = ts_make("uvc:/fake/camera");
-	for (size_t i = 0; i < G_N_ELEMENTS(full_modes); i++) {
-		const struct fake_camera_mode *m = &full_modes[i];
-		bool bt709 = m->ycbcr_enc == V4L2_YCBCR_ENC_709;
-
-		assert_passthrough(src, m, m->colorspace, m->ycbcr_enc, FULL, m->xfer_func);
-		assert_decodes_as(src, m->width, m->height, bt709, true);
-	}
-	v4l2cuse_source_destroy(src);
-	fake_camera_remove();
-}
+V4L2CUSE_TEST_DATA("/uvc-colour/default", test_labels, &default_case)
+V4L2CUSE_TEST_DATA("/uvc-colour/srgb", test_labels, &srgb_case)
+V4L2CUSE_TEST_DATA("/uvc-colour/full-range", test_labels, &full_case)
 
 /*
  * A converted Y'CbCr format at the camera's size: format.c's label (BT.601
@@ -308,12 +309,10 @@ V4L2CUSE_TEST("/uvc-colour/full-range", test_full_range)
 V4L2CUSE_TEST("/uvc-colour/reencode", test_reencode)
 {
 	static const struct fake_camera cam = CAMERA(labelled_modes);
-	struct v4l2cuse_source *src;
+	struct v4l2cuse_source *src = camera_open(&cam);
 
-	fake_camera_install(&cam);
-	src = ts_make("uvc:/fake/camera");
-	for (size_t i = 0; i < G_N_ELEMENTS(labelled_modes); i++) {
-		const struct fake_camera_mode *m = &labelled_modes[i];
+	for (size_t i = 0; i < cam.n_modes; i++) {
+		const struct fake_camera_mode *m = &cam.modes[i];
 		bool cam709 = m->ycbcr_enc == V4L2_YCBCR_ENC_709, out709 = m->height >= 720;
 		size_t luma = (size_t)m->width * m->height;
 		double rgb[3], want[3];
@@ -338,8 +337,7 @@ V4L2CUSE_TEST("/uvc-colour/reencode", test_reencode)
 		g_assert_cmpfloat(fabs(buf[luma] - want[1]), <=, 1.5);
 		g_assert_cmpfloat(fabs(buf[luma + luma / 4] - want[2]), <=, 1.5);
 	}
-	v4l2cuse_source_destroy(src);
-	fake_camera_remove();
+	camera_close(src);
 }
 
 /* The camera's own format and size: its bytes, for every label. */
@@ -351,13 +349,10 @@ V4L2CUSE_TEST("/uvc-colour/copy", test_copy)
 	};
 
 	for (size_t c = 0; c < G_N_ELEMENTS(cams); c++) {
-		struct v4l2cuse_source *src;
+		struct v4l2cuse_source *src = camera_open(&cams[c]);
 
-		fake_camera_install(&cams[c]);
-		src = ts_make("uvc:/fake/camera");
 		for (unsigned int i = 0; i < cams[c].n_modes; i++)
 			assert_copied(src, &cams[c].modes[i]);
-		v4l2cuse_source_destroy(src);
-		fake_camera_remove();
+		camera_close(src);
 	}
 }

@@ -41,8 +41,7 @@ used(struct vb_budget *bg)
 static struct fake_drv *
 fake_new_budget(struct vb_budget *bg)
 {
-	struct fake_drv tmp = { 0 };
-	struct vb_queue_config cfg = fake_config(&tmp);
+	struct vb_queue_config cfg = fake_config();
 
 	cfg.budget = bg;
 	return fake_new_with(&cfg, buf_size());

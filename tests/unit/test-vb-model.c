@@ -367,6 +367,18 @@ op_dqbuf(struct run *r, int who)
 	m_set(m, idx, VB_BUF_DEQUEUED);
 }
 
+/*
+ * What STREAMON and STREAMOFF check first (vb_check_stream_locked()):
+ * another owner's queue or read() mode is EBUSY, a wrong type EINVAL.
+ */
+static int
+m_stream_check(struct model *m, int who, uint32_t type)
+{
+	if (m_busy(m, who) || m->mode == M_READ)
+		return -EBUSY;
+	return type == CAP ? 0 : -EINVAL;
+}
+
 static void
 op_streamon(struct run *r, int who)
 {
@@ -380,21 +392,17 @@ op_streamon(struct run *r, int who)
 	}
 	res = vb_queue_streamon(r->d->q, owners[who], type);
 	run_log(r, "streamon(%c, type %u) = %d", 'A' + who, type, res);
-	if (m_busy(m, who) || m->mode == M_READ) {
-		want = -EBUSY;
-	} else if (type != CAP) {
-		want = -EINVAL;
-	} else if (m->streaming) {
-		want = 0;
-	} else if (m->n == 0 || m->n < m->min_queued) {
-		want = -EINVAL;
-	} else {
-		m->streaming = true;
-		want = 0;
-		if (m->nq >= m->min_queued) {
-			want = m_start(m);
-			if (want < 0)
-				m->streaming = false;
+	want = m_stream_check(m, who, type);
+	if (want == 0 && !m->streaming) {
+		if (m->n == 0 || m->n < m->min_queued) {
+			want = -EINVAL;
+		} else {
+			m->streaming = true;
+			if (m->nq >= m->min_queued) {
+				want = m_start(m);
+				if (want < 0)
+					m->streaming = false;
+			}
 		}
 	}
 	expect_int(r, "streamon", res, want);
@@ -410,14 +418,9 @@ op_streamoff(struct run *r, int who)
 
 	res = vb_queue_streamoff(r->d->q, owners[who], type);
 	run_log(r, "streamoff(%c, type %u) = %d", 'A' + who, type, res);
-	if (m_busy(m, who) || m->mode == M_READ) {
-		want = -EBUSY;
-	} else if (type != CAP) {
-		want = -EINVAL;
-	} else {
+	want = m_stream_check(m, who, type);
+	if (want == 0)
 		m_cancel(m);
-		want = 0;
-	}
 	expect_int(r, "streamoff", res, want);
 }
 
@@ -605,15 +608,78 @@ op_error(struct run *r)
 	r->m.error = true;
 }
 
+/* The ops the run draws from, as one signature (@who: the handle that acts). */
+static void
+op_queue(struct run *r, int who)
+{
+	op_qbuf(r, who, false);
+}
+
+static void
+op_prepare(struct run *r, int who)
+{
+	op_qbuf(r, who, true);
+}
+
+static void
+op_produce_any(struct run *r, int who)
+{
+	op_produce(r);
+}
+
+static void
+op_error_any(struct run *r, int who)
+{
+	op_error(r);
+}
+
+static void
+op_mapped_any(struct run *r, int who)
+{
+	op_mapped(r);
+}
+
+static void
+op_querybuf(struct run *r, int who)
+{
+	check_querybuf(r, (unsigned int)g_rand_int_range(r->rand, 0, 34));
+}
+
+/*
+ * Weights: a step draws a number below 1000 and runs the first op whose
+ * end is above it. The producer and QBUF/DQBUF dominate, like real use.
+ */
+static const struct model_op {
+	const char *name;
+	unsigned int end;
+	void (*run)(struct run *r, int who);
+} model_ops[] = {
+	{ "reqbufs", 25, op_reqbufs },
+	{ "create", 40, op_create_bufs },
+	{ "qbuf", 240, op_queue },
+	{ "prepare", 270, op_prepare },
+	{ "dqbuf", 440, op_dqbuf },
+	{ "streamon", 480, op_streamon },
+	{ "streamoff", 492, op_streamoff },
+	{ "produce", 712, op_produce_any },
+	{ "error", 715, op_error_any },
+	{ "release", 722, op_release },
+	{ "poll", 780, op_poll },
+	{ "read", 900, op_read },
+	{ "mapped", 930, op_mapped_any },
+	{ "querybuf", 1000, op_querybuf },
+};
+
 /* --- The run ----------------------------------------------------------------- */
 
 static void
 run_seed(guint32 seed, unsigned int steps)
 {
-	struct fake_drv tmp = { 0 };
-	struct vb_queue_config cfg = fake_config(&tmp);
+	struct vb_queue_config cfg = fake_config();
 	struct run *r = g_new0(struct run, 1);
-	unsigned int counts[16] = { 0 };
+	unsigned int counts[G_N_ELEMENTS(model_ops)] = { 0 };
+	GString *summary;
+	size_t k;
 
 	r->seed = seed;
 	r->rand = g_rand_new_with_seed(seed);
@@ -648,44 +714,18 @@ run_seed(guint32 seed, unsigned int steps)
 			 g_rand_int_range(r->rand, 0, 10) < 3)
 			op = g_rand_int_range(r->rand, 0, 25);		/* reqbufs */
 
-		/* weights: the producer and QBUF/DQBUF dominate, like real use */
-		if (op < 25)
-			op_reqbufs(r, who), counts[0]++;
-		else if (op < 40)
-			op_create_bufs(r, who), counts[1]++;
-		else if (op < 240)
-			op_qbuf(r, who, false), counts[2]++;
-		else if (op < 270)
-			op_qbuf(r, who, true), counts[3]++;
-		else if (op < 440)
-			op_dqbuf(r, who), counts[4]++;
-		else if (op < 480)
-			op_streamon(r, who), counts[5]++;
-		else if (op < 492)
-			op_streamoff(r, who), counts[6]++;
-		else if (op < 712)
-			op_produce(r), counts[7]++;
-		else if (op < 715)
-			op_error(r), counts[8]++;
-		else if (op < 722)
-			op_release(r, who), counts[9]++;
-		else if (op < 780)
-			op_poll(r, who), counts[10]++;
-		else if (op < 900)
-			op_read(r, who), counts[11]++;
-		else if (op < 930)
-			op_mapped(r), counts[12]++;
-		else
-			check_querybuf(r, (unsigned int)g_rand_int_range(r->rand, 0, 34)),
-				counts[13]++;
+		for (k = 0; op >= (int)model_ops[k].end; k++)
+			;
+		model_ops[k].run(r, who);
+		counts[k]++;
 		check_all(r);
 	}
-	g_test_message("seed %u: %u steps (reqbufs %u, create %u, qbuf %u, prepare %u, "
-		       "dqbuf %u, streamon %u, streamoff %u, produce %u, error %u, release %u, "
-		       "poll %u, read %u, mapped %u, querybuf %u)", seed, steps, counts[0],
-		       counts[1], counts[2], counts[3], counts[4], counts[5], counts[6],
-		       counts[7], counts[8], counts[9], counts[10], counts[11], counts[12],
-		       counts[13]);
+	summary = g_string_new(NULL);
+	for (k = 0; k < G_N_ELEMENTS(model_ops); k++)
+		g_string_append_printf(summary, "%s%s %u", k ? ", " : "", model_ops[k].name,
+				       counts[k]);
+	g_test_message("seed %u: %u steps (%s)", seed, steps, summary->str);
+	g_string_free(summary, TRUE);
 	g_test_message("seed %u: outcomes: dqbuf ok %u, EAGAIN %u, EIO %u, EINVAL %u, "
 		       "EBUSY %u; read data %u, EAGAIN %u; start_streaming %u, stop_streaming %u",
 		       seed, r->dq_ok, r->dq_eagain, r->dq_eio, r->dq_einval,

@@ -25,19 +25,18 @@
 
 V4L2CUSE_TEST("/vb/config", test_config)
 {
-	struct fake_drv tmp = { 0 };
-	struct vb_queue_config cfg = fake_config(&tmp);
+	struct vb_queue_config cfg = fake_config();
 	struct vb_ops no_queue = fake_ops;
 
 	g_assert_null(vb_queue_new(NULL));
 	cfg.type = 0;
 	g_assert_null(vb_queue_new(&cfg));
-	cfg = fake_config(&tmp);
+	cfg = fake_config();
 	cfg.io_modes = 0;
 	g_assert_null(vb_queue_new(&cfg));
 	cfg.io_modes = 1u << 7;
 	g_assert_null(vb_queue_new(&cfg));
-	cfg = fake_config(&tmp);
+	cfg = fake_config();
 	no_queue.buf_queue = NULL;
 	cfg.ops = &no_queue;
 	g_assert_null(vb_queue_new(&cfg));
@@ -175,8 +174,7 @@ V4L2CUSE_TEST("/vb/reqbufs/bad-args", test_reqbufs_bad_args)
 
 	/* A memory type the queue does not enable. */
 	{
-		struct fake_drv tmp = { 0 };
-		struct vb_queue_config cfg = fake_config(&tmp);
+		struct vb_queue_config cfg = fake_config();
 
 		cfg.io_modes = VB_IO_MMAP;
 		d = fake_new_with(&cfg, SIZE);
@@ -185,7 +183,7 @@ V4L2CUSE_TEST("/vb/reqbufs/bad-args", test_reqbufs_bad_args)
 		g_assert_cmpint(fake_reqbufs(d, A, UPTR, 2, NULL), ==, -EINVAL);
 		fake_free(d);
 
-		cfg = fake_config(&tmp);
+		cfg = fake_config();
 		cfg.io_modes = VB_IO_USERPTR;
 		cfg.allow_orphans = false;
 		d = fake_new_with(&cfg, SIZE);
@@ -235,8 +233,7 @@ V4L2CUSE_TEST("/vb/reqbufs/streaming", test_reqbufs_streaming)
 
 V4L2CUSE_TEST("/vb/reqbufs/mapped", test_reqbufs_mapped)
 {
-	struct fake_drv tmp = { 0 };
-	struct vb_queue_config cfg = fake_config(&tmp);
+	struct vb_queue_config cfg = fake_config();
 	struct fake_drv *d;
 	struct v4l2_buffer b;
 	unsigned int index, gen;
@@ -481,8 +478,7 @@ V4L2CUSE_TEST("/vb/create-bufs", test_create_bufs)
 
 V4L2CUSE_TEST("/vb/poll", test_poll)
 {
-	struct fake_drv tmp = { 0 };
-	struct vb_queue_config cfg = fake_config(&tmp);
+	struct vb_queue_config cfg = fake_config();
 	struct fake_drv *d;
 
 	cfg.io_modes = VB_IO_MMAP;	/* no read emulation from poll */
@@ -586,8 +582,7 @@ V4L2CUSE_TEST("/vb/userptr", test_userptr)
 
 	/* The client's address is only recorded: 0x1000 is nobody's memory. */
 	{
-		struct fake_drv tmp = { 0 };
-		struct vb_queue_config cfg = fake_config(&tmp);
+		struct vb_queue_config cfg = fake_config();
 		uint8_t buf[64] = { 0 };
 
 		cfg.ops = &fake_min_ops;

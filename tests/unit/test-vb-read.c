@@ -330,8 +330,7 @@ V4L2CUSE_TEST("/vb-read/pointer-lifetime", test_read_pointer_lifetime)
 
 V4L2CUSE_TEST("/vb-read/not-allowed", test_read_not_allowed)
 {
-	struct fake_drv tmp = { 0 };
-	struct vb_queue_config cfg = fake_config(&tmp);
+	struct vb_queue_config cfg = fake_config();
 	struct fake_drv *d;
 	const void *data = NULL;
 
@@ -343,7 +342,7 @@ V4L2CUSE_TEST("/vb-read/not-allowed", test_read_not_allowed)
 	fake_free(d);
 
 	/* Read-only queues, and the read buffer count is raised to the minimums. */
-	cfg = fake_config(&tmp);
+	cfg = fake_config();
 	cfg.io_modes = VB_IO_READ;
 	cfg.read_buffers = 0;
 	cfg.min_buffers = 1;

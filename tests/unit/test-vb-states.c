@@ -226,8 +226,7 @@ V4L2CUSE_TEST("/vb-states/matrix", test_matrix)
 
 	/* PREPARING, from inside buf_prepare. */
 	for (to = 0; to <= VB_BUF_N_STATES; to++) {
-		struct fake_drv tmp = { 0 };
-		struct vb_queue_config cfg = fake_config(&tmp);
+		struct vb_queue_config cfg = fake_config();
 		struct hook h = { .to = to };
 		struct fake_drv *d;
 

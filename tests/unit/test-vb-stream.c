@@ -22,19 +22,27 @@
 #include "vb-fake-driver.h"
 #include "test-main.h"
 
-/* A test run twice, /vb/@name/mmap and /vb/@name/userptr: @data is the memory type. */
+/*
+ * A test run twice, /vb/@name/mmap and /vb/@name/userptr: static void
+ * @fn(uint32_t mem) gets the memory type.
+ */
 #define VB_TEST_BOTH(name, fn)								\
-	static void fn(gconstpointer data);						\
-	V4L2CUSE_TEST_DATA("/vb/" name "/mmap", fn, GUINT_TO_POINTER(V4L2_MEMORY_MMAP))	\
-	V4L2CUSE_TEST_DATA("/vb/" name "/userptr", fn, GUINT_TO_POINTER(V4L2_MEMORY_USERPTR)) \
-	static void fn(gconstpointer data)
+	static void fn(uint32_t mem);							\
+	static void									\
+	fn##_data_(gconstpointer data)							\
+	{										\
+		fn(GPOINTER_TO_UINT(data));						\
+	}										\
+	V4L2CUSE_TEST_DATA("/vb/" name "/mmap", fn##_data_,				\
+			   GUINT_TO_POINTER(V4L2_MEMORY_MMAP))				\
+	V4L2CUSE_TEST_DATA("/vb/" name "/userptr", fn##_data_,				\
+			   GUINT_TO_POINTER(V4L2_MEMORY_USERPTR))			\
+	static void fn(uint32_t mem)
 
 #define SIZE 10000u		/* not page-aligned on purpose */
 
 VB_TEST_BOTH("owner/ebusy", test_owner_ebusy)
 {
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
 	struct fake_drv *d = fake_new(SIZE);
 	struct v4l2_create_buffers cb = { .count = 1, .memory = mem };
 	struct v4l2_buffer b = fake_vbuf(mem, 0);
@@ -78,8 +86,6 @@ VB_TEST_BOTH("owner/ebusy", test_owner_ebusy)
 
 VB_TEST_BOTH("owner/release", test_owner_release)
 {
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
 	struct fake_drv *d = fake_new(SIZE);
 	unsigned int wakes;
 
@@ -111,8 +117,6 @@ VB_TEST_BOTH("owner/release", test_owner_release)
 
 VB_TEST_BOTH("qbuf/errors", test_qbuf_errors)
 {
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
 	struct fake_drv *d = fake_new(SIZE);
 	struct v4l2_buffer b = fake_vbuf(mem, 0);
 
@@ -171,8 +175,6 @@ VB_TEST_BOTH("qbuf/errors", test_qbuf_errors)
 
 VB_TEST_BOTH("dqbuf/errors", test_dqbuf_errors)
 {
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
 	struct fake_drv *d = fake_new(SIZE);
 	struct v4l2_buffer b = { .type = CAP };
 
@@ -195,8 +197,6 @@ VB_TEST_BOTH("dqbuf/errors", test_dqbuf_errors)
 
 VB_TEST_BOTH("stream/cycle", test_stream_cycle)
 {
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
 	struct fake_drv *d = fake_new(SIZE);
 	struct v4l2_buffer b;
 	uint64_t last_ts = 0;
@@ -281,8 +281,6 @@ VB_TEST_BOTH("stream/cycle", test_stream_cycle)
 /* buf_queue completing at once, and vb_buffer_done() refusals. */
 VB_TEST_BOTH("stream/sync-complete", test_stream_sync_complete)
 {
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
 	struct fake_drv *d = fake_new(SIZE);
 	struct v4l2_buffer b;
 	struct vb_buffer *vb;
@@ -321,10 +319,7 @@ VB_TEST_BOTH("stream/sync-complete", test_stream_sync_complete)
 
 VB_TEST_BOTH("stream/deferred-start", test_stream_deferred_start)
 {
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
-	struct fake_drv tmp = { 0 };
-	struct vb_queue_config cfg = fake_config(&tmp);
+	struct vb_queue_config cfg = fake_config();
 	struct fake_drv *d;
 
 	cfg.min_queued_buffers = 3;
@@ -384,8 +379,6 @@ VB_TEST_BOTH("stream/deferred-start", test_stream_deferred_start)
 
 VB_TEST_BOTH("stream/start-fails", test_stream_start_fails)
 {
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
 	struct fake_drv *d = fake_new(SIZE);
 	unsigned int i, wakes;
 
@@ -436,8 +429,6 @@ dqbuf_on_wake(struct fake_drv *d)
 
 VB_TEST_BOTH("stream/streamoff", test_stream_streamoff)
 {
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
 	struct fake_drv *d = fake_new(SIZE);
 	int results[3] = { 0 };
 	unsigned int i, wakes;
@@ -486,8 +477,6 @@ VB_TEST_BOTH("stream/streamoff", test_stream_streamoff)
 
 VB_TEST_BOTH("stream/error", test_stream_error)
 {
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
 	struct fake_drv *d = fake_new(SIZE);
 	unsigned int wakes;
 
@@ -522,8 +511,6 @@ VB_TEST_BOTH("stream/error", test_stream_error)
 
 VB_TEST_BOTH("prepare-buf", test_prepare_buf)
 {
-	const uint32_t mem = GPOINTER_TO_UINT(data);
-
 	struct fake_drv *d = fake_new(SIZE);
 	struct v4l2_buffer b = fake_vbuf(mem, 0);
 
@@ -560,8 +547,7 @@ VB_TEST_BOTH("prepare-buf", test_prepare_buf)
 
 	/* Without buf_prepare: straight to PREPARED/QUEUED. */
 	{
-		struct fake_drv tmp = { 0 };
-		struct vb_queue_config cfg = fake_config(&tmp);
+		struct vb_queue_config cfg = fake_config();
 
 		cfg.ops = &fake_min_ops;
 		d = fake_new_with(&cfg, SIZE);

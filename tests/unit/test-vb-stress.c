@@ -359,6 +359,22 @@ c_got(struct consumer *c, int r, const struct v4l2_buffer *b)
 	}
 }
 
+/*
+ * Wait on s->wcond (s->wlock held) for at most a second; past @deadline the
+ * test fails with @what instead (a wake-up that never comes must not hang).
+ */
+static void
+s_wait(struct stress *s, gint64 deadline, const char *what)
+{
+	struct timespec ts;
+
+	if (g_get_monotonic_time() > deadline)
+		g_error("%s", what);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 1;
+	pthread_cond_timedwait(&s->wcond, &s->wlock, &ts);
+}
+
 /* One DQBUF that waits, either flavour. */
 static void
 c_dqbuf_wait(struct consumer *c)
@@ -380,29 +396,15 @@ c_dqbuf_wait(struct consumer *c)
 		if (s->dqbuf_in_wake) {
 			s->parked = true;
 			s->parked_done = false;
-			while (!s->parked_done) {
-				struct timespec ts;
-
-				if (g_get_monotonic_time() > deadline)
-					g_error("parked DQBUF never answered");
-				clock_gettime(CLOCK_REALTIME, &ts);
-				ts.tv_sec += 1;
-				pthread_cond_timedwait(&s->wcond, &s->wlock, &ts);
-			}
+			while (!s->parked_done)
+				s_wait(s, deadline, "parked DQBUF never answered");
 			c->waits++;
 			r = s->parked_r;
 			b = s->parked_buf;
 			break;
 		}
-		while (s->wake_gen == gen) {
-			struct timespec ts;
-
-			if (g_get_monotonic_time() > deadline)
-				g_error("no wake-up for 10 s: lost wake");
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += 1;
-			pthread_cond_timedwait(&s->wcond, &s->wlock, &ts);
-		}
+		while (s->wake_gen == gen)
+			s_wait(s, deadline, "no wake-up for 10 s: lost wake");
 		c->waits++;
 	}
 	pthread_mutex_unlock(&s->wlock);

@@ -201,7 +201,7 @@ const struct vb_ops fake_min_ops = {
 };
 
 struct vb_queue_config
-fake_config(struct fake_drv *d)
+fake_config(void)
 {
 	return (struct vb_queue_config){
 		.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
@@ -211,7 +211,6 @@ fake_config(struct fake_drv *d)
 		.read_buffers = 3,
 		.allow_orphans = true,
 		.ops = &fake_ops,
-		.priv = d,
 		.name = "test",
 	};
 }
@@ -232,8 +231,7 @@ fake_new_with(const struct vb_queue_config *cfg_in, size_t size)
 struct fake_drv *
 fake_new(size_t size)
 {
-	struct fake_drv tmp = { 0 };
-	struct vb_queue_config cfg = fake_config(&tmp);
+	struct vb_queue_config cfg = fake_config();
 
 	return fake_new_with(&cfg, size);
 }

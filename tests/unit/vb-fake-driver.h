@@ -87,8 +87,11 @@ int fake_produce(struct fake_drv *d, enum vb_buf_state state);
 /* Give every buffer the driver holds back with @state, unfilled. */
 void fake_return_all(struct fake_drv *d, enum vb_buf_state state);
 
-/* Capture, every I/O mode, min_buffers 2, 3 read buffers, orphans allowed. */
-struct vb_queue_config fake_config(struct fake_drv *d);
+/*
+ * Capture, every I/O mode, min_buffers 2, 3 read buffers, orphans allowed;
+ * no priv: fake_new_with() sets it to the driver it makes.
+ */
+struct vb_queue_config fake_config(void);
 /* A driver with a queue from @cfg (its priv replaced) asking for @size. */
 struct fake_drv *fake_new_with(const struct vb_queue_config *cfg, size_t size);
 struct fake_drv *fake_new(size_t size);		/* with fake_config() */
