@@ -26,12 +26,17 @@
 # Run from the host (TSC clock source: reading the clock is then no system
 # call in the guest):
 #   V4L2CUSE_VM_APPEND="clocksource=tsc tsc=reliable" \
-#       tests/vm/vm-run.sh bench/vm-mmap-bench.sh [SECONDS]
-# The lines land in <build>/vm-results/vm-mmap-bench/results.txt.
+#       tests/vm/vm-run.sh bench/vm-mmap-bench.sh [SECONDS [ROUNDS [SIZES]]]
+# ROUNDS (default 1) runs every case of a size that many times in turn,
+# a line each, to show the spread within the boot; SIZES defaults to
+# "640x480 1280x720". The lines land in
+# <build>/vm-results/vm-mmap-bench/results.txt.
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
 
 secs=${1:-10}
+rounds=${2:-1}
+sizes=${3:-640x480 1280x720}
 B=$V4L2CUSE_BUILD
 run=$B/preload/v4l2cuse-run
 ctl=$B/daemon/v4l2cuse-ctl
@@ -134,7 +139,8 @@ plain()
 	echo "$line host_load=$l0..$(vm_host_load)" | tee -a "$out"
 }
 
-for size in 640x480 1280x720; do
+for size in $sizes; do
+for ((round = 1; round <= rounds; round++)); do
 	check "(a) v4l2cuse shim mmap, fast path, $size" attributed \
 		"$run" "$B/bench/v4l2-mmap-bench" /dev/video42 $size 30 "$secs"
 	check "(a0) v4l2cuse shim mmap, V4L2CUSE_FASTPATH=0, $size" attributed \
@@ -160,6 +166,7 @@ for size in 640x480 1280x720; do
 		kill "$feeder" 2>/dev/null || true
 		wait "$feeder" 2>/dev/null || true
 	fi
+done
 done
 diag "results:"
 sed 's/^/#   /' "$out"

@@ -39,16 +39,13 @@ v4l2cuse_tpg_overlay_rect(const struct v4l2cuse_tpg *t, unsigned int n_lines, st
 	v4l2cuse_tpg_overlay_rect_for(t->width, t->height, n_lines, ret);
 }
 
-/* The glyph of character @col of @s, NULL past its end (a blank cell). */
+/* The glyph of character @c. */
 static const uint8_t *
-tpg_glyph(const char *s, unsigned int col)
+tpg_glyph(char c)
 {
-	unsigned char c;
+	unsigned char u = (unsigned char)c;
 
-	if (strnlen(s, col + 1) <= col)
-		return NULL;
-	c = (unsigned char)s[col];
-	return v4l2cuse_tpg_font_5x7[(c >= 32 && c < 127 ? c : '?') - 32];
+	return v4l2cuse_tpg_font_5x7[(u >= 32 && u < 127 ? u : '?') - 32];
 }
 
 /*
@@ -112,11 +109,13 @@ v4l2cuse_tpg_draw_text(struct v4l2cuse_tpg *t, uint8_t *dst, const char *const *
 	/* Lines past @n_lines are blank: a clipped overlay keeps its height. */
 	for (unsigned int l = 0; l < V4L2CUSE_TPG_TEXT_MAX_LINES; l++) {
 		const char *s = l < n_lines && text[l] ? text[l] : "";
+		size_t len = strnlen(s, V4L2CUSE_TPG_TEXT_COLS);
 		uint32_t y = V4L2CUSE_TPG_TEXT_PAD + l * V4L2CUSE_TPG_TEXT_CELL_H;
 
 		for (unsigned int col = 0; col < V4L2CUSE_TPG_TEXT_COLS; col++) {
 			uint32_t x = V4L2CUSE_TPG_TEXT_PAD + col * V4L2CUSE_TPG_TEXT_CELL_W;
-			const uint8_t *g = tpg_glyph(s, col);
+			/* past the end of the line: a blank cell */
+			const uint8_t *g = col < len ? tpg_glyph(s[col]) : NULL;
 
 			if (g == t->ov_glyph[l][col] || x >= r.width || y >= r.height)
 				continue;
