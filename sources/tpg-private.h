@@ -71,6 +71,24 @@ struct v4l2cuse_tpg {
 	uint64_t rng;
 };
 
+/* Luma rows per chroma row (2 for 4:2:0). */
+static inline unsigned int
+tpg_vsub(const struct v4l2cuse_format_info *fi)
+{
+	return fi->n_planes > 1 ? fi->vdiv : 1;
+}
+
+/*
+ * Bytes of a chroma plane's row for @w pixels (also the offset of pixel
+ * @w in it): NV's interleaved CbCr as many as the pixels, each of the three
+ * planes of the 4:2:x planar formats half.
+ */
+static inline size_t
+tpg_chroma_bytes(const struct v4l2cuse_format_info *fi, size_t w)
+{
+	return fi->n_planes == 2 ? w : w / 2;
+}
+
 /* tpg.c: write colour indices to the frame (tpg.c's comments). */
 void v4l2cuse_tpg_blit(struct v4l2cuse_tpg *t, uint8_t *dst, const size_t *plane_off, uint32_t x0,
 		       uint32_t y0, uint32_t rw, uint32_t rh, const uint16_t *idx, size_t stride);

@@ -86,7 +86,7 @@ v4l2cuse_tpg_draw_text(struct v4l2cuse_tpg *t, uint8_t *dst, const char *const *
 		       unsigned int n_lines)
 {
 	const struct v4l2cuse_format_info *fi = t->fi;
-	unsigned int vsub = fi->n_planes > 1 ? fi->vdiv : 1;
+	unsigned int vsub = tpg_vsub(fi);
 	size_t bpp = fi->bpp[0] / 8;
 	bool all;
 	struct v4l2_rect r;
@@ -131,7 +131,7 @@ v4l2cuse_tpg_draw_text(struct v4l2cuse_tpg *t, uint8_t *dst, const char *const *
 	for (uint32_t y = 0; y < r.height; y++)
 		memcpy(dst + y * t->plane_bpl[0], t->ov_img + y * t->plane_bpl[0], r.width * bpp);
 	for (unsigned int p = 1; p < fi->n_planes; p++) {
-		size_t n = fi->n_planes == 2 ? r.width : r.width / 2;
+		size_t n = tpg_chroma_bytes(fi, r.width);
 
 		for (uint32_t cy = 0; cy < r.height / vsub; cy++)
 			memcpy(dst + t->plane_off[p] + cy * t->plane_bpl[p],

@@ -60,13 +60,6 @@ v4l2cuse_tpg_supports(uint32_t fourcc)
 	return fi && !fi->compressed && (fi->output || fourcc == V4L2_PIX_FMT_YUV422P);
 }
 
-/* Luma rows per chroma row (2 for 4:2:0). */
-static unsigned int
-tpg_vsub(const struct v4l2cuse_format_info *fi)
-{
-	return fi->n_planes > 1 ? fi->vdiv : 1;
-}
-
 struct v4l2cuse_tpg *
 v4l2cuse_tpg_new(void)
 {
@@ -463,8 +456,8 @@ v4l2cuse_tpg_blit(struct v4l2cuse_tpg *t, uint8_t *dst, const size_t *plane_off,
 		if (fi->n_planes == 1)
 			continue;
 		for (unsigned int p = 1; p < fi->n_planes; p++) {
-			size_t n = fi->n_planes == 2 ? rw : rw / 2;
-			size_t xo = fi->n_planes == 2 ? x0 : x0 / 2;
+			size_t n = tpg_chroma_bytes(fi, rw);
+			size_t xo = tpg_chroma_bytes(fi, x0);
 			uint8_t *d = dst + plane_off[p] + ((y0 + r) / vsub) * t->plane_bpl[p] + xo;
 
 			if (rows == 2) {
@@ -552,7 +545,7 @@ v4l2cuse_tpg_fill(struct v4l2cuse_tpg *t, uint8_t *dst, uint32_t frame, const ch
 	}
 
 	if (fi->n_planes > 1) {
-		size_t xo = fi->n_planes == 2 ? hoff : hoff / 2;
+		size_t xo = tpg_chroma_bytes(fi, hoff);
 
 		for (uint32_t cy = 0; cy < h / tpg_vsub(fi); cy++) {
 			uint8_t *const *src;
