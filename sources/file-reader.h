@@ -58,7 +58,10 @@ struct v4l2cuse_file_reader_ops {
 	int (*next)(struct v4l2cuse_file_reader *r, struct v4l2cuse_image *ret_img);
 	/* Required. Back to the first frame (asynchronous for GStreamer). */
 	int (*rewind)(struct v4l2cuse_file_reader *r);
-	/* Required. */
+	/*
+	 * Required. Frees the reader, the struct included; the file (base.f)
+	 * is not its business: v4l2cuse_file_reader_free() closes it.
+	 */
 	void (*destroy)(struct v4l2cuse_file_reader *r);
 	/*
 	 * Optional, never blocks: for a reader that learns the file's info
@@ -73,24 +76,34 @@ struct v4l2cuse_file_reader_ops {
 struct v4l2cuse_file_reader {
 	const struct v4l2cuse_file_reader_ops *ops;
 	struct v4l2cuse_file_reader_info info;
+	/*
+	 * The file next() reads, or NULL for a reader done with it at open
+	 * (image.c, gst.c). Owned by the reader from its open on, closed
+	 * by v4l2cuse_file_reader_free().
+	 */
+	FILE *f;
 };
 
+/* Closes base.f, then calls the reader's own destroy(). */
 static inline void
 v4l2cuse_file_reader_free(struct v4l2cuse_file_reader *r)
 {
-	if (r)
-		r->ops->destroy(r);
+	if (!r)
+		return;
+	if (r->f)
+		fclose(r->f);
+	r->ops->destroy(r);
 }
 
 /*
- * For the rewind() of a reader that reads a FILE: back to @offset (its
+ * For the rewind() of a reader that reads its file: back to @offset (its
  * first frame), with the end-of-file and error flags of the last pass cleared.
  */
 static inline int
-v4l2cuse_file_reader_seek(FILE *f, off_t offset)
+v4l2cuse_file_reader_seek(struct v4l2cuse_file_reader *r, off_t offset)
 {
-	clearerr(f);
-	return fseeko(f, offset, SEEK_SET) < 0 ? -errno : 0;
+	clearerr(r->f);
+	return fseeko(r->f, offset, SEEK_SET) < 0 ? -errno : 0;
 }
 
 static inline int

@@ -153,7 +153,6 @@ v4l2cuse_mjpeg_stream_scan(const uint8_t *p, size_t len, bool eof, size_t max_fr
 
 struct mjs_reader {
 	struct v4l2cuse_file_reader base;
-	FILE *f;
 	uint8_t *buf;
 	size_t cap, len, pos;	/* pos: first byte not consumed */
 	bool eof;
@@ -182,10 +181,10 @@ mjs_fill(struct mjs_reader *m)
 		m->cap = m->len + want;
 		m->buf = g_realloc(m->buf, m->cap);
 	}
-	n = fread(m->buf + m->len, 1, want, m->f);
+	n = fread(m->buf + m->len, 1, want, m->base.f);
 	m->len += n;
 	if (n < want) {
-		if (ferror(m->f))
+		if (ferror(m->base.f))
 			return -EIO;
 		m->eof = true;
 	}
@@ -238,7 +237,7 @@ mjs_rewind(struct v4l2cuse_file_reader *r)
 
 	m->len = m->pos = 0;
 	m->eof = false;
-	return v4l2cuse_file_reader_seek(m->f, 0);
+	return v4l2cuse_file_reader_seek(r, 0);
 }
 
 static void
@@ -246,8 +245,6 @@ mjs_destroy(struct v4l2cuse_file_reader *r)
 {
 	struct mjs_reader *m = mjs_from(r);
 
-	if (m->f)
-		fclose(m->f);
 	g_free(m->buf);
 	g_free(m);
 }
@@ -269,13 +266,13 @@ v4l2cuse_mjpeg_stream_reader_open(FILE *f, const struct v4l2_fract *fps_iv,
 	int r;
 
 	m->base.ops = &mjs_ops;
-	m->f = f;
+	m->base.f = f;
 	/* The first good frame gives the size; a few bad ones before it are fine. */
 	while ((r = mjs_next(&m->base, &img)) == -EBADMSG && ++bad < 16)
 		;
 	if (r < 0) {
 		*ret_error = g_strdup(r == -EIO ? g_strerror(EIO) : "no complete JPEG frame found");
-		mjs_destroy(&m->base);
+		v4l2cuse_file_reader_free(&m->base);
 		return r == -EIO ? r : -EINVAL;
 	}
 	m->base.info = (struct v4l2cuse_file_reader_info){
@@ -294,7 +291,7 @@ v4l2cuse_mjpeg_stream_reader_open(FILE *f, const struct v4l2_fract *fps_iv,
 	r = mjs_rewind(&m->base);
 	if (r < 0) {
 		*ret_error = g_strdup_printf("cannot seek: %s", g_strerror(-r));
-		mjs_destroy(&m->base);
+		v4l2cuse_file_reader_free(&m->base);
 		return r;
 	}
 	*ret = &m->base;

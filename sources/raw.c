@@ -18,7 +18,6 @@
 
 struct raw_reader {
 	struct v4l2cuse_file_reader base;
-	FILE *f;
 	uint8_t *buf;
 	size_t frame_size;
 };
@@ -27,10 +26,10 @@ static int
 raw_next(struct v4l2cuse_file_reader *r, struct v4l2cuse_image *ret)
 {
 	struct raw_reader *rr = (struct raw_reader *)r;
-	size_t n = fread(rr->buf, 1, rr->frame_size, rr->f);
+	size_t n = fread(rr->buf, 1, rr->frame_size, rr->base.f);
 
 	if (n < rr->frame_size)
-		return ferror(rr->f) ? -EIO : -ENODATA;	/* a partial last frame ends it */
+		return ferror(rr->base.f) ? -EIO : -ENODATA;	/* a partial last frame ends it */
 	*ret = (struct v4l2cuse_image){
 		.fourcc = r->info.fourcc, .width = r->info.width, .height = r->info.height,
 		.data = rr->buf, .size = rr->frame_size,
@@ -41,9 +40,7 @@ raw_next(struct v4l2cuse_file_reader *r, struct v4l2cuse_image *ret)
 static int
 raw_rewind(struct v4l2cuse_file_reader *r)
 {
-	struct raw_reader *rr = (struct raw_reader *)r;
-
-	return v4l2cuse_file_reader_seek(rr->f, 0);
+	return v4l2cuse_file_reader_seek(r, 0);
 }
 
 static void
@@ -51,8 +48,6 @@ raw_destroy(struct v4l2cuse_file_reader *r)
 {
 	struct raw_reader *rr = (struct raw_reader *)r;
 
-	if (rr->f)
-		fclose(rr->f);
 	g_free(rr->buf);
 	g_free(rr);
 }
@@ -74,12 +69,12 @@ v4l2cuse_raw_reader_open(FILE *f, uint32_t fourcc, uint32_t width, uint32_t heig
 	bool too_short;
 
 	rr->base.ops = &raw_ops;
-	rr->f = f;
+	rr->base.f = f;
 	rr->frame_size = v4l2cuse_convert_input_size(fourcc, width, height, 0);
 	if (!rr->frame_size) {
 		*ret_error = g_strdup_printf("raw %.4s frames cannot be %ux%u",
 					     (const char *)&fourcc, width, height);
-		raw_destroy(&rr->base);
+		v4l2cuse_file_reader_free(&rr->base);
 		return -EINVAL;
 	}
 	/* A file shorter than one frame must not cost a frame-sized buffer first. */
@@ -98,7 +93,7 @@ v4l2cuse_raw_reader_open(FILE *f, uint32_t fourcc, uint32_t width, uint32_t heig
 	    raw_rewind(&rr->base) < 0) {
 		*ret_error = g_strdup_printf("shorter than one %ux%u %.4s frame (%zu bytes)",
 					     width, height, (const char *)&fourcc, rr->frame_size);
-		raw_destroy(&rr->base);
+		v4l2cuse_file_reader_free(&rr->base);
 		return -EINVAL;
 	}
 	*ret = &rr->base;

@@ -53,7 +53,6 @@ struct y4m_header {
 
 struct y4m_reader {
 	struct v4l2cuse_file_reader base;
-	FILE *f;
 	off_t data_off;			/* the first FRAME */
 	struct y4m_header h;
 	uint32_t out_w, out_h;		/* delivered size (cropped to even if needed) */
@@ -208,7 +207,7 @@ y4m_find_marker(struct y4m_reader *y, bool *ret_eol)
 	size_t matched = 0;
 	int c;
 
-	while ((c = getc(y->f)) != EOF) {
+	while ((c = getc(y->base.f)) != EOF) {
 		if (matched == 5) {
 			if (c == ' ' || c == '\n') {
 				*ret_eol = c == '\n';
@@ -221,7 +220,7 @@ y4m_find_marker(struct y4m_reader *y, bool *ret_eol)
 		else
 			matched = c == 'F' ? 1 : 0;
 	}
-	return ferror(y->f) ? -EIO : -ENODATA;
+	return ferror(y->base.f) ? -EIO : -ENODATA;
 }
 
 static void
@@ -245,13 +244,13 @@ y4m_next(struct v4l2cuse_file_reader *r, struct v4l2cuse_image *ret)
 		if (rr < 0)
 			return rr;
 		y->resync = false;
-		if (!eol && (rr = y4m_read_line(y->f, y->line, sizeof(y->line), &len)) < 0) {
+		if (!eol && (rr = y4m_read_line(y->base.f, y->line, sizeof(y->line), &len)) < 0) {
 			if (rr == -EBADMSG)
 				y->resync = true;
 			return rr;
 		}
 	} else {
-		rr = y4m_read_line(y->f, y->line, sizeof(y->line), &len);
+		rr = y4m_read_line(y->base.f, y->line, sizeof(y->line), &len);
 		if (rr == -ENODATA || rr == -EIO)
 			return rr;
 		if (rr < 0 || strncmp(y->line, "FRAME", 5) != 0 ||
@@ -261,9 +260,9 @@ y4m_next(struct v4l2cuse_file_reader *r, struct v4l2cuse_image *ret)
 		}
 	}
 
-	n = fread(y->raw, 1, y->frame_size, y->f);
+	n = fread(y->raw, 1, y->frame_size, y->base.f);
 	if (n < y->frame_size)
-		return ferror(y->f) ? -EIO : -ENODATA;	/* a cut last frame ends the file */
+		return ferror(y->base.f) ? -EIO : -ENODATA;	/* a cut last frame ends the file */
 
 	if (!y->direct) {
 		uint8_t *o = y->out;
@@ -296,7 +295,7 @@ y4m_rewind(struct v4l2cuse_file_reader *r)
 	struct y4m_reader *y = y4m_from(r);
 
 	y->resync = false;
-	return v4l2cuse_file_reader_seek(y->f, y->data_off);
+	return v4l2cuse_file_reader_seek(r, y->data_off);
 }
 
 static void
@@ -304,8 +303,6 @@ y4m_destroy(struct v4l2cuse_file_reader *r)
 {
 	struct y4m_reader *y = y4m_from(r);
 
-	if (y->f)
-		fclose(y->f);
 	g_free(y->raw);
 	g_free(y->out);
 	g_free(y);
@@ -392,7 +389,7 @@ v4l2cuse_y4m_reader_open(FILE *f, struct v4l2cuse_file_reader **ret, char **ret_
 	int r;
 
 	y->base.ops = &y4m_ops;
-	y->f = f;
+	y->base.f = f;
 	r = y4m_read_line(f, y->line, sizeof(y->line), &len);
 	if (r < 0) {
 		*ret_error = g_strdup(r == -EIO ? g_strerror(EIO) : r == -ENODATA ? "empty file"
@@ -429,6 +426,6 @@ v4l2cuse_y4m_reader_open(FILE *f, struct v4l2cuse_file_reader **ret, char **ret_
 	return 0;
 
 err:
-	y4m_destroy(&y->base);
+	v4l2cuse_file_reader_free(&y->base);
 	return r;
 }
