@@ -519,14 +519,7 @@ tap_produce_fanout(struct hub_tap *t, struct v4l2cuse_frame *frame)
 		frame->bytesused = in->bytesused;
 		return 0;
 	}
-	struct v4l2cuse_image img = {
-		.fourcc = in->fmt.pixelformat,
-		.width = in->fmt.width,
-		.height = in->fmt.height,
-		.bytesperline = in->fmt.bytesperline,
-		.data = in->staging,
-		.size = in->fmt.bytesperline ? in->fmt.sizeimage : in->bytesused,
-	};
+	struct v4l2cuse_image img = v4l2cuse_convert_image_of(&in->fmt, in->staging, in->bytesused);
 	int r = v4l2cuse_convert_frame(t->cv, &img, &t->fmt, frame->data, frame->length,
 				       &frame->bytesused);
 

@@ -122,14 +122,8 @@ lb_capture_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 	if (!fresh && (!tick || !lb->sustain_framerate || !s->cache_gen))
 		return -EAGAIN;
 	if (fresh) {
-		struct v4l2cuse_image img = {
-			.fourcc = lb->fmt.pixelformat,
-			.width = lb->fmt.width,
-			.height = lb->fmt.height,
-			.bytesperline = lb->fmt.bytesperline,
-			.data = lb->data,
-			.size = lb->fmt.bytesperline ? lb->fmt.sizeimage : lb->bytesused,
-		};
+		struct v4l2cuse_image img = v4l2cuse_convert_image_of(&lb->fmt, lb->data,
+								      lb->bytesused);
 
 		if (s->shown_gen && lb->gen > s->shown_gen + 1)
 			lb->dropped += lb->gen - s->shown_gen - 1;

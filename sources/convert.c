@@ -85,6 +85,19 @@ v4l2cuse_convert_target_colorimetry(const struct v4l2_pix_format *out)
 					    img.quantization);
 }
 
+struct v4l2cuse_image
+v4l2cuse_convert_image_of(const struct v4l2_pix_format *pix, const void *data, size_t bytesused)
+{
+	return (struct v4l2cuse_image){
+		.fourcc = pix->pixelformat,
+		.width = pix->width,
+		.height = pix->height,
+		.bytesperline = pix->bytesperline,
+		.data = data,
+		.size = pix->bytesperline ? pix->sizeimage : bytesused,
+	};
+}
+
 void
 v4l2cuse_convert_image_colorimetry(struct v4l2cuse_image *img, const struct v4l2_pix_format *pix)
 {

@@ -115,6 +115,15 @@ size_t v4l2cuse_convert_input_size(uint32_t fourcc, uint32_t width, uint32_t hei
 				   uint32_t bytesperline);
 
 /*
+ * The image of a frame at @data in the format @pix (v4l2cuse_format_fill()'s
+ * layout, as a source or a writer app delivers it) of which @bytesused
+ * bytes were filled: a raw frame is sizeimage bytes, a compressed one
+ * (bytesperline 0) the @bytesused it came with. Colorimetry is left at 0.
+ */
+struct v4l2cuse_image v4l2cuse_convert_image_of(const struct v4l2_pix_format *pix,
+						const void *data, size_t bytesused);
+
+/*
  * Set @img's ycbcr_enc and quantization from a device's format @pix (a
  * camera's G_FMT), the kernel's defaults for its colorspace standing in
  * for DEFAULT (V4L2_MAP_YCBCR_ENC_DEFAULT(), V4L2_MAP_QUANTIZATION_DEFAULT():
