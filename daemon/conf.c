@@ -346,21 +346,11 @@ ctx_get_uint(struct conf_ctx *c, const char *key, const char *v, unsigned int mi
 static int
 ctx_get_bool(struct conf_ctx *c, const char *key, const char *v, bool *ret, char **ret_error)
 {
-	static const char *const yes[] = { "true", "yes", "on", "1" };
-	static const char *const no[] = { "false", "no", "off", "0" };
+	char *msg = NULL;
 
-	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
-		if (g_ascii_strcasecmp(v, yes[i]) == 0) {
-			*ret = true;
-			return 0;
-		}
-		if (g_ascii_strcasecmp(v, no[i]) == 0) {
-			*ret = false;
-			return 0;
-		}
-	}
-	return ctx_fail(c, key, g_strdup_printf("'%s' is not a boolean (true or false)", v),
-			ret_error);
+	if (v4l2cuse_parse_bool(v, ret, &msg) < 0)
+		return ctx_fail(c, key, msg, ret_error);
+	return 0;
 }
 
 /*

@@ -11,6 +11,7 @@
 
 #include <glib.h>
 
+#include "v4l2cuse/parse.h"
 #include "v4l2cuse/source.h"
 
 struct opts_item {
@@ -177,24 +178,14 @@ int
 v4l2cuse_opts_get_bool(const struct v4l2cuse_opts *opts, const char *key,
 		       bool def, bool *ret, char **ret_error)
 {
-	static const char *const yes[] = { "1", "yes", "true", "on" };
-	static const char *const no[] = { "0", "no", "false", "off" };
 	const char *v = v4l2cuse_opts_get_str(opts, key, NULL);
 
 	if (!v) {
 		*ret = def;
 		return 0;
 	}
-	for (size_t i = 0; i < G_N_ELEMENTS(yes); i++) {
-		if (g_ascii_strcasecmp(v, yes[i]) == 0) {
-			*ret = true;
-			return 0;
-		}
-		if (g_ascii_strcasecmp(v, no[i]) == 0) {
-			*ret = false;
-			return 0;
-		}
-	}
+	if (v4l2cuse_parse_bool(v, ret, NULL) == 0)
+		return 0;
 	opts_set_error(ret_error, opts ? opts->source : NULL,
 		       "option '%s': expected 0 or 1, got '%s'", key, v);
 	return -EINVAL;

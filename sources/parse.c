@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Sizes, frame rates, fourccs and lists (include/v4l2cuse/parse.h).
+ * Sizes, frame rates, fourccs, lists and booleans (include/v4l2cuse/parse.h).
  */
 
 #include "config.h"
@@ -142,6 +142,25 @@ int
 v4l2cuse_parse_fourcc(const char *s, uint32_t *ret, char **ret_error)
 {
 	return v4l2cuse_parse_fourcc_of(s, V4L2CUSE_FORMATS_OUTPUT, ret, ret_error);
+}
+
+int
+v4l2cuse_parse_bool(const char *s, bool *ret, char **ret_error)
+{
+	static const char *const yes[] = { "true", "yes", "on", "1" };
+	static const char *const no[] = { "false", "no", "off", "0" };
+
+	for (size_t i = 0; i < G_N_ELEMENTS(yes); i++) {
+		if (g_ascii_strcasecmp(s, yes[i]) == 0) {
+			*ret = true;
+			return 0;
+		}
+		if (g_ascii_strcasecmp(s, no[i]) == 0) {
+			*ret = false;
+			return 0;
+		}
+	}
+	return parse_fail(ret_error, "'%s' is not a boolean (true or false)", s);
 }
 
 int

@@ -2,9 +2,9 @@
 #pragma once
 
 /*
- * The one syntax of sizes, frame rates, pixel formats and lists of them,
- * for the command line and the configuration file (daemon/) and the
- * sources' options (sources/): implemented in sources/parse.c.
+ * The one syntax of sizes, frame rates, pixel formats, lists of them and
+ * booleans, for the command line and the configuration file (daemon/) and
+ * the sources' options (sources/): implemented in sources/parse.c.
  *
  *   size    WIDTHxHEIGHT, decimal digits only, 1..V4L2CUSE_MAX_WIDTH x
  *           1..V4L2CUSE_MAX_HEIGHT ("640x480")
@@ -15,6 +15,7 @@
  *   list    items separated by ',', ';', '+', spaces or tabs (in a source
  *           option, where ',' ends the option, '+' and ';'), empty items
  *           skipped, at least one and at most V4L2CUSE_MAX_LIST, none twice
+ *   bool    true, yes, on, 1 or false, no, off, 0, case-insensitive
  *
  * Every function returns 0, or -EINVAL with a one-line message in
  * *ret_error (g_free; none when @ret_error is NULL) that names the value
@@ -58,6 +59,8 @@ int v4l2cuse_parse_fourcc(const char *s, uint32_t *ret, char **ret_error);
 /* The same among the formats of @set. */
 int v4l2cuse_parse_fourcc_of(const char *s, enum v4l2cuse_format_set set, uint32_t *ret,
 			     char **ret_error);
+
+int v4l2cuse_parse_bool(const char *s, bool *ret, char **ret_error);
 
 /* The items of list @s, at most @max ("more than N entries") (g_strfreev). */
 int v4l2cuse_split_list(const char *s, unsigned int max, char ***ret_items, char **ret_error);

@@ -288,7 +288,7 @@ bool v4l2cuse_opts_has(const struct v4l2cuse_opts *opts, const char *key);
 /* The raw value of @key, or @def. The string lives as long as @opts. */
 const char *v4l2cuse_opts_get_str(const struct v4l2cuse_opts *opts, const char *key,
 				  const char *def);
-/* 1/0, yes/no, true/false, on/off. */
+/* A boolean (v4l2cuse_parse_bool(): 1/0, yes/no, true/false, on/off), or @def. */
 int v4l2cuse_opts_get_bool(const struct v4l2cuse_opts *opts, const char *key,
 			   bool def, bool *ret, char **ret_error);
 /* A decimal integer in min..max (ret untouched on failure). */

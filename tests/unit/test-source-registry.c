@@ -289,6 +289,16 @@ V4L2CUSE_TEST("/registry/parse", test_parse)
 		{ "30/0", 0, 0 }, { "30/", 0, 0 }, { "/30", 0, 0 }, { "30/1/1", 0, 0 },
 		{ "+30", 0, 0 }, { "30.0", 0, 0 }, { "4294967296", 0, 0 }, { "", 0, 0 },
 	};
+	static const struct {
+		const char *s;
+		bool ok, value;
+	} bools[] = {
+		{ "true", true, true }, { "YES", true, true }, { "On", true, true },
+		{ "1", true, true }, { "false", true, false }, { "no", true, false },
+		{ "OFF", true, false }, { "0", true, false }, { "", false, false },
+		{ "2", false, false }, { "yes ", false, false }, { "tru", false, false },
+		{ "enabled", false, false },
+	};
 	struct v4l2cuse_size sz[V4L2CUSE_MAX_LIST];
 	struct v4l2_fract iv[V4L2CUSE_MAX_LIST];
 	uint32_t f[V4L2CUSE_MAX_LIST];
@@ -352,5 +362,26 @@ V4L2CUSE_TEST("/registry/parse", test_parse)
 
 		g_assert_cmpint(v4l2cuse_parse_rates(" ,;", iv, &n, &err), ==, -EINVAL);
 		g_assert_cmpstr(err, ==, "empty list");
+	}
+
+	/* Booleans: the config file's and the sources' options' one spelling. */
+	for (size_t i = 0; i < G_N_ELEMENTS(bools); i++) {
+		g_autofree char *err = NULL;
+		bool v = !bools[i].value;
+		int r = v4l2cuse_parse_bool(bools[i].s, &v, &err);
+
+		g_test_message("'%s' -> %d %d %s", bools[i].s, r, v, err ? err : "");
+		g_assert_cmpint(r, ==, bools[i].ok ? 0 : -EINVAL);
+		g_assert_true(!err == bools[i].ok);
+		if (bools[i].ok)
+			g_assert_cmpint(v, ==, bools[i].value);
+	}
+	{
+		g_autofree char *err = NULL;
+		bool v = true;
+
+		g_assert_cmpint(v4l2cuse_parse_bool("maybe", &v, &err), ==, -EINVAL);
+		g_assert_cmpstr(err, ==, "'maybe' is not a boolean (true or false)");
+		g_assert_true(v);	/* untouched */
 	}
 }
