@@ -28,6 +28,8 @@ enum {
 };
 
 #define TPG_MAX_PAT 8
+/* Overlay cells kept packed: blank and the font's 95 glyphs. */
+#define TPG_ATLAS_CELLS 96
 
 struct v4l2cuse_tpg {
 	const struct v4l2cuse_format_info *fi;	/* NULL: no format set */
@@ -54,7 +56,8 @@ struct v4l2cuse_tpg {
 
 	/*
 	 * The text overlay as last drawn (tpg-text.c): its colour indices, the
-	 * glyph in each cell and its rectangle packed in the frame's format
+	 * text of each line (a cell past its end is blank) and its rectangle
+	 * packed in the frame's format
 	 * (lines t->plane_bpl[] long, planes at ov_off[]), so that a frame
 	 * packs again only the cells whose character changed and copies the
 	 * rest. ov_valid is cleared by anything that changes the packing: the
@@ -62,11 +65,21 @@ struct v4l2cuse_tpg {
 	 */
 	uint16_t *canvas;
 	size_t canvas_size;
-	const uint8_t *ov_glyph[V4L2CUSE_TPG_TEXT_MAX_LINES][V4L2CUSE_TPG_TEXT_COLS];
+	char ov_text[V4L2CUSE_TPG_TEXT_MAX_LINES][V4L2CUSE_TPG_TEXT_COLS];
+	size_t ov_len[V4L2CUSE_TPG_TEXT_MAX_LINES];
 	uint32_t ov_width, ov_height;
 	bool ov_valid;
 	uint8_t *ov_img;
 	size_t ov_off[3];
+	/*
+	 * Every glyph's cell as packed the first time it was drawn (slot 0:
+	 * blank), ov_cell_bytes each: a cell that changes to a glyph packed
+	 * before is copied from here instead of drawn and packed again.
+	 * Cleared with the overlay (ov_valid).
+	 */
+	uint8_t *ov_atlas;
+	size_t ov_cell_bytes;
+	bool ov_atlas_valid[TPG_ATLAS_CELLS];
 	uint16_t *solid;	/* one row for solid rectangles */
 	uint64_t rng;
 };

@@ -39,6 +39,41 @@ v4l2cuse_tpg_overlay_rect(const struct v4l2cuse_tpg *t, unsigned int n_lines, st
 	v4l2cuse_tpg_overlay_rect_for(t->width, t->height, n_lines, ret);
 }
 
+/* The atlas slot of glyph @g (NULL: blank). */
+static unsigned int
+tpg_atlas_slot(const uint8_t *g)
+{
+	return g ? 1 + (unsigned int)((g - v4l2cuse_tpg_font_5x7[0]) / 7) : 0;
+}
+
+/*
+ * Copy the full cell at (@x, @y) of the overlay's image into @slot, or
+ * back (@to_img).
+ */
+static void
+tpg_cell_copy(struct v4l2cuse_tpg *t, uint32_t x, uint32_t y, uint8_t *slot, bool to_img)
+{
+	const struct v4l2cuse_format_info *fi = t->fi;
+	unsigned int vsub = tpg_vsub(fi);
+
+	for (unsigned int p = 0; p < fi->n_planes; p++) {
+		unsigned int sub = p ? vsub : 1;
+		size_t n = p ? tpg_chroma_bytes(fi, V4L2CUSE_TPG_TEXT_CELL_W) :
+			       V4L2CUSE_TPG_TEXT_CELL_W * (size_t)(fi->bpp[0] / 8);
+		size_t xo = p ? tpg_chroma_bytes(fi, x) : x * (size_t)(fi->bpp[0] / 8);
+
+		for (uint32_t r = 0; r < V4L2CUSE_TPG_TEXT_CELL_H / sub; r++) {
+			uint8_t *img = t->ov_img + t->ov_off[p] + (y / sub + r) * t->plane_bpl[p] + xo;
+
+			if (to_img)
+				memcpy(img, slot, n);
+			else
+				memcpy(slot, img, n);
+			slot += n;
+		}
+	}
+}
+
 /* The glyph of character @c. */
 static const uint8_t *
 tpg_glyph(char c)
@@ -101,7 +136,8 @@ v4l2cuse_tpg_draw_text(struct v4l2cuse_tpg *t, uint8_t *dst, const char *const *
 			t->canvas[i] = C_TEXT_BG;
 		v4l2cuse_tpg_blit(t, t->ov_img, t->ov_off, 0, 0, r.width, r.height, t->canvas,
 				  r.width);
-		memset(t->ov_glyph, 0, sizeof(t->ov_glyph));
+		memset(t->ov_len, 0, sizeof(t->ov_len));
+		memset(t->ov_atlas_valid, 0, sizeof(t->ov_atlas_valid));
 		t->ov_width = r.width;
 		t->ov_height = r.height;
 		t->ov_valid = true;
@@ -109,23 +145,39 @@ v4l2cuse_tpg_draw_text(struct v4l2cuse_tpg *t, uint8_t *dst, const char *const *
 	/* Lines past @n_lines are blank: a clipped overlay keeps its height. */
 	for (unsigned int l = 0; l < V4L2CUSE_TPG_TEXT_MAX_LINES; l++) {
 		const char *s = l < n_lines && text[l] ? text[l] : "";
-		size_t len = strnlen(s, V4L2CUSE_TPG_TEXT_COLS);
+		size_t len = strnlen(s, V4L2CUSE_TPG_TEXT_COLS), was = t->ov_len[l];
 		uint32_t y = V4L2CUSE_TPG_TEXT_PAD + l * V4L2CUSE_TPG_TEXT_CELL_H;
 
-		for (unsigned int col = 0; col < V4L2CUSE_TPG_TEXT_COLS; col++) {
+		if (y >= r.height || (len == was && !memcmp(s, t->ov_text[l], len)))
+			continue;
+		for (unsigned int col = 0; col < MAX(len, was); col++) {
 			uint32_t x = V4L2CUSE_TPG_TEXT_PAD + col * V4L2CUSE_TPG_TEXT_CELL_W;
 			/* past the end of the line: a blank cell */
-			const uint8_t *g = col < len ? tpg_glyph(s[col]) : NULL;
+			char c = col < len ? s[col] : 0;
+			const uint8_t *g = c ? tpg_glyph(c) : NULL;
+			unsigned int a = tpg_atlas_slot(g);
+			uint8_t *slot = t->ov_atlas + a * t->ov_cell_bytes;
+			bool full = x + V4L2CUSE_TPG_TEXT_CELL_W <= r.width &&
+				    y + V4L2CUSE_TPG_TEXT_CELL_H <= r.height;
 
-			if (g == t->ov_glyph[l][col] || x >= r.width || y >= r.height)
+			if (c == (col < was ? t->ov_text[l][col] : 0) || x >= r.width)
 				continue;
-			t->ov_glyph[l][col] = g;
+			if (full && t->ov_atlas_valid[a]) {
+				tpg_cell_copy(t, x, y, slot, true);
+				continue;
+			}
 			tpg_draw_cell(t, &r, x, y, g);
 			v4l2cuse_tpg_blit(t, t->ov_img, t->ov_off, x, y,
 					  MIN(V4L2CUSE_TPG_TEXT_CELL_W, r.width - x),
 					  MIN(V4L2CUSE_TPG_TEXT_CELL_H, r.height - y),
 					  t->canvas + (size_t)y * r.width + x, r.width);
+			if (full) {
+				tpg_cell_copy(t, x, y, slot, false);
+				t->ov_atlas_valid[a] = true;
+			}
 		}
+		memcpy(t->ov_text[l], s, len);
+		t->ov_len[l] = len;
 	}
 
 	for (uint32_t y = 0; y < r.height; y++)

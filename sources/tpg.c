@@ -95,6 +95,7 @@ tpg_free_buffers(struct v4l2cuse_tpg *t)
 	g_clear_pointer(&t->prgb, g_free);
 	g_clear_pointer(&t->canvas, g_free);
 	g_clear_pointer(&t->ov_img, g_free);
+	g_clear_pointer(&t->ov_atlas, g_free);
 	t->ov_valid = false;
 	g_clear_pointer(&t->solid, g_free);
 }
@@ -169,6 +170,11 @@ v4l2cuse_tpg_set_format(struct v4l2cuse_tpg *t, uint32_t fourcc, uint32_t width,
 		ov_size += t->plane_bpl[p] * (ov_h / tpg_vsub(fi));
 	}
 	t->ov_img = g_malloc0(MAX(ov_size, 1));
+	t->ov_cell_bytes = V4L2CUSE_TPG_TEXT_CELL_H * V4L2CUSE_TPG_TEXT_CELL_W * (fi->bpp[0] / 8);
+	for (unsigned int p = 1; p < fi->n_planes; p++)
+		t->ov_cell_bytes += V4L2CUSE_TPG_TEXT_CELL_H / tpg_vsub(fi) *
+				    tpg_chroma_bytes(fi, V4L2CUSE_TPG_TEXT_CELL_W);
+	t->ov_atlas = g_malloc(TPG_ATLAS_CELLS * t->ov_cell_bytes);
 	t->dirty = true;
 	return 0;
 }
