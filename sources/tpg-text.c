@@ -112,9 +112,10 @@ tpg_draw_cell(struct v4l2cuse_tpg *t, const struct v4l2_rect *r, uint32_t x, uin
  * (PAD, PAD), on the text background. Cells start at even coordinates and
  * have even sizes, so a cell packs on its own into the same bytes as in the
  * whole rectangle (4:2:2 pairs and 4:2:0 line pairs never straddle two
- * cells): a frame packs only the cells whose glyph changed since the last,
+ * cells): a frame writes only the cells whose glyph changed since the last,
  * usually the counter's and the clock's last digits, into the overlay's
- * image, and copies that image into the frame.
+ * image, and copies that image into the frame. A full cell is drawn and
+ * packed the first time its glyph shows, and copied from the atlas after.
  */
 void
 v4l2cuse_tpg_draw_text(struct v4l2cuse_tpg *t, uint8_t *dst, const char *const *text,
