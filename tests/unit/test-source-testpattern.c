@@ -15,6 +15,7 @@
 #include "v4l2cuse/format.h"
 #include "v4l2cuse/source.h"
 #include "jpeg.h"
+#include "tpg.h"
 #include "test-source-util.h"
 #include "test-tpg-pixels.h"
 #include "test-main.h"
@@ -626,5 +627,31 @@ V4L2CUSE_TEST("/testpattern/time-overlay", test_time_overlay)
 	g_free(a);
 	g_free(b);
 	g_free(c);
+	v4l2cuse_source_destroy(src);
+}
+
+V4L2CUSE_TEST("/testpattern/overlay-text", test_overlay_text)
+{
+	/* the lines the overlay shows, drawn by a generator of our own */
+	static const char *const lines[] = { "#0000000123", "01:02:03.456", "320x240 RGB3 30 fps",
+					     "cam" };
+	struct v4l2cuse_source *src = ts_make("pattern,label=cam");
+	struct v4l2_pix_format pix = ts_start(src, V4L2_PIX_FMT_RGB24, 320, 240, 1, 30);
+	const struct v4l2cuse_tpg_params def = V4L2CUSE_TPG_PARAMS_DEFAULT;
+	struct v4l2cuse_tpg *t = v4l2cuse_tpg_new();
+	uint64_t t0 = 5000000000ull;
+	g_autofree uint8_t *ref = g_malloc(pix.sizeimage);
+	uint8_t *a, *b;
+
+	g_assert_cmpint(produce(src, &pix, 0, t0, &a, NULL), ==, 0);
+	g_assert_cmpint(produce(src, &pix, 123, t0 + 3723456000000ull, &b, NULL), ==, 0);
+	g_assert_cmpint(v4l2cuse_tpg_set_format(t, pix.pixelformat, pix.width, pix.height,
+						pix.ycbcr_enc, pix.quantization), ==, 0);
+	v4l2cuse_tpg_set_params(t, &def);
+	v4l2cuse_tpg_fill(t, ref, 123, lines, G_N_ELEMENTS(lines));
+	g_assert_true(memcmp(ref, b, pix.sizeimage) == 0);
+	g_free(a);
+	g_free(b);
+	v4l2cuse_tpg_free(t);
 	v4l2cuse_source_destroy(src);
 }
