@@ -520,6 +520,9 @@ tap_produce_fanout(struct hub_tap *t, struct v4l2cuse_frame *frame)
 		return 0;
 	}
 	struct v4l2cuse_image img = v4l2cuse_convert_image_of(&in->fmt, in->staging, in->bytesused);
+
+	/* The input's frames are what its format says: a camera's own label. */
+	v4l2cuse_convert_image_colorimetry(&img, &in->fmt);
 	int r = v4l2cuse_convert_frame(t->cv, &img, &t->fmt, frame->data, frame->length,
 				       &frame->bytesused);
 

@@ -5,7 +5,9 @@
  * instance of the source, and stream at the same time at different sizes:
  * one alone (frames straight from the source), both (the input at the
  * larger size, each device converting), and the other alone again. Every
- * frame is checked whole and showing one of the file's frames.
+ * frame is checked whole and showing one of the file's frames. A shared
+ * camera's frames converted for another device are read in the
+ * colorimetry the camera reports (pixels against colour-ref.h).
  */
 #include "config.h"
 
@@ -22,6 +24,8 @@
 #include "videobuf.h"
 #include "device.h"
 #include "hub.h"
+#include "colour-ref.h"
+#include "fake-camera.h"
 #include "fake-req.h"
 #include "fake-consumer.h"
 #include "test-main.h"
@@ -179,6 +183,91 @@ V4L2CUSE_TEST("/hub/keys", test_keys)
 	g_assert_null(k3);
 	g_assert_null(v4l2cuse_source_input_key("file:/nonexistent/x.y4m"));
 	g_unlink(path);
+}
+
+/* Every pixel of an RGB24 frame @w x @h is @want within 2. */
+static void
+check_rgb_frame(const uint8_t *p, uint32_t w, uint32_t h, const double want[3])
+{
+	for (size_t i = 0; i < (size_t)w * h * 3; i += 3) {
+		if (ABS(p[i] - want[0]) > 2 || ABS(p[i + 1] - want[1]) > 2 ||
+		    ABS(p[i + 2] - want[2]) > 2)
+			g_error("pixel %zu: R'G'B' %u %u %u, want %.1f %.1f %.1f", i / 3, p[i],
+				p[i + 1], p[i + 2], want[0], want[1], want[2]);
+	}
+}
+
+/*
+ * Two devices on one camera: the first streams its YUYV at 320x240, which
+ * the camera labels Rec. 709 (format.c's label at 240 lines is BT.601);
+ * the second asks RGB24 at that size and is fed from the first one's
+ * frames (fanout): they decode with the camera's BT.709, as they would
+ * from the camera alone.
+ */
+V4L2CUSE_TEST("/hub/camera-colour", test_camera_colour)
+{
+	static const struct fake_camera_mode modes[] = {
+		{ 320, 240, V4L2_COLORSPACE_REC709, V4L2_YCBCR_ENC_709,
+		  V4L2_QUANTIZATION_LIM_RANGE, V4L2_XFER_FUNC_709 },
+	};
+	static const struct fake_camera cam = { .modes = modes, .n_modes = 1,
+						.y = 120, .cb = 90, .cr = 190 };
+	const double ycc[3] = { cam.y, cam.cb, cam.cr };
+	/* The hub keys a camera by its node: a file stands for it (the fake opens any path). */
+	g_autofree char *node = g_build_filename(tmpdir, "camera", NULL);
+	g_autofree char *spec = g_strdup_printf("uvc:%s", node);
+	struct v4l2cuse_hub *hub = v4l2cuse_hub_new();
+	struct v4l2cuse_device_config cfg = fake_yuyv_config("video41", spec, 320, 240, 30);
+	struct v4l2cuse_device *a, *b;
+	struct v4l2cuse_device_stats sa, sb;
+	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	struct fake_consumer ca, cb;
+	double want[3], other[3];
+	unsigned int got = 0;
+	gint64 end;
+
+	g_assert_true(g_file_set_contents(node, "", 0, NULL));
+	fake_camera_install(&cam);
+	a = device("video40", spec, 320, 240, hub);
+	cfg.hub = hub;
+	cfg.pixelformat = V4L2_PIX_FMT_RGB24;
+	b = fake_device(&cfg);
+	v4l2cuse_device_get_stats(a, &sa);
+	v4l2cuse_device_get_stats(b, &sb);
+	g_assert_nonnull(sa.input);
+	g_assert_cmpstr(sa.input, ==, sb.input);
+
+	ref_ycc_to_rgb(true, ycc, want);
+	ref_ycc_to_rgb(false, ycc, other);
+	g_assert_cmpfloat(ABS(want[0] - other[0]), >, 6);
+	fake_consumer_start(&ca, a, 4, 0);
+	fake_consumer_start(&cb, b, 4, 0);
+	/* The fake always has a frame: its fd readable for good, so the loop wakes for it. */
+	g_assert_cmpint(write(fake_camera_fd(), &(uint64_t){ 1 }, sizeof(uint64_t)), ==,
+			sizeof(uint64_t));
+	g_assert_cmpint(fake_ioctl(ca.fh, VIDIOC_G_FMT, &fmt), ==, 0);
+	g_assert_cmpuint(fmt.fmt.pix.colorspace, ==, V4L2_COLORSPACE_REC709);
+	end = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
+	while (got < 3 && g_get_monotonic_time() < end) {
+		struct v4l2_buffer buf;
+
+		g_main_context_iteration(NULL, TRUE);
+		while (fake_consumer_dqbuf(&ca, 320 * 240 * 2, &buf) == 0)
+			g_assert_cmpint(fake_consumer_qbuf(&ca, buf.index), ==, 0);
+		while (fake_consumer_dqbuf(&cb, 320 * 240 * 3, &buf) == 0) {
+			check_rgb_frame(cb.mem[buf.index], 320, 240, want);
+			got++;
+			g_assert_cmpint(fake_consumer_qbuf(&cb, buf.index), ==, 0);
+		}
+	}
+	g_assert_cmpuint(got, >=, 3);
+	fake_consumer_close(&cb);
+	fake_consumer_close(&ca);
+	v4l2cuse_device_free(b);
+	v4l2cuse_device_free(a);
+	v4l2cuse_hub_free(hub);
+	fake_camera_remove();
+	g_unlink(node);
 }
 
 int
