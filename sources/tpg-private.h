@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <glib.h>
+
 #include "v4l2cuse/format.h"
 #include "tpg.h"
 
@@ -28,8 +30,8 @@ enum {
 };
 
 #define TPG_MAX_PAT 8
-/* Overlay cells kept packed: blank and the font's 95 glyphs. */
-#define TPG_ATLAS_CELLS 96
+/* Overlay cells kept packed: blank and every glyph of the font. */
+#define TPG_ATLAS_CELLS (1 + G_N_ELEMENTS(v4l2cuse_tpg_font_5x7))
 
 struct v4l2cuse_tpg {
 	const struct v4l2cuse_format_info *fi;	/* NULL: no format set */

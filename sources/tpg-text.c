@@ -43,7 +43,8 @@ v4l2cuse_tpg_overlay_rect(const struct v4l2cuse_tpg *t, unsigned int n_lines, st
 static unsigned int
 tpg_atlas_slot(const uint8_t *g)
 {
-	return g ? 1 + (unsigned int)((g - v4l2cuse_tpg_font_5x7[0]) / 7) : 0;
+	return g ? 1 + (unsigned int)((g - v4l2cuse_tpg_font_5x7[0]) /
+				      sizeof(v4l2cuse_tpg_font_5x7[0])) : 0;
 }
 
 /*
