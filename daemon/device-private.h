@@ -126,6 +126,7 @@ struct v4l2cuse_device {
 	uint64_t ticks_lost;		/* timer ticks dropped after a stall */
 	uint64_t stalls;		/* stalls that dropped ticks */
 	uint64_t fast_frames;		/* frames dequeued through the fast path */
+	uint64_t fast_wakeups;		/* wake-ups by a fast-path client (kicks) */
 	uint64_t requests;		/* requests from the transport (CUSE) */
 
 	struct dev_ctrl *ctrls;

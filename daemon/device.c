@@ -352,6 +352,7 @@ v4l2cuse_device_get_stats(struct v4l2cuse_device *dev, struct v4l2cuse_device_st
 		.ticks_lost = dev->ticks_lost,
 		.stalls = dev->stalls,
 		.fast_frames = dev->fast_frames,
+		.fast_wakeups = dev->fast_wakeups,
 		.requests = dev->requests,
 		.fmt = dev->fmt,
 		.interval = dev->interval,

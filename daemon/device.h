@@ -72,6 +72,7 @@ struct v4l2cuse_device_stats {
 	uint64_t ticks_lost;		/* frame-timer ticks dropped after stalls (a sequence gap each) */
 	uint64_t stalls;		/* such stalls: one sequence gap per streaming queue each */
 	uint64_t fast_frames;		/* of the delivered, dequeued through the shim's fast path */
+	uint64_t fast_wakeups;		/* times a fast-path client woke the daemon (a kick) */
 	uint64_t requests;		/* requests from the transport (CUSE) since creation */
 	unsigned int fast_handles;	/* handles with a fast path */
 	struct v4l2_pix_format fmt;

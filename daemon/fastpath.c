@@ -282,6 +282,7 @@ dev_fp_kick_cb(int fd, GIOCondition cond, gpointer data)
 		fp->watch = 0;
 		return G_SOURCE_REMOVE;
 	}
+	fh->dev->fast_wakeups++;
 	dev_fp_take(fh);
 	dev_fp_publish_full(fh, true);
 	return G_SOURCE_CONTINUE;

@@ -202,7 +202,8 @@ v4l2cuse_manager_stats(struct v4l2cuse_manager *m, GString *out)
 				       "\nshim-connections %u\nshim-attached %u\nshim-tokens %u"
 				       "\nshim-mappings %u\nshim-refused %u\nproduced %" G_GUINT64_FORMAT
 				       "\nticks-lost %" G_GUINT64_FORMAT
-				       "\nfast-frames %" G_GUINT64_FORMAT "\nfast-handles %u"
+				       "\nfast-frames %" G_GUINT64_FORMAT "\nfast-wakeups %" G_GUINT64_FORMAT
+				       "\nfast-handles %u"
 				       "\ncuse-requests %" G_GUINT64_FORMAT "\n",
 				       md->conf->id, md->node, mdev_state_names[md->state],
 				       mdev_signal(md, &st), st.opens, st.consumers,
@@ -210,7 +211,7 @@ v4l2cuse_manager_stats(struct v4l2cuse_manager *m, GString *out)
 				       st.parked, st.interrupted, st.buffer_memory, st.buffer_memory_limit,
 				       st.buffer_memory_refused, sh.connections, sh.authenticated,
 				       sh.tokens, sh.mappings, sh.refused, st.produced, st.ticks_lost,
-				       st.fast_frames, st.fast_handles, st.requests);
+				       st.fast_frames, st.fast_wakeups, st.fast_handles, st.requests);
 	}
 }
 

@@ -207,12 +207,16 @@ fp_sub_post_locked(struct shim_fp *fp)
 
 /*
  * The wake-up socket carries a byte per change; once the app has taken
- * what there is, read them all, and if something arrived meanwhile (whose
- * byte we just read), ask the daemon to wake us again: a poll() or epoll
- * on the socket must see it. fp->lock held.
+ * what it wants of @st (read with the completions up to @head_seen), read
+ * them all, and if something new arrived meanwhile (whose byte we just
+ * read), ask the daemon to wake us again: a poll() or epoll on the socket
+ * must see it. Only what is new: a completion or an event that was there
+ * already and that the waiter does not want (a poll() for POLLIN while an
+ * event is pending, for POLLPRI while frames are) would otherwise have the
+ * daemon answer kick after kick, as fast as both can. fp->lock held.
  */
 static void
-fp_settle_locked(struct shim_fp *fp, const struct v4l2cuse_fp_state *st)
+fp_settle_locked(struct shim_fp *fp, const struct v4l2cuse_fp_state *st, uint32_t head_seen)
 {
 	char buf[256];
 	struct v4l2cuse_fp_state now;
@@ -221,8 +225,10 @@ fp_settle_locked(struct shim_fp *fp, const struct v4l2cuse_fp_state *st)
 		;
 	if (!shim_fp_state(fp, &now))
 		return;
-	if (now.epoch != st->epoch || (now.flags & V4L2CUSE_FP_EVENTS) ||
-	    fp_pending_locked(fp, now.epoch))
+	if (now.epoch != st->epoch ||
+	    ((now.flags & V4L2CUSE_FP_EVENTS) && !(st->flags & V4L2CUSE_FP_EVENTS)) ||
+	    (__atomic_load_n(&fp->sh->done_head, __ATOMIC_ACQUIRE) != head_seen &&
+	     fp_pending_locked(fp, now.epoch)))
 		fp_kick(fp);
 }
 
@@ -343,6 +349,7 @@ shim_fp_dqbuf(struct shim_handle *h, int fd, struct v4l2_buffer *b, int *ret)
 {
 	struct shim_fp *fp = h->fp;
 	struct v4l2cuse_fp_state st;
+	bool woken = false;
 	int r;
 
 	for (;;) {
@@ -353,8 +360,13 @@ shim_fp_dqbuf(struct shim_handle *h, int fd, struct v4l2_buffer *b, int *ret)
 			return false;	/* not streaming through it, or an error: CUSE */
 		pthread_mutex_lock(&fp->lock);
 		r = fp_pop_locked(fp, &st, &out);
-		if (r > 0 && !fp_pending_locked(fp, st.epoch))
-			fp_settle_locked(fp, &st);
+		/*
+		 * The wake-ups are taken once the app has what there is; a wake-up
+		 * that brought no completion (a state change, an event) is taken
+		 * before waiting again, or the wait would end at once.
+		 */
+		if ((r > 0 && !fp_pending_locked(fp, st.epoch)) || (r == 0 && woken))
+			fp_settle_locked(fp, &st, fp->done_tail);	/* nothing left */
 		pthread_mutex_unlock(&fp->lock);
 		if (r < 0)
 			return false;	/* the ring is full: CUSE takes it first */
@@ -367,7 +379,7 @@ shim_fp_dqbuf(struct shim_handle *h, int fd, struct v4l2_buffer *b, int *ret)
 		flags = shim_real.fcntl(fd, F_GETFL);
 		if (flags >= 0 && (flags & O_NONBLOCK)) {
 			pthread_mutex_lock(&fp->lock);
-			fp_settle_locked(fp, &st);
+			fp_settle_locked(fp, &st, fp->done_tail);	/* r == 0: nothing left */
 			pthread_mutex_unlock(&fp->lock);
 			*ret = -EAGAIN;
 			return true;
@@ -379,9 +391,7 @@ shim_fp_dqbuf(struct shim_handle *h, int fd, struct v4l2_buffer *b, int *ret)
 		}
 		if (r < 0)
 			return false;	/* the daemon is gone: CUSE answers that */
-		pthread_mutex_lock(&fp->lock);
-		fp_settle_locked(fp, &st);
-		pthread_mutex_unlock(&fp->lock);
+		woken = true;
 	}
 }
 
@@ -445,6 +455,6 @@ shim_fp_woken(struct shim_handle *h, short revents)
 	if (!shim_fp_state(fp, &st))
 		return;
 	pthread_mutex_lock(&fp->lock);
-	fp_settle_locked(fp, &st);
+	fp_settle_locked(fp, &st, __atomic_load_n(&fp->sh->done_head, __ATOMIC_ACQUIRE));
 	pthread_mutex_unlock(&fp->lock);
 }

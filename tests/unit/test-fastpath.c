@@ -280,6 +280,79 @@ release_later(gpointer p)
 	return G_SOURCE_REMOVE;
 }
 
+/*
+ * The daemon is woken by the client only when the producer would not
+ * take a submission anyway: an app that waits in a blocking DQBUF, one
+ * that polls for POLLIN only while an event it does not ask for is
+ * pending, and one that polls for events only while frames wait cost no
+ * wake-up a frame (no kick answered by a byte answered by a kick...), and
+ * still get what they wait for.
+ */
+static void
+app_wakeups(struct fixture *f)
+{
+	struct v4l2_event_subscription sub = { .type = V4L2_EVENT_CTRL, .id = V4L2_CID_BRIGHTNESS,
+					       .flags = V4L2_EVENT_SUB_FL_SEND_INITIAL };
+	struct v4l2cuse_device_stats before, after;
+	struct client c;
+	struct v4l2_buffer b;
+	int r;
+
+	client_open(f, f->dev, &c, true);
+	client_stream(&c, 4, 4);
+	fast_dqbuf(&c, &b);
+	fast_qbuf(&c, b.index);
+
+	/* Blocking DQBUF, no poll(): the wait is on the socket, in the shim. */
+	g_assert_no_errno(fcntl(c.fd, F_SETFL, O_RDWR));
+	before = stats(f->dev);
+	for (unsigned int i = 0; i < 20; i++) {
+		b = (struct v4l2_buffer){ .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					  .memory = V4L2_MEMORY_MMAP };
+		r = -1;
+		g_assert_true(shim_fp_dqbuf(c.h, c.fd, &b, &r));
+		g_assert_cmpint(r, ==, 0);
+		fast_qbuf(&c, b.index);
+	}
+	after = stats(f->dev);
+	g_assert_cmpuint(after.fast_frames - before.fast_frames, >=, 19);	/* the last ACK: next tick */
+	g_assert_cmpuint(after.fast_wakeups - before.fast_wakeups, <=, 2);
+	g_assert_cmpuint(after.requests, ==, before.requests);
+
+	/* An event pending (POLLPRI) that the app's poll() does not ask for. */
+	g_assert_no_errno(fcntl(c.fd, F_SETFL, O_RDWR | O_NONBLOCK));
+	g_assert_cmpint(cuse_ioctl(c.fh, VIDIOC_SUBSCRIBE_EVENT, &sub), ==, 0);
+	g_assert_cmpint(client_poll(&c, POLLPRI, 5000), ==, POLLPRI);
+	before = stats(f->dev);
+	for (unsigned int i = 0; i < 20; i++) {
+		fast_dqbuf(&c, &b);	/* poll(POLLIN | POLLOUT), DQBUF */
+		fast_qbuf(&c, b.index);
+	}
+	after = stats(f->dev);
+	g_assert_cmpuint(after.fast_frames - before.fast_frames, >=, 19);	/* the last ACK: next tick */
+	g_assert_cmpuint(after.fast_wakeups - before.fast_wakeups, <=, 2);
+	/* Still there for whoever asks. */
+	g_assert_cmpint(client_poll(&c, POLLPRI, 0), ==, POLLPRI);
+
+	/* Frames done and not dequeued, a poll() for events only: it sleeps. */
+	{
+		struct v4l2_event ev;
+
+		g_assert_cmpint(cuse_ioctl(c.fh, VIDIOC_DQEVENT, &ev), ==, 0);
+	}
+	before = stats(f->dev);
+	g_assert_cmpint(client_poll(&c, POLLPRI, 200), ==, 0);
+	after = stats(f->dev);
+	g_assert_cmpuint(after.fast_wakeups - before.fast_wakeups, <=, 2);
+	g_assert_cmpint(client_poll(&c, POLLIN, 0), ==, POLLIN);
+	client_close(&c);
+}
+
+V4L2CUSE_TEST_F("/fastpath/wakeups", test_wakeups)
+{
+	run_app(f, app_wakeups);
+}
+
 static void
 app_gone(struct fixture *f)
 {
