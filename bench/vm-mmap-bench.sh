@@ -20,7 +20,8 @@
 # of the timestamps and the sequence gaps, and the host's load average; for
 # v4l2cuse also the daemon's own CPU per frame it produced and its
 # counters (`v4l2cuse-ctl stats`: CUSE requests per delivered frame,
-# frames through the fast path), sampled by the tools' window hook before
+# frames through the fast path, the client's wake-ups of the daemon per
+# delivered frame), sampled by the tools' window hook before
 # their warm-up and right after their measured window.
 #
 # Run from the host (TSC clock source: reading the clock is then no system
@@ -28,7 +29,9 @@
 #   V4L2CUSE_VM_APPEND="clocksource=tsc tsc=reliable" \
 #       tests/vm/vm-run.sh bench/vm-mmap-bench.sh [SECONDS [ROUNDS [SIZES]]]
 # ROUNDS (default 1) runs every case of a size that many times in turn,
-# a line each, to show the spread within the boot; SIZES defaults to
+# a line each, to show the spread within the boot, and ends with the
+# medians over the rounds and the ratios to vivid (and v4l2loopback) of
+# the medians (lines "median ..." and "ratio ..."); SIZES defaults to
 # "640x480 1280x720". The lines land in
 # <build>/vm-results/vm-mmap-bench/results.txt.
 set -euo pipefail
@@ -105,19 +108,21 @@ cat >"$T/hook" <<'HOOK'
 		/^\[/ { g = $0 == "[device bench]"; next }
 		g { v[$1] = $2 }
 		END { print cpu, v["cuse-requests"], v["fast-frames"], v["produced"], v["delivered"],
-			  v["ticks-lost"], load }'
+			  v["ticks-lost"], load, v["fast-wakeups"] }'
 } >"$BENCH_DIR/hook-$1"
 HOOK
 chmod +x "$T/hook"
 export BENCH_CTL=$ctl BENCH_DAEMON=$daemon_pid BENCH_LOAD=$V4L2CUSE_RESULTS/.vm/host-load BENCH_DIR=$T
 
-# attributed CMD...: run CMD with the window hook (it prints frames=N),
-# add the daemon's figures from its hook-to-hook span.
+# attributed CASE CMD...: run CMD with the window hook (it prints frames=N),
+# add the daemon's figures from its hook-to-hook span; the line starts
+# with case=CASE (for the summary).
 attributed()
 {
-	local line frames c0 c1 hz
+	local line frames c0 c1 hz tag=$1
+	shift
 	rm -f "$T/hook-start" "$T/hook-end"
-	line=$(V4L2_BENCH_HOOK=$T/hook "$@")
+	line="case=$tag $(V4L2_BENCH_HOOK=$T/hook "$@")"
 	frames=$(sed -n 's/.* frames=\([0-9]*\) .*/\1/p' <<<"$line")
 	read -r -a c0 <"$T/hook-start"
 	read -r -a c1 <"$T/hook-end"
@@ -125,32 +130,34 @@ attributed()
 	echo "$line $(awk -v f="$frames" -v hz="$hz" \
 		-v dt=$((c1[0] - c0[0])) -v req=$((c1[1] - c0[1])) -v fast=$((c1[2] - c0[2])) \
 		-v prod=$((c1[3] - c0[3])) -v deliv=$((c1[4] - c0[4])) -v lost=$((c1[5] - c0[5])) \
-		'BEGIN { printf "daemon_ms_per_produced=%.2f produced=%d delivered=%d cuse_req_per_frame=%.3f fast_frames=%d ticks_lost=%d",
-			 prod ? dt * 1000 / hz / prod : 0, prod, deliv, deliv ? req / deliv : 0, fast, lost }') host_load=${c0[6]}..${c1[6]}" |
+		-v wake=$((c1[7] - c0[7])) \
+		'BEGIN { printf "daemon_ms_per_produced=%.2f produced=%d delivered=%d cuse_req_per_frame=%.3f fast_frames=%d fast_wakeups_per_frame=%.3f ticks_lost=%d",
+			 prod ? dt * 1000 / hz / prod : 0, prod, deliv, deliv ? req / deliv : 0, fast, deliv ? wake / deliv : 0, lost }') host_load=${c0[6]}..${c1[6]}" |
 		tee -a "$out"
 }
 
-# plain CMD...: a line for a kernel driver, with the host's load.
+# plain CASE CMD...: a line for a kernel driver, with the host's load.
 plain()
 {
-	local l0 line
+	local l0 line tag=$1
+	shift
 	l0=$(vm_host_load)
-	line=$("$@")
+	line="case=$tag $("$@")"
 	echo "$line host_load=$l0..$(vm_host_load)" | tee -a "$out"
 }
 
 for size in $sizes; do
 for ((round = 1; round <= rounds; round++)); do
-	check "(a) v4l2cuse shim mmap, fast path, $size" attributed \
+	check "(a) v4l2cuse shim mmap, fast path, $size" attributed a \
 		"$run" "$B/bench/v4l2-mmap-bench" /dev/video42 $size 30 "$secs"
-	check "(a0) v4l2cuse shim mmap, V4L2CUSE_FASTPATH=0, $size" attributed \
+	check "(a0) v4l2cuse shim mmap, V4L2CUSE_FASTPATH=0, $size" attributed a0 \
 		env V4L2CUSE_FASTPATH=0 "$run" "$B/bench/v4l2-mmap-bench" /dev/video42 $size 30 "$secs"
-	check "(b) v4l2cuse read $size" attributed \
+	check "(b) v4l2cuse read $size" attributed b \
 		"$B/bench/v4l2-bench" read /dev/video42 $size 30 "$secs"
-	check "(b1) v4l2cuse shim read, fast path, $size" attributed \
+	check "(b1) v4l2cuse shim read, fast path, $size" attributed b1 \
 		"$run" "$B/bench/v4l2-bench" read /dev/video42 $size 30 "$secs"
-	check "(c) vivid mmap $size" plain "$B/bench/v4l2-mmap-bench" "$vivid" $size 30 "$secs"
-	check "(c) vivid read $size" plain "$B/bench/v4l2-bench" read "$vivid" $size 30 "$secs"
+	check "(c) vivid mmap $size" plain c-mmap "$B/bench/v4l2-mmap-bench" "$vivid" $size 30 "$secs"
+	check "(c) vivid read $size" plain c-read "$B/bench/v4l2-bench" read "$vivid" $size 30 "$secs"
 	if [[ -n $loop ]]; then
 		# The cheapest producer: zeros at 30 fps, no conversion.
 		ffmpeg -hide_banner -loglevel error -re -f rawvideo -pix_fmt yuyv422 -s "$size" \
@@ -161,12 +168,61 @@ for ((round = 1; round <= rounds; round++)); do
 			v4l2-ctl -d $loop --get-fmt-video 2>/dev/null | grep -q "Width/Height *: ${size/x//}" && break
 			sleep 0.5
 		done
-		check "(d) v4l2loopback mmap $size (ffmpeg feeding)" plain \
+		check "(d) v4l2loopback mmap $size (ffmpeg feeding)" plain d \
 			"$B/bench/v4l2-mmap-bench" $loop $size 30 "$secs"
 		kill "$feeder" 2>/dev/null || true
 		wait "$feeder" 2>/dev/null || true
 	fi
 done
 done
+# The summary: per size and case the median over the rounds of the busy
+# CPU per frame (/proc/stat, and the tasks' run time) and of the fps; per
+# size the ratio of v4l2cuse's to the kernel driver's medians, with the
+# range of the ratios round by round (the cases of a round run one after
+# the other, so a round's ratio shares its minute of the host's load).
+summary()
+{
+	awk '
+	function val(k,   m) { return match($0, " " k "=[^ ]+") ? substr($0, RSTART + length(k) + 2, RLENGTH - length(k) - 2) + 0 : -1 }
+	function median(list,   v, n, i, j, t) {
+		n = split(list, v, " ")
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+	}
+	/^case=/ {
+		c = substr($1, 6); sz = $0; sub(/.* size=/, "", sz); sub(/ .*/, "", sz)
+		k = sz SUBSEP c; n[k]++
+		stat[k] = stat[k] " " val("cpu_ms_per_frame"); task[k] = task[k] " " val("task_ms_per_frame")
+		fps[k] = fps[k] " " val("fps"); round[k, n[k]] = val("cpu_ms_per_frame")
+		if (!(sz in seen)) { seen[sz] = 1; sizes[++ns] = sz }
+	}
+	END {
+		split("a a0 b b1 c-mmap c-read d", cases, " ")
+		for (s = 1; s <= ns; s++) {
+			sz = sizes[s]
+			for (i = 1; i <= 7; i++) {
+				k = sz SUBSEP cases[i]
+				if (!n[k]) continue
+				printf "median size=%s case=%s rounds=%d cpu_ms_per_frame=%.2f task_ms_per_frame=%.2f fps=%.2f\n",
+					sz, cases[i], n[k], median(stat[k]), median(task[k]), median(fps[k])
+			}
+			split("a:c-mmap a0:c-mmap b:c-read b1:c-read d:c-mmap a:d", pairs, " ")
+			for (i = 1; i <= 6; i++) {
+				split(pairs[i], p, ":"); x = sz SUBSEP p[1]; y = sz SUBSEP p[2]
+				if (!n[x] || !n[y]) continue
+				lo = 1e9; hi = 0
+				for (r = 1; r <= n[x] && r <= n[y]; r++) {
+					q = round[y, r] > 0 ? round[x, r] / round[y, r] : 0
+					lo = q < lo ? q : lo; hi = q > hi ? q : hi
+				}
+				printf "ratio size=%s %s/%s stat=%.2f tasks=%.2f rounds=%.2f..%.2f\n", sz, p[1], p[2],
+					median(stat[x]) / median(stat[y]), median(task[x]) / median(task[y]), lo, hi
+			}
+		}
+	}' "$out" >"$T/summary"
+	tee -a "$out" <"$T/summary"
+}
+check "summary" summary
 diag "results:"
 sed 's/^/#   /' "$out"
