@@ -194,7 +194,8 @@ summary()
 		c = substr($1, 6); sz = $0; sub(/.* size=/, "", sz); sub(/ .*/, "", sz)
 		k = sz SUBSEP c; n[k]++
 		stat[k] = stat[k] " " val("cpu_ms_per_frame"); task[k] = task[k] " " val("task_ms_per_frame")
-		fps[k] = fps[k] " " val("fps"); round[k, n[k]] = val("cpu_ms_per_frame")
+		fps[k] = fps[k] " " val("fps")
+		round[k, n[k]] = val("cpu_ms_per_frame"); tround[k, n[k]] = val("task_ms_per_frame")
 		if (!(sz in seen)) { seen[sz] = 1; sizes[++ns] = sz }
 	}
 	END {
@@ -211,13 +212,16 @@ summary()
 			for (i = 1; i <= 6; i++) {
 				split(pairs[i], p, ":"); x = sz SUBSEP p[1]; y = sz SUBSEP p[2]
 				if (!n[x] || !n[y]) continue
-				lo = 1e9; hi = 0
+				lo = tlo = 1e9; hi = thi = 0
 				for (r = 1; r <= n[x] && r <= n[y]; r++) {
 					q = round[y, r] > 0 ? round[x, r] / round[y, r] : 0
 					lo = q < lo ? q : lo; hi = q > hi ? q : hi
+					q = tround[y, r] > 0 ? tround[x, r] / tround[y, r] : 0
+					tlo = q < tlo ? q : tlo; thi = q > thi ? q : thi
 				}
-				printf "ratio size=%s %s/%s stat=%.2f tasks=%.2f rounds=%.2f..%.2f\n", sz, p[1], p[2],
-					median(stat[x]) / median(stat[y]), median(task[x]) / median(task[y]), lo, hi
+				printf "ratio size=%s %s/%s stat=%.2f (rounds %.2f..%.2f) tasks=%.2f (rounds %.2f..%.2f)\n",
+					sz, p[1], p[2], median(stat[x]) / median(stat[y]), lo, hi,
+					median(task[x]) / median(task[y]), tlo, thi
 			}
 		}
 	}' "$out" >"$T/summary"
