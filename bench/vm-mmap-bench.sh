@@ -183,7 +183,8 @@ done
 summary()
 {
 	awk '
-	function val(k,   m) { return match($0, " " k "=[^ ]+") ? substr($0, RSTART + length(k) + 2, RLENGTH - length(k) - 2) + 0 : -1 }
+	function val(k) { return match($0, " " k "=[^ ]+") ? substr($0, RSTART + length(k) + 2, RLENGTH - length(k) - 2) + 0 : -1 }
+	function div(a, b) { return b > 0 ? a / b : 0 }
 	function median(list,   v, n, i, j, t) {
 		n = split(list, v, " ")
 		for (i = 2; i <= n; i++)
@@ -214,14 +215,14 @@ summary()
 				if (!n[x] || !n[y]) continue
 				lo = tlo = 1e9; hi = thi = 0
 				for (r = 1; r <= n[x] && r <= n[y]; r++) {
-					q = round[y, r] > 0 ? round[x, r] / round[y, r] : 0
+					q = div(round[x, r], round[y, r])
 					lo = q < lo ? q : lo; hi = q > hi ? q : hi
-					q = tround[y, r] > 0 ? tround[x, r] / tround[y, r] : 0
+					q = div(tround[x, r], tround[y, r])
 					tlo = q < tlo ? q : tlo; thi = q > thi ? q : thi
 				}
 				printf "ratio size=%s %s/%s stat=%.2f (rounds %.2f..%.2f) tasks=%.2f (rounds %.2f..%.2f)\n",
-					sz, p[1], p[2], median(stat[x]) / median(stat[y]), lo, hi,
-					median(task[x]) / median(task[y]), tlo, thi
+					sz, p[1], p[2], div(median(stat[x]), median(stat[y])), lo, hi,
+					div(median(task[x]), median(task[y])), tlo, thi
 			}
 		}
 	}' "$out" >"$T/summary"
