@@ -98,6 +98,8 @@ void client_close(struct client *c);
 short client_poll(struct client *c, short events, int timeout_ms);
 /* Wait for a frame and DQBUF it through the fast path. */
 void fast_dqbuf(struct client *c, struct v4l2_buffer *b);
+/* DQBUF through the fast path, no poll() first (a blocking one waits in the shim). */
+void fast_dqbuf_now(struct client *c, struct v4l2_buffer *b);
 /* QBUF @index through the fast path. */
 void fast_qbuf(struct client *c, uint32_t index);
 /* The buffer's timestamp in microseconds. */

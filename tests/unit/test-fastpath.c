@@ -291,6 +291,33 @@ release_later(gpointer p)
 /* A frame done while a waiter takes its wake-ups is a kick (a race, rare). */
 #define FEW_WAKEUPS 5
 
+/*
+ * 20 frames, each waited for in a blocking DQBUF (@ep < 0, @use_poll false),
+ * by poll() or by epoll_wait() on @ep, dequeued and queued again through
+ * the fast path: all delivered, few wake-ups of the daemon. Returns the
+ * CUSE requests they cost.
+ */
+static uint64_t
+stream_20(struct fixture *f, struct client *c, bool use_poll, int ep)
+{
+	struct v4l2cuse_device_stats before = stats(f->dev), after;
+	struct v4l2_buffer b;
+
+	for (unsigned int i = 0; i < 20; i++) {
+		if (ep >= 0)
+			epoll_wait_in(ep, 0x42);
+		if (use_poll)
+			fast_dqbuf(c, &b);	/* poll(POLLIN | POLLOUT), DQBUF */
+		else
+			fast_dqbuf_now(c, &b);
+		fast_qbuf(c, b.index);
+	}
+	after = stats(f->dev);
+	g_assert_cmpuint(after.fast_frames - before.fast_frames, >=, 19);	/* the last ACK: next tick */
+	g_assert_cmpuint(after.fast_wakeups - before.fast_wakeups, <=, FEW_WAKEUPS);
+	return after.requests - before.requests;
+}
+
 static void
 app_wakeups(struct fixture *f)
 {
@@ -299,7 +326,6 @@ app_wakeups(struct fixture *f)
 	struct v4l2cuse_device_stats before, after;
 	struct client c;
 	struct v4l2_buffer b;
-	int r;
 
 	client_open(f, f->dev, &c, true);
 	client_stream(&c, 4, 4);
@@ -308,32 +334,13 @@ app_wakeups(struct fixture *f)
 
 	/* Blocking DQBUF, no poll(): the wait is on the socket, in the shim. */
 	g_assert_no_errno(fcntl(c.fd, F_SETFL, O_RDWR));
-	before = stats(f->dev);
-	for (unsigned int i = 0; i < 20; i++) {
-		b = (struct v4l2_buffer){ .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-					  .memory = V4L2_MEMORY_MMAP };
-		r = -1;
-		g_assert_true(shim_fp_dqbuf(c.h, c.fd, &b, &r));
-		g_assert_cmpint(r, ==, 0);
-		fast_qbuf(&c, b.index);
-	}
-	after = stats(f->dev);
-	g_assert_cmpuint(after.fast_frames - before.fast_frames, >=, 19);	/* the last ACK: next tick */
-	g_assert_cmpuint(after.fast_wakeups - before.fast_wakeups, <=, FEW_WAKEUPS);
-	g_assert_cmpuint(after.requests, ==, before.requests);
+	g_assert_cmpuint(stream_20(f, &c, false, -1), ==, 0);
 
 	/* An event pending (POLLPRI) that the app's poll() does not ask for. */
 	g_assert_no_errno(fcntl(c.fd, F_SETFL, O_RDWR | O_NONBLOCK));
 	g_assert_cmpint(cuse_ioctl(c.fh, VIDIOC_SUBSCRIBE_EVENT, &sub), ==, 0);
 	g_assert_cmpint(client_poll(&c, POLLPRI, 5000), ==, POLLPRI);
-	before = stats(f->dev);
-	for (unsigned int i = 0; i < 20; i++) {
-		fast_dqbuf(&c, &b);	/* poll(POLLIN | POLLOUT), DQBUF */
-		fast_qbuf(&c, b.index);
-	}
-	after = stats(f->dev);
-	g_assert_cmpuint(after.fast_frames - before.fast_frames, >=, 19);	/* the last ACK: next tick */
-	g_assert_cmpuint(after.fast_wakeups - before.fast_wakeups, <=, FEW_WAKEUPS);
+	stream_20(f, &c, true, -1);
 	/* The same through epoll: its rewrite drops the wake-ups it does not want. */
 	{
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 0x42 };
@@ -341,19 +348,7 @@ app_wakeups(struct fixture *f)
 
 		g_assert_no_errno(ep);
 		g_assert_no_errno(shim_epoll_ctl(ep, EPOLL_CTL_ADD, c.fd, &ev));
-		before = stats(f->dev);
-		for (unsigned int i = 0; i < 20; i++) {
-			epoll_wait_in(ep, 0x42);
-			b = (struct v4l2_buffer){ .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-						  .memory = V4L2_MEMORY_MMAP };
-			r = -1;
-			g_assert_true(shim_fp_dqbuf(c.h, c.fd, &b, &r));
-			g_assert_cmpint(r, ==, 0);
-			fast_qbuf(&c, b.index);
-		}
-		after = stats(f->dev);
-		g_assert_cmpuint(after.fast_frames - before.fast_frames, >=, 19);	/* the last ACK: next tick */
-		g_assert_cmpuint(after.fast_wakeups - before.fast_wakeups, <=, FEW_WAKEUPS);
+		stream_20(f, &c, false, ep);
 		g_assert_no_errno(shim_epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, NULL));
 		close(ep);
 	}
