@@ -32,7 +32,7 @@
 # a line each, to show the spread within the boot, and ends with the
 # medians over the rounds and the ratios to vivid (and v4l2loopback) of
 # the medians (lines "median ..." and "ratio ..."); SIZES defaults to
-# "640x480 1280x720". The lines land in
+# "640x480 1280x720" (the test pattern offers just those). The lines land in
 # <build>/vm-results/vm-mmap-bench/results.txt.
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
@@ -57,7 +57,7 @@ cat >"$T/bench.conf" <<CONF
 control-socket = $T/ctl.sock
 [device bench]
 node = video42
-source = pattern
+source = pattern,sizes=${sizes// /+}
 CONF
 export V4L2CUSE_CTL_SOCKET=$T/ctl.sock
 "$B/daemon/v4l2cuse" --config "$T/bench.conf" >"$V4L2CUSE_RESULTS/daemon.log" 2>&1 &
@@ -122,7 +122,7 @@ attributed()
 	local line frames c0 c1 hz tag=$1
 	shift
 	rm -f "$T/hook-start" "$T/hook-end"
-	line="case=$tag $(V4L2_BENCH_HOOK=$T/hook "$@")"
+	line="case=$tag $(V4L2_BENCH_HOOK=$T/hook "$@")" || return
 	frames=$(sed -n 's/.* frames=\([0-9]*\) .*/\1/p' <<<"$line")
 	read -r -a c0 <"$T/hook-start"
 	read -r -a c1 <"$T/hook-end"
