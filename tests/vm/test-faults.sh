@@ -15,8 +15,9 @@
 #     clients that reopen stream again from sequence 0;
 #  3. a uvc passthrough of vivid with a placeholder, one reader streaming
 #     through V4L2CUSE_TEST_FAULT_CYCLES (default 3; 20 for the figures)
-#     unplug/replug cycles of vivid: placeholder frames while it is gone,
-#     camera frames after, and the daemon's fd count flat and its heap in
+#     unplug/replug cycles of vivid: placeholder frames and SIGNAL `lost`
+#     in v4l2cuse-ctl list while it is gone, camera frames and `ok` after,
+#     and the daemon's fd count flat and its heap in
 #     use within a bound, sampled every cycle (series in faults-cycles.txt).
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
@@ -186,6 +187,12 @@ wait_kind()
 		sleep 0.1
 	done
 	return 1
+}
+
+# signal_uvc: the SIGNAL column of the uvc device in v4l2cuse-ctl list.
+signal_uvc()
+{
+	timeout 30 "$ctl" --socket "$T/ctl-uvc.sock" list 2>/dev/null | awk '$1 == "uvc" { print $4 }'
 }
 
 # sample: "FDS HEAP_BYTES RSS_KB" of the uvc daemon (heap in use from
@@ -382,6 +389,7 @@ part_unplug()
 	cam=$(vm_load_vivid) || bail_out "vivid did not come up"
 	# No OSD text: a camera frame never has a flat bottom row by chance.
 	v4l2-ctl -d "$cam" --set-ctrl osd_text_mode=2 >/dev/null 2>&1 || true
+	bad=()
 	cat >"$T/uvc.conf" <<-CONF
 	[daemon]
 	control-socket = $T/ctl-uvc.sock
@@ -403,9 +411,10 @@ part_unplug()
 	reader=$!
 	vm_on_exit stop_pid "$reader"
 	wait_kind camera 10 0 120 || bail_out "the reader gets no camera frames: $(tail -3 "$R/cycles-reader.log")"
+	s=$(signal_uvc)
+	[[ $s == ok ]] || bad+=("streaming the camera: SIGNAL '$s' in v4l2cuse-ctl list, not ok")
 	echo "cycle fds heap_bytes rss_kb card_frames camera_frames seconds" >"$R/faults-cycles.txt"
 	echo "0 $(sample) 0 0 $SECONDS" >>"$R/faults-cycles.txt"
-	bad=()
 	for ((c = 1; c <= cycles; c++)); do
 		t0=$SECONDS
 		from=$(wc -l <"$R/cycles-reader.log")
@@ -413,10 +422,14 @@ part_unplug()
 		# Wall-time limits far above the measured 6-20 s per cycle: only a
 		# device that never switches fails them.
 		wait_kind card 5 "$from" 120 || bad+=("cycle $c: no placeholder frames")
+		s=$(signal_uvc)
+		[[ $s == lost ]] || bad+=("cycle $c: SIGNAL '$s' in v4l2cuse-ctl list while the camera is gone")
 		from=$(wc -l <"$R/cycles-reader.log")
 		cam=$(vm_load_vivid) || bad+=("cycle $c: vivid did not load")
 		v4l2-ctl -d "$cam" --set-ctrl osd_text_mode=2 >/dev/null 2>&1 || true
 		wait_kind camera 5 "$from" 300 || bad+=("cycle $c: no camera frames after the replug")
+		s=$(signal_uvc)
+		[[ $s == ok ]] || bad+=("cycle $c: SIGNAL '$s' in v4l2cuse-ctl list after the replug")
 		cards=$(grep -c ' card ' "$R/cycles-reader.log") || cards=0
 		cams=$(grep -c ' camera ' "$R/cycles-reader.log") || cams=0
 		echo "$c $(sample) $cards $cams $((SECONDS - t0))" >>"$R/faults-cycles.txt"
@@ -424,7 +437,7 @@ part_unplug()
 	done
 	sed 's/^/#   /' "$R/faults-cycles.txt"
 	if ((${#bad[@]} == 0)); then
-		ok "$cycles unplug/replug cycles: placeholder frames while vivid is gone, camera frames after"
+		ok "$cycles unplug/replug cycles: placeholder frames and SIGNAL lost while vivid is gone, camera frames and SIGNAL ok after"
 	else
 		not_ok "$cycles unplug/replug cycles" "${bad[@]}"
 	fi
