@@ -32,7 +32,7 @@
 # a line each, to show the spread within the boot, and ends with the
 # medians over the rounds and the ratios to vivid (and v4l2loopback) of
 # the medians (lines "median ..." and "ratio ..."); SIZES defaults to
-# "640x480 1280x720" (the test pattern offers just those). The lines land in
+# "640x480 1280x720"; the bench's device offers exactly SIZES. The lines land in
 # <build>/vm-results/vm-mmap-bench/results.txt.
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"

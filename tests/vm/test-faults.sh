@@ -189,10 +189,13 @@ wait_kind()
 	return 1
 }
 
-# signal_uvc: the SIGNAL column of the uvc device in v4l2cuse-ctl list.
-signal_uvc()
+# expect_signal WANT WHEN: unless the SIGNAL column of the uvc device in
+# v4l2cuse-ctl list reads WANT, add a failure (WHEN says at what point) to bad.
+expect_signal()
 {
-	timeout 30 "$ctl" --socket "$T/ctl-uvc.sock" list 2>/dev/null | awk '$1 == "uvc" { print $4 }'
+	local s
+	s=$(timeout 30 "$ctl" --socket "$T/ctl-uvc.sock" list 2>/dev/null | awk '$1 == "uvc" { print $4 }')
+	[[ $s == "$1" ]] || bad+=("$2: SIGNAL '$s' in v4l2cuse-ctl list, not $1")
 }
 
 # sample: "FDS HEAP_BYTES RSS_KB" of the uvc daemon (heap in use from
@@ -411,8 +414,7 @@ part_unplug()
 	reader=$!
 	vm_on_exit stop_pid "$reader"
 	wait_kind camera 10 0 120 || bail_out "the reader gets no camera frames: $(tail -3 "$R/cycles-reader.log")"
-	s=$(signal_uvc)
-	[[ $s == ok ]] || bad+=("streaming the camera: SIGNAL '$s' in v4l2cuse-ctl list, not ok")
+	expect_signal ok "streaming the camera"
 	echo "cycle fds heap_bytes rss_kb card_frames camera_frames seconds" >"$R/faults-cycles.txt"
 	echo "0 $(sample) 0 0 $SECONDS" >>"$R/faults-cycles.txt"
 	for ((c = 1; c <= cycles; c++)); do
@@ -422,14 +424,12 @@ part_unplug()
 		# Wall-time limits far above the measured 6-20 s per cycle: only a
 		# device that never switches fails them.
 		wait_kind card 5 "$from" 120 || bad+=("cycle $c: no placeholder frames")
-		s=$(signal_uvc)
-		[[ $s == lost ]] || bad+=("cycle $c: SIGNAL '$s' in v4l2cuse-ctl list while the camera is gone")
+		expect_signal lost "cycle $c, the camera gone"
 		from=$(wc -l <"$R/cycles-reader.log")
 		cam=$(vm_load_vivid) || bad+=("cycle $c: vivid did not load")
 		v4l2-ctl -d "$cam" --set-ctrl osd_text_mode=2 >/dev/null 2>&1 || true
 		wait_kind camera 5 "$from" 300 || bad+=("cycle $c: no camera frames after the replug")
-		s=$(signal_uvc)
-		[[ $s == ok ]] || bad+=("cycle $c: SIGNAL '$s' in v4l2cuse-ctl list after the replug")
+		expect_signal ok "cycle $c, after the replug"
 		cards=$(grep -c ' card ' "$R/cycles-reader.log") || cards=0
 		cams=$(grep -c ' camera ' "$R/cycles-reader.log") || cams=0
 		echo "$c $(sample) $cards $cams $((SECONDS - t0))" >>"$R/faults-cycles.txt"
