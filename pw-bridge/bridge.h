@@ -11,8 +11,8 @@
  *            inotify on /dev; a probe per node (the daemon's private INFO
  *            ioctl, QUERYCAP, the modes).
  * camera.c   one pw_stream per node: formats, buffers, on-demand capture.
- * capture.c  the V4L2 side of one capture: open, attach through the shim
- *            protocol (preload/client.c), MMAP buffers, DQBUF/QBUF.
+ * The V4L2 side of a capture (open, attach through the shim protocol, MMAP
+ * buffers, DQBUF/QBUF) and the probe of the modes are client/'s.
  * formats.c  modes <-> EnumFormat/Format objects.
  *
  * Everything runs on one thread: the GLib main loop, which also iterates
@@ -39,7 +39,7 @@ struct bridge_device {
 	struct v4l2cuse_info info;	/* the daemon's answer (nonce, id) */
 	char *card;			/* QUERYCAP card: the label */
 	char *bus_info;
-	struct bridge_mode *modes;	/* every translatable mode */
+	struct client_mode *modes;	/* every translatable mode */
 	unsigned int n_modes;
 };
 
@@ -57,50 +57,6 @@ bridge_device_freep(struct bridge_device **p)
  * the user may not open it, other errors from the ioctls.
  */
 int bridge_device_probe(const char *dir, const char *name, struct bridge_device **ret);
-
-/* --- capture.c --- */
-struct bridge_capture;
-
-/* ioctl() retried on EINTR: 0 or -errno. */
-int bridge_xioctl(int fd, unsigned long request, void *arg);
-
-/* A frame the device filled, dequeued and not yet given back. */
-struct bridge_frame {
-	const void *data;
-	uint32_t bytesused;
-	uint32_t sequence;
-	uint64_t pts_ns;		/* CLOCK_MONOTONIC, as the V4L2 timestamp */
-	bool error;			/* V4L2_BUF_FLAG_ERROR */
-};
-
-/*
- * Open @path, attach through the shim protocol, set @mode at @rate, map
- * @n_buffers buffers (the device may give fewer, at least 2) and start
- * streaming. 0, or -errno with a one-line reason in @ret_error.
- */
-int bridge_capture_start(const char *path, const struct bridge_mode *mode,
-			 struct spa_fraction rate, unsigned int n_buffers,
-			 struct bridge_capture **ret, char **ret_error);
-/* Stop streaming, unmap, close: the node is free for other apps. */
-void bridge_capture_stop(struct bridge_capture *c);
-/* The fd to poll for G_IO_IN (a frame is ready) and G_IO_ERR. */
-int bridge_capture_fd(const struct bridge_capture *c);
-/*
- * Dequeue every finished buffer; keep the newest as the pending frame and
- * give older ones back (counted as dropped). 0 if a frame is pending,
- * -EAGAIN if none, other -errno when the device failed (-ENODEV,
- * -ECONNABORTED: the daemon is gone).
- */
-int bridge_capture_dequeue(struct bridge_capture *c);
-/* The pending frame, or NULL. */
-const struct bridge_frame *bridge_capture_pending(const struct bridge_capture *c);
-/* Give the pending frame's buffer back to the device. */
-int bridge_capture_release(struct bridge_capture *c);
-/* The pending frame went to PipeWire (counted). */
-void bridge_capture_delivered(struct bridge_capture *c);
-/* Frames delivered, and dropped because a newer one was ready first. */
-void bridge_capture_counts(const struct bridge_capture *c, uint64_t *ret_frames,
-			   uint64_t *ret_dropped);
 
 /* --- camera.c --- */
 struct bridge_camera;

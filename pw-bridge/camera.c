@@ -44,9 +44,9 @@ struct bridge_camera {
 	struct pw_core *core;		/* NULL: not published */
 	struct pw_stream *stream;
 	struct spa_hook stream_listener;
-	const struct bridge_mode *mode;	/* the consumer's, NULL before */
-	struct spa_fraction rate;
-	struct bridge_capture *cap;	/* while STREAMING */
+	const struct client_mode *mode;	/* the consumer's, NULL before */
+	struct client_rate rate;
+	struct client_capture *cap;	/* while STREAMING */
 	guint cap_watch;
 	guint restart_id;
 	bool short_buffer_logged;
@@ -91,11 +91,11 @@ capture_stop(struct bridge_camera *cam)
 		g_source_remove(cam->cap_watch);
 		cam->cap_watch = 0;
 	}
-	bridge_capture_counts(cam->cap, &frames, &dropped);
+	client_capture_counts(cam->cap, &frames, &dropped);
 	g_info("%s: released after %" G_GUINT64_FORMAT " frames (%" G_GUINT64_FORMAT
 	       " skipped: a newer one was ready before PipeWire took it)", cam->dev->name, frames,
 	       dropped);
-	bridge_capture_stop(cam->cap);
+	client_capture_stop(cam->cap);
 	cam->cap = NULL;
 }
 
@@ -106,7 +106,7 @@ on_frame(gint fd, GIOCondition cond, gpointer data)
 	g_autofree char *msg = NULL;
 	int r;
 
-	r = bridge_capture_dequeue(cam->cap);
+	r = client_capture_dequeue(cam->cap);
 	if (r == 0) {
 		pw_stream_trigger_process(cam->stream);
 		return G_SOURCE_CONTINUE;
@@ -136,7 +136,7 @@ capture_start(struct bridge_camera *cam)
 		camera_fail(cam, -EINVAL, "streaming without a format");
 		return;
 	}
-	r = bridge_capture_start(cam->dev->path, cam->mode, cam->rate, CAPTURE_BUFFERS,
+	r = client_capture_start(cam->dev->path, cam->mode, cam->rate, CAPTURE_BUFFERS,
 				 &cam->cap, &msg);
 	if (r < 0) {
 		g_warning("%s: %s", cam->dev->path, msg);
@@ -146,7 +146,7 @@ capture_start(struct bridge_camera *cam)
 	g_info("%s: streaming %ux%u %.4s at %u/%u fps to PipeWire", cam->dev->name,
 	       cam->mode->width, cam->mode->height, (const char *)&cam->mode->fourcc,
 	       cam->rate.num, cam->rate.denom);
-	cam->cap_watch = g_unix_fd_add(bridge_capture_fd(cam->cap),
+	cam->cap_watch = g_unix_fd_add(client_capture_fd(cam->cap),
 				       G_IO_IN | G_IO_ERR | G_IO_HUP, on_frame, cam);
 }
 
@@ -182,7 +182,7 @@ on_param_changed(void *data, uint32_t id, const struct spa_pod *param)
 	struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buf, sizeof(buf));
 	const struct spa_pod *params[2];
 	struct bridge_format f;
-	const struct bridge_mode *m;
+	const struct client_mode *m;
 
 	if (id != SPA_PARAM_Format)
 		return;
@@ -197,7 +197,7 @@ on_param_changed(void *data, uint32_t id, const struct spa_pod *param)
 		return;
 	}
 	cam->mode = m;
-	cam->rate = f.rate.num ? f.rate : m->rates[0];
+	cam->rate = f.rate.num ? (struct client_rate){ f.rate.num, f.rate.denom } : m->rates[0];
 
 	/* Tightly packed lines, as the daemon's: browsers assume that. */
 	params[0] = spa_pod_builder_add_object(&b,
@@ -224,13 +224,13 @@ static void
 on_process(void *data)
 {
 	struct bridge_camera *cam = data;
-	const struct bridge_frame *frame;
+	const struct client_frame *frame;
 	struct spa_meta_header *h;
 	struct pw_buffer *pb;
 	struct spa_data *d;
 	uint32_t size;
 
-	if (!cam->cap || !(frame = bridge_capture_pending(cam->cap)))
+	if (!cam->cap || !(frame = client_capture_pending(cam->cap)))
 		return;
 	pb = pw_stream_dequeue_buffer(cam->stream);
 	if (!pb)
@@ -259,9 +259,9 @@ on_process(void *data)
 		h->seq = frame->sequence;
 	}
 	pw_stream_queue_buffer(cam->stream, pb);
-	bridge_capture_delivered(cam->cap);
+	client_capture_delivered(cam->cap);
 	/* A failure here shows up as an error on the node's fd. */
-	bridge_capture_release(cam->cap);
+	client_capture_release(cam->cap);
 }
 
 static const struct pw_stream_events stream_events = {

@@ -69,12 +69,12 @@ bridge_fourcc_from_spa(uint32_t subtype, uint32_t format)
 }
 
 struct spa_pod *
-bridge_mode_build(struct spa_pod_builder *b, const struct bridge_mode *m)
+bridge_mode_build(struct spa_pod_builder *b, const struct client_mode *m)
 {
 	struct spa_pod_frame f[2];
 	uint32_t subtype, format;
 
-	if (m->n_rates == 0 || m->n_rates > BRIDGE_MAX_RATES ||
+	if (m->n_rates == 0 || m->n_rates > CLIENT_MAX_RATES ||
 	    !bridge_fourcc_to_spa(m->fourcc, &subtype, &format))
 		return NULL;
 	spa_pod_builder_push_object(b, &f[0], SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat);
@@ -135,12 +135,12 @@ bridge_format_parse(const struct spa_pod *format, struct bridge_format *out)
 	return 0;
 }
 
-const struct bridge_mode *
-bridge_modes_find(const struct bridge_mode *modes, unsigned int n_modes,
+const struct client_mode *
+bridge_modes_find(const struct client_mode *modes, unsigned int n_modes,
 		  const struct bridge_format *f)
 {
 	for (unsigned int i = 0; i < n_modes; i++) {
-		const struct bridge_mode *m = &modes[i];
+		const struct client_mode *m = &modes[i];
 
 		if (m->fourcc != f->fourcc || m->width != f->width || m->height != f->height)
 			continue;

@@ -23,17 +23,7 @@
 #include <spa/pod/builder.h>
 #include <spa/utils/defs.h>
 
-#define BRIDGE_MAX_RATES 16
-
-/* One (format, size) of a device with its frame rates. */
-struct bridge_mode {
-	uint32_t fourcc;		/* V4L2_PIX_FMT_* */
-	uint32_t width, height;
-	uint32_t stride;		/* TRY_FMT bytesperline (0 for MJPEG) */
-	uint32_t size;			/* TRY_FMT sizeimage: one buffer */
-	struct spa_fraction rates[BRIDGE_MAX_RATES];	/* frames per second */
-	unsigned int n_rates;
-};
+#include "../client/client.h"
 
 /* What a consumer fixed. */
 struct bridge_format {
@@ -56,7 +46,7 @@ uint32_t bridge_fourcc_from_spa(uint32_t subtype, uint32_t format);
  * The EnumFormat object of @m, built in @b. NULL when @m has no rate or a
  * fourcc we do not translate, or @b is too small (the caller skips it).
  */
-struct spa_pod *bridge_mode_build(struct spa_pod_builder *b, const struct bridge_mode *m);
+struct spa_pod *bridge_mode_build(struct spa_pod_builder *b, const struct client_mode *m);
 
 /*
  * A fixed Format object back to @out: 0, or -EINVAL when it is not a
@@ -69,5 +59,5 @@ int bridge_format_parse(const struct spa_pod *format, struct bridge_format *out)
  * The mode of @modes (@n_modes of them) that @f selects: same fourcc and
  * size, and a rate the mode offers (any when @f has none). NULL if none.
  */
-const struct bridge_mode *bridge_modes_find(const struct bridge_mode *modes, unsigned int n_modes,
+const struct client_mode *bridge_modes_find(const struct client_mode *modes, unsigned int n_modes,
 					    const struct bridge_format *f);

@@ -35,25 +35,6 @@
 #define BACKOFF_MAX_S 30
 #define DEV_DIR "/dev"
 
-/* What preload.c provides inside apps: here, libc itself. */
-struct shim_libc shim_real = {
-	.close = close,
-	.ioctl = ioctl,
-	.mmap = mmap,
-	.munmap = munmap,
-};
-bool shim_debug_enabled;
-
-void
-shim_debug(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	g_logv(G_LOG_DOMAIN, G_LOG_LEVEL_DEBUG, fmt, ap);
-	va_end(ap);
-}
-
 struct bridge {
 	GMainLoop *loop;
 	struct pw_loop *pw_loop;

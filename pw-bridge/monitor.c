@@ -78,64 +78,13 @@ bridge_device_free(struct bridge_device *d)
 	g_free(d);
 }
 
-/* Every (format, discrete size) the node lists, with its rates and sizes. */
-static int
-probe_modes(int fd, GArray *modes)
+/* A format PipeWire has a name for. */
+static bool
+spa_usable(uint32_t fourcc)
 {
-	struct v4l2_fmtdesc fd_desc = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 	uint32_t subtype, spa_format;
 
-	for (; bridge_xioctl(fd, VIDIOC_ENUM_FMT, &fd_desc) == 0; fd_desc.index++) {
-		struct v4l2_frmsizeenum fs = { .pixel_format = fd_desc.pixelformat };
-
-		if (!bridge_fourcc_to_spa(fd_desc.pixelformat, &subtype, &spa_format)) {
-			g_debug("format %.4s has no PipeWire equivalent: not offered",
-				(const char *)&fd_desc.pixelformat);
-			continue;
-		}
-		for (; bridge_xioctl(fd, VIDIOC_ENUM_FRAMESIZES, &fs) == 0; fs.index++) {
-			struct v4l2_frmivalenum fi = {
-				.pixel_format = fs.pixel_format,
-				.width = fs.discrete.width,
-				.height = fs.discrete.height,
-			};
-			struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
-			struct bridge_mode mode = {
-				.fourcc = fs.pixel_format,
-				.width = fs.discrete.width,
-				.height = fs.discrete.height,
-			};
-			int r;
-
-			/* Browsers and OBS skip size ranges; the daemon lists none. */
-			if (fs.type != V4L2_FRMSIZE_TYPE_DISCRETE)
-				break;
-			for (; mode.n_rates < BRIDGE_MAX_RATES &&
-			       bridge_xioctl(fd, VIDIOC_ENUM_FRAMEINTERVALS, &fi) == 0; fi.index++) {
-				if (fi.type != V4L2_FRMIVAL_TYPE_DISCRETE || !fi.discrete.numerator ||
-				    !fi.discrete.denominator)
-					break;
-				mode.rates[mode.n_rates++] = SPA_FRACTION(fi.discrete.denominator,
-									  fi.discrete.numerator);
-			}
-			if (mode.n_rates == 0)
-				continue;
-			f.fmt.pix.pixelformat = mode.fourcc;
-			f.fmt.pix.width = mode.width;
-			f.fmt.pix.height = mode.height;
-			f.fmt.pix.field = V4L2_FIELD_NONE;
-			r = bridge_xioctl(fd, VIDIOC_TRY_FMT, &f);
-			if (r < 0)
-				return r;
-			if (f.fmt.pix.pixelformat != mode.fourcc || f.fmt.pix.width != mode.width ||
-			    f.fmt.pix.height != mode.height || f.fmt.pix.sizeimage == 0)
-				continue;	/* listed but not settable: not offered */
-			mode.stride = f.fmt.pix.bytesperline;
-			mode.size = f.fmt.pix.sizeimage;
-			g_array_append_val(modes, mode);
-		}
-	}
-	return 0;
+	return bridge_fourcc_to_spa(fourcc, &subtype, &spa_format);
 }
 
 /* Is @dir/@name a CUSE character device? (An O_PATH open calls no driver.) */
@@ -153,7 +102,7 @@ bridge_device_probe(const char *dir, const char *name, struct bridge_device **re
 {
 	g_autofree char *path = g_build_filename(dir, name, NULL);
 	_cleanup_(bridge_device_freep) struct bridge_device *d = NULL;
-	g_autoptr(GArray) modes = g_array_new(FALSE, TRUE, sizeof(struct bridge_mode));
+	g_autoptr(GArray) modes = g_array_new(FALSE, TRUE, sizeof(struct client_mode));
 	_cleanup_close_ int fd = -1;
 	struct v4l2_capability cap = { 0 };
 	struct v4l2cuse_info info = { 0 };
@@ -173,15 +122,15 @@ bridge_device_probe(const char *dir, const char *name, struct bridge_device **re
 		return -errno;
 	if (fstat(fd, &st) < 0 || st.st_rdev != rdev)
 		return -ENODEV;		/* replaced between the two opens */
-	if (bridge_xioctl(fd, VIDIOC_V4L2CUSE_INFO, &info) < 0 || info.magic != V4L2CUSE_INFO_MAGIC)
+	if (client_xioctl(fd, VIDIOC_V4L2CUSE_INFO, &info) < 0 || info.magic != V4L2CUSE_INFO_MAGIC)
 		return -ENODEV;		/* another CUSE device (osspd, ...) */
-	r = bridge_xioctl(fd, VIDIOC_QUERYCAP, &cap);
+	r = client_xioctl(fd, VIDIOC_QUERYCAP, &cap);
 	if (r < 0)
 		return r;
 	if (!((cap.capabilities & V4L2_CAP_DEVICE_CAPS ? cap.device_caps : cap.capabilities) &
 	      V4L2_CAP_VIDEO_CAPTURE))
 		return -ENODEV;
-	r = probe_modes(fd, modes);
+	r = client_probe_modes(fd, spa_usable, modes);
 	if (r < 0)
 		return r;
 
@@ -195,7 +144,7 @@ bridge_device_probe(const char *dir, const char *name, struct bridge_device **re
 	d->card = g_strndup((const char *)cap.card, sizeof(cap.card));
 	d->bus_info = g_strndup((const char *)cap.bus_info, sizeof(cap.bus_info));
 	d->n_modes = modes->len;
-	d->modes = (struct bridge_mode *)(void *)g_array_free(g_steal_pointer(&modes), FALSE);
+	d->modes = (struct client_mode *)(void *)g_array_free(g_steal_pointer(&modes), FALSE);
 	*ret = steal_ptr(&d);
 	return 0;
 }

@@ -55,15 +55,15 @@ expected_subtype(size_t i)
 	return expected_map[i].spa_name ? SPA_MEDIA_SUBTYPE_raw : SPA_MEDIA_SUBTYPE_mjpg;
 }
 
-static struct bridge_mode
+static struct client_mode
 mode(uint32_t fourcc, uint32_t w, uint32_t h, unsigned int n_rates, ...)
 {
-	struct bridge_mode m = { .fourcc = fourcc, .width = w, .height = h, .n_rates = n_rates };
+	struct client_mode m = { .fourcc = fourcc, .width = w, .height = h, .n_rates = n_rates };
 	va_list ap;
 
 	va_start(ap, n_rates);
 	for (unsigned int i = 0; i < n_rates; i++)
-		m.rates[i] = SPA_FRACTION(va_arg(ap, uint32_t), 1);
+		m.rates[i] = (struct client_rate){ va_arg(ap, uint32_t), 1 };
 	va_end(ap);
 	return m;
 }
@@ -73,7 +73,7 @@ struct parsed {
 	uint32_t media_type, subtype, format;
 	struct spa_rectangle size;
 	uint32_t choice;		/* of the framerate */
-	struct spa_fraction rates[BRIDGE_MAX_RATES + 1];
+	struct spa_fraction rates[CLIENT_MAX_RATES + 1];
 	uint32_t n_rates;		/* values, the default included */
 };
 
@@ -153,7 +153,7 @@ V4L2CUSE_TEST("/pw-formats/map", test_map)
 /* One object per mode, as PipeWire's v4l2 plugin: fixed size, rates an Enum. */
 V4L2CUSE_TEST("/pw-formats/build-raw", test_build_raw)
 {
-	struct bridge_mode m = mode(V4L2_PIX_FMT_YUYV, 640, 480, 3, 30, 25, 15);
+	struct client_mode m = mode(V4L2_PIX_FMT_YUYV, 640, 480, 3, 30, 25, 15);
 	uint8_t buf[1024];
 	struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buf, sizeof(buf));
 	struct parsed p = parse_enum(bridge_mode_build(&b, &m));
@@ -176,7 +176,7 @@ V4L2CUSE_TEST("/pw-formats/build-raw", test_build_raw)
 
 V4L2CUSE_TEST("/pw-formats/build-mjpg-one-rate", test_build_mjpg_one_rate)
 {
-	struct bridge_mode m = mode(V4L2_PIX_FMT_MJPEG, 1280, 720, 1, 15);
+	struct client_mode m = mode(V4L2_PIX_FMT_MJPEG, 1280, 720, 1, 15);
 	uint8_t buf[1024];
 	struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buf, sizeof(buf));
 	struct parsed p = parse_enum(bridge_mode_build(&b, &m));
@@ -192,9 +192,9 @@ V4L2CUSE_TEST("/pw-formats/build-mjpg-one-rate", test_build_mjpg_one_rate)
 
 V4L2CUSE_TEST("/pw-formats/build-refused", test_build_refused)
 {
-	struct bridge_mode no_rate = mode(V4L2_PIX_FMT_YUYV, 320, 240, 0);
-	struct bridge_mode unknown = mode(V4L2_PIX_FMT_YUV422P, 320, 240, 1, 30);
-	struct bridge_mode ok = mode(V4L2_PIX_FMT_YUYV, 320, 240, 16,
+	struct client_mode no_rate = mode(V4L2_PIX_FMT_YUYV, 320, 240, 0);
+	struct client_mode unknown = mode(V4L2_PIX_FMT_YUV422P, 320, 240, 1, 30);
+	struct client_mode ok = mode(V4L2_PIX_FMT_YUYV, 320, 240, 16,
 				     1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
 	uint8_t buf[1024], tiny[64];
 	struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buf, sizeof(buf));
@@ -212,7 +212,7 @@ V4L2CUSE_TEST("/pw-formats/build-refused", test_build_refused)
 V4L2CUSE_TEST("/pw-formats/round-trip-every-format", test_round_trip_every_format)
 {
 	for (size_t i = 0; i < G_N_ELEMENTS(expected_map); i++) {
-		struct bridge_mode m = mode(expected_map[i].fourcc, 320, 240, 2, 15, 10);
+		struct client_mode m = mode(expected_map[i].fourcc, 320, 240, 2, 15, 10);
 		uint8_t buf[1024], wbuf[256], rbuf[1024];
 		struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buf, sizeof(buf));
 		struct spa_pod_builder wb = SPA_POD_BUILDER_INIT(wbuf, sizeof(wbuf));
@@ -243,7 +243,7 @@ V4L2CUSE_TEST("/pw-formats/round-trip-every-format", test_round_trip_every_forma
  */
 V4L2CUSE_TEST("/pw-formats/negotiate-consumer-choice", test_negotiate_consumer_choice)
 {
-	struct bridge_mode modes[] = {
+	struct client_mode modes[] = {
 		mode(V4L2_PIX_FMT_YUYV, 320, 240, 2, 15, 10),
 		mode(V4L2_PIX_FMT_YUYV, 640, 480, 2, 15, 10),
 		mode(V4L2_PIX_FMT_RGB24, 320, 240, 2, 15, 10),
@@ -253,7 +253,7 @@ V4L2CUSE_TEST("/pw-formats/negotiate-consumer-choice", test_negotiate_consumer_c
 	uint8_t wbuf[512];
 	struct spa_pod_builder wb = SPA_POD_BUILDER_INIT(wbuf, sizeof(wbuf));
 	struct spa_pod *wish;
-	const struct bridge_mode *found = NULL;
+	const struct client_mode *found = NULL;
 	unsigned int matches = 0;
 
 	wish = spa_pod_builder_add_object(&wb, SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat,
@@ -304,7 +304,7 @@ fixed_format(uint8_t *buf, size_t size, uint32_t media_type, uint32_t subtype, u
 /* A Format fixed by another producer's rules still maps, or is refused. */
 V4L2CUSE_TEST("/pw-formats/parse", test_parse)
 {
-	struct bridge_mode modes[] = { mode(V4L2_PIX_FMT_NV12, 640, 480, 2, 30, 15) };
+	struct client_mode modes[] = { mode(V4L2_PIX_FMT_NV12, 640, 480, 2, 30, 15) };
 	uint8_t buf[512];
 	struct spa_pod_builder b;
 	struct spa_pod *pod;

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The V4L2 side of one PipeWire capture: a plain MMAP streaming client of
- * a v4l2cuse node. CUSE has no mmap, so the handle attaches through the
- * preload shim's protocol (preload/client.c, docs/shim.md): the daemon
- * hands us the memfd of each buffer and we map it read-only. The frames
- * are then copied once into PipeWire's buffers (docs/pipewire.md says why
- * not zero).
+ * One capture from a v4l2cuse node: a plain MMAP streaming client. CUSE
+ * has no mmap, so the handle attaches through the preload shim's protocol
+ * (preload/client.c, docs/shim.md): the daemon hands us the memfd of each
+ * buffer and we map it read-only. What the caller does with a frame (copy
+ * it into a PipeWire buffer, send it to uvcvideo) is its own business.
  */
 #include "config.h"
 
@@ -17,15 +16,16 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "v4l2cuse/ctl-protocol.h"
 #include "../preload/shim.h"
-#include "bridge.h"
+#include "client.h"
 
 struct capture_buffer {
 	void *mem;
 	size_t length;
 };
 
-struct bridge_capture {
+struct client_capture {
 	int fd;
 	struct shim_handle *shim;
 	struct v4l2_pix_format pix;
@@ -33,22 +33,11 @@ struct bridge_capture {
 	struct capture_buffer bufs[SHIM_MAX_BUFFERS];
 	bool streaming;
 	int pending_index;		/* -1: no frame pending */
-	struct bridge_frame pending;
+	struct client_frame pending;
 	uint64_t frames, dropped;
 };
 
-int
-bridge_xioctl(int fd, unsigned long request, void *arg)
-{
-	int r;
-
-	do
-		r = ioctl(fd, request, arg);
-	while (r < 0 && errno == EINTR);
-	return r < 0 ? -errno : 0;
-}
-
-/* Buffer @index of the bridge's queue (capture, MMAP), for QUERYBUF, QBUF, DQBUF. */
+/* Buffer @index of our queue (capture, MMAP), for QUERYBUF, QBUF, DQBUF. */
 static struct v4l2_buffer
 capture_buffer(unsigned int index)
 {
@@ -60,16 +49,16 @@ capture_buffer(unsigned int index)
 }
 
 static int
-queue_buffer(struct bridge_capture *c, unsigned int index)
+queue_buffer(struct client_capture *c, unsigned int index)
 {
 	struct v4l2_buffer b = capture_buffer(index);
 
-	return bridge_xioctl(c->fd, VIDIOC_QBUF, &b);
+	return client_xioctl(c->fd, VIDIOC_QBUF, &b);
 }
 
 /* The memfd behind buffer @index, mapped read-only. */
 static int
-map_buffer(struct bridge_capture *c, unsigned int index)
+map_buffer(struct client_capture *c, unsigned int index)
 {
 	struct v4l2_buffer b = capture_buffer(index);
 	struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_MAP };
@@ -78,7 +67,7 @@ map_buffer(struct bridge_capture *c, unsigned int index)
 	void *mem;
 	int r;
 
-	r = bridge_xioctl(c->fd, VIDIOC_QUERYBUF, &b);
+	r = client_xioctl(c->fd, VIDIOC_QUERYBUF, &b);
 	if (r < 0)
 		return r;
 	req.map.offset = b.m.offset;
@@ -97,17 +86,17 @@ map_buffer(struct bridge_capture *c, unsigned int index)
 	c->bufs[index].length = b.length;
 	/*
 	 * The map record stays with the daemon until the connection closes
-	 * (bridge_capture_stop): it counts this buffer as mapped, as vb2
+	 * (client_capture_stop): it counts this buffer as mapped, as vb2
 	 * would while our mapping lives.
 	 */
 	return 0;
 }
 
 int
-bridge_capture_start(const char *path, const struct bridge_mode *mode, struct spa_fraction rate,
-		     unsigned int n_buffers, struct bridge_capture **ret, char **ret_error)
+client_capture_start(const char *path, const struct client_mode *mode, struct client_rate rate,
+		     unsigned int n_buffers, struct client_capture **ret, char **ret_error)
 {
-	struct bridge_capture *c = g_new0(struct bridge_capture, 1);
+	struct client_capture *c = g_new0(struct client_capture, 1);
 	struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 	struct v4l2_streamparm parm = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 	struct v4l2_requestbuffers rb = {
@@ -141,7 +130,7 @@ bridge_capture_start(const char *path, const struct bridge_mode *mode, struct sp
 	f.fmt.pix.width = mode->width;
 	f.fmt.pix.height = mode->height;
 	f.fmt.pix.field = V4L2_FIELD_NONE;
-	r = bridge_xioctl(c->fd, VIDIOC_S_FMT, &f);
+	r = client_xioctl(c->fd, VIDIOC_S_FMT, &f);
 	if (r < 0)
 		goto err;
 	if (f.fmt.pix.pixelformat != mode->fourcc || f.fmt.pix.width != mode->width ||
@@ -157,13 +146,13 @@ bridge_capture_start(const char *path, const struct bridge_mode *mode, struct sp
 	if (rate.num && rate.denom) {
 		parm.parm.capture.timeperframe.numerator = rate.denom;
 		parm.parm.capture.timeperframe.denominator = rate.num;
-		r = bridge_xioctl(c->fd, VIDIOC_S_PARM, &parm);
+		r = client_xioctl(c->fd, VIDIOC_S_PARM, &parm);
 		if (r < 0)
 			g_debug("%s: VIDIOC_S_PARM %u/%u fps: %s", path, rate.num, rate.denom,
 				g_strerror(-r));
 	}
 	what = "allocate buffers (VIDIOC_REQBUFS)";
-	r = bridge_xioctl(c->fd, VIDIOC_REQBUFS, &rb);
+	r = client_xioctl(c->fd, VIDIOC_REQBUFS, &rb);
 	if (r < 0)
 		goto err;
 	if (rb.count < 2) {
@@ -184,7 +173,7 @@ bridge_capture_start(const char *path, const struct bridge_mode *mode, struct sp
 			goto err;
 	}
 	what = "start streaming (VIDIOC_STREAMON)";
-	r = bridge_xioctl(c->fd, VIDIOC_STREAMON, &type);
+	r = client_xioctl(c->fd, VIDIOC_STREAMON, &type);
 	if (r < 0)
 		goto err;
 	c->streaming = true;
@@ -194,19 +183,19 @@ bridge_capture_start(const char *path, const struct bridge_mode *mode, struct sp
 err:
 	*ret_error = g_strdup_printf("cannot %s: %s", what, g_strerror(-r));
 err_msg:
-	bridge_capture_stop(c);
+	client_capture_stop(c);
 	return r;
 }
 
 void
-bridge_capture_stop(struct bridge_capture *c)
+client_capture_stop(struct client_capture *c)
 {
 	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
 
 	if (!c)
 		return;
 	if (c->streaming)
-		bridge_xioctl(c->fd, VIDIOC_STREAMOFF, &type);
+		client_xioctl(c->fd, VIDIOC_STREAMOFF, &type);
 	for (unsigned int i = 0; i < SHIM_MAX_BUFFERS; i++) {
 		if (c->bufs[i].mem)
 			munmap(c->bufs[i].mem, c->bufs[i].length);
@@ -219,17 +208,17 @@ bridge_capture_stop(struct bridge_capture *c)
 }
 
 int
-bridge_capture_fd(const struct bridge_capture *c)
+client_capture_fd(const struct client_capture *c)
 {
 	return c->fd;
 }
 
 int
-bridge_capture_dequeue(struct bridge_capture *c)
+client_capture_dequeue(struct client_capture *c)
 {
 	for (;;) {
 		struct v4l2_buffer b = capture_buffer(0);
-		int r = bridge_xioctl(c->fd, VIDIOC_DQBUF, &b);
+		int r = client_xioctl(c->fd, VIDIOC_DQBUF, &b);
 
 		if (r == -EAGAIN)
 			return c->pending_index >= 0 ? 0 : -EAGAIN;
@@ -240,30 +229,30 @@ bridge_capture_dequeue(struct bridge_capture *c)
 		if (c->pending_index >= 0) {
 			/* A newer frame: the waiting one is dropped. */
 			c->dropped++;
-			r = bridge_capture_release(c);
+			r = client_capture_release(c);
 			if (r < 0)
 				return r;
 		}
 		c->pending_index = (int)b.index;
-		c->pending = (struct bridge_frame){
+		c->pending = (struct client_frame){
 			.data = c->bufs[b.index].mem,
 			.bytesused = MIN(b.bytesused, (uint32_t)c->bufs[b.index].length),
 			.sequence = b.sequence,
-			.pts_ns = (uint64_t)b.timestamp.tv_sec * SPA_NSEC_PER_SEC +
-				  (uint64_t)b.timestamp.tv_usec * SPA_NSEC_PER_USEC,
+			.pts_ns = (uint64_t)b.timestamp.tv_sec * G_GUINT64_CONSTANT(1000000000) +
+				  (uint64_t)b.timestamp.tv_usec * 1000u,
 			.error = b.flags & V4L2_BUF_FLAG_ERROR,
 		};
 	}
 }
 
-const struct bridge_frame *
-bridge_capture_pending(const struct bridge_capture *c)
+const struct client_frame *
+client_capture_pending(const struct client_capture *c)
 {
 	return c->pending_index >= 0 ? &c->pending : NULL;
 }
 
 int
-bridge_capture_release(struct bridge_capture *c)
+client_capture_release(struct client_capture *c)
 {
 	int index = c->pending_index;
 
@@ -274,13 +263,13 @@ bridge_capture_release(struct bridge_capture *c)
 }
 
 void
-bridge_capture_delivered(struct bridge_capture *c)
+client_capture_delivered(struct client_capture *c)
 {
 	c->frames++;
 }
 
 void
-bridge_capture_counts(const struct bridge_capture *c, uint64_t *ret_frames, uint64_t *ret_dropped)
+client_capture_counts(const struct client_capture *c, uint64_t *ret_frames, uint64_t *ret_dropped)
 {
 	*ret_frames = c->frames;
 	*ret_dropped = c->dropped;
