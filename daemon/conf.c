@@ -129,7 +129,7 @@ v4l2cuse_conf_device_equal_but_source(const struct v4l2cuse_conf_device *a,
 	       a->interval.denominator == b->interval.denominator &&
 	       a->min_buffers == b->min_buffers && a->read_buffers == b->read_buffers &&
 	       a->gid == b->gid && a->mode == b->mode &&
-	       a->buffer_memory_limit == b->buffer_memory_limit;
+	       a->buffer_memory_limit == b->buffer_memory_limit && a->usb == b->usb;
 }
 
 bool
@@ -491,7 +491,7 @@ parse_source_spec(struct conf_ctx *c, const char *key, const char *v, char **ret
 static const char *const device_keys[] = {
 	"node", "label", "source", "placeholder", "formats", "sizes", "frame-rates",
 	"format", "size", "frame-rate", "min-buffers", "read-buffers", "group", "mode",
-	"enabled", "buffer-memory-limit", "share", NULL
+	"enabled", "buffer-memory-limit", "share", "usb", NULL
 };
 
 static int
@@ -554,6 +554,8 @@ parse_device_key(struct conf_ctx *c, struct v4l2cuse_conf_device *d, const char 
 		return ctx_get_bool(c, key, v, &d->enabled, ret_error);
 	} else if (strcmp(key, "share") == 0) {
 		return ctx_get_bool(c, key, v, &d->share, ret_error);
+	} else if (strcmp(key, "usb") == 0) {
+		return ctx_get_bool(c, key, v, &d->usb, ret_error);
 	} else if (strcmp(key, "buffer-memory-limit") == 0) {
 		if (v4l2cuse_parse_memory(v, &d->buffer_memory_limit, &msg) < 0)
 			return ctx_fail(c, key, msg, ret_error);

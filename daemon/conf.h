@@ -48,6 +48,7 @@ struct v4l2cuse_conf_device {
 	char *source;		/* source spec, "pattern" by default */
 	char *placeholder;	/* source spec shown while the source fails; NULL: none */
 	bool share;		/* share=: every consumer streams on its own queue */
+	bool usb;		/* usb=: also a USB camera through vhci-hcd (docs/usb.md) */
 	struct v4l2cuse_offer offer;	/* formats=, sizes=, frame-rates= */
 	uint32_t width, height;	/* size= (0: the source's default) */
 	uint32_t pixelformat;	/* format= (0: the source's default) */

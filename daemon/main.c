@@ -31,6 +31,8 @@
 #include "manager.h"
 #include "control.h"
 #include "sandbox.h"
+#include "usb.h"
+#include "usbface.h"
 
 #define EXIT_USAGE 2
 #define DEFAULT_CONFIG SYSCONFDIR "/v4l2cuse/v4l2cuse.conf"
@@ -43,6 +45,7 @@ struct options {
 	int fps;
 	char *label;
 	gboolean share;
+	gboolean usb;
 	char *group;
 	char *mode;
 	char *buffer_memory;
@@ -337,6 +340,7 @@ cli_conf(const struct options *o)
 	d->source = g_strdup(o->source ? o->source : "pattern");
 	d->label = g_strdup(o->label);
 	d->share = o->share;
+	d->usb = o->usb;
 	/* Left out: the source's own (a camera's current format; 640x480 for the pattern). */
 	if (o->size && v4l2cuse_parse_size(o->size, &d->width, &d->height, &err) < 0)
 		usage_error("--size: %s", err);
@@ -394,9 +398,14 @@ restrict_to(const struct daemon_state *st, const struct v4l2cuse_conf *conf,
 	g_autofree char *own_ctl_dir = conf->control_socket ?
 				       g_path_get_dirname(conf->control_socket) : NULL;
 	const char *sock_dirs[] = { ctl_dir, own_ctl_dir, NULL };
+	/* usb=true (daemon/usbface.h): its program, and what attaching writes. */
+	const char *exec_files[] = { v4l2cuse_usbface_program(), NULL };
+	const char *write_trees[] = { usb_vhci_sysfs_writable(), NULL };
 	struct v4l2cuse_sandbox_config cfg = {
 		.mode = conf->sandbox,
 		.sock_dirs = sock_dirs,
+		.exec_files = exec_files,
+		.write_trees = write_trees,
 		.create_dirs = create_dirs,
 	};
 
@@ -493,6 +502,9 @@ main(int argc, char **argv)
 		  "the test pattern)", "N" },
 		{ "share", 0, 0, G_OPTION_ARG_NONE, &o.share,
 		  "Serve several consumers at once, each on its own buffer queue", NULL },
+		{ "usb", 0, 0, G_OPTION_ARG_NONE, &o.usb,
+		  "Also present the device as a USB camera through vhci-hcd, which every app "
+		  "streams from without v4l2cuse-run (docs/usb.md)", NULL },
 		{ "label", 0, 0, G_OPTION_ARG_STRING, &o.label,
 		  "Device name shown to apps (QUERYCAP card)", "TEXT" },
 		{ "group", 0, 0, G_OPTION_ARG_STRING, &o.group,
@@ -541,7 +553,7 @@ main(int argc, char **argv)
 	g_log_set_writer_func(log_writer, NULL, NULL);
 
 	cli = o.device || o.source || o.size || o.format || o.fps != G_MININT || o.label ||
-	      o.group || o.mode || o.share;
+	      o.group || o.mode || o.share || o.usb;
 	if (cli && o.config)
 		usage_error("--config cannot be combined with the one-device options "
 			    "(--device, --source, ...)");

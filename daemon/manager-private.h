@@ -19,6 +19,7 @@ struct v4l2cuse_cuse;
 struct v4l2cuse_shim;
 struct v4l2cuse_hub;
 struct v4l2cuse_selftest;
+struct v4l2cuse_usbface;
 
 enum mdev_state {
 	MDEV_BUILT,		/* device made, not registered */
@@ -45,6 +46,7 @@ struct mdev {
 	struct v4l2cuse_device *wdev;
 	struct v4l2cuse_cuse *wcuse;
 	struct v4l2cuse_shim *wshim;
+	struct v4l2cuse_usbface *usb;	/* usb=true, while serving */
 	enum mdev_state state;
 	char *error;			/* the last failure */
 	char *reported;			/* the last failure logged as a warning */

@@ -29,6 +29,7 @@
 #include "cuse.h"
 #include "shim.h"
 #include "selftest.h"
+#include "usbface.h"
 #include "manager.h"
 
 #include "manager-private.h"
@@ -147,6 +148,8 @@ mdev_teardown(struct mdev *md)
 		md->timeout_source = 0;
 	}
 	md->tag = 0;		/* a late self-test result is ignored */
+	/* The camera is unplugged before its node goes. */
+	g_clear_pointer(&md->usb, v4l2cuse_usbface_free);
 	/* Answers parked requests (ENODEV) and closes /dev/cuse: the node goes. */
 	g_clear_pointer(&md->cuse, v4l2cuse_cuse_free);
 	g_clear_pointer(&md->wcuse, v4l2cuse_cuse_free);
@@ -457,6 +460,8 @@ mgr_selftest_done(void *data, uint64_t tag, int r, const char *error)
 	md->failures = 0;
 	g_clear_pointer(&md->error, g_free);
 	g_clear_pointer(&md->reported, g_free);
+	if (md->conf->usb && !md->usb)
+		md->usb = v4l2cuse_usbface_new(md->conf->id, md->node);
 	mdev_settle(md);
 }
 

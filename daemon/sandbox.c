@@ -291,6 +291,12 @@ v4l2cuse_sandbox_restrict(const struct v4l2cuse_sandbox_config *cfg, char **ret_
 	for (size_t i = 0; i < ARRAY_SIZE(system_files); i++)
 		sb_add(ruleset, handled, system_files[i], LANDLOCK_ACCESS_FS_READ_FILE, false);
 	sb_add(ruleset, handled, gst_cache, FS_READ, false);	/* the plugin registry */
+	for (unsigned int i = 0; cfg->exec_files && cfg->exec_files[i]; i++)
+		sb_add(ruleset, handled, cfg->exec_files[i],
+		       LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_EXECUTE, false);
+	for (unsigned int i = 0; cfg->write_trees && cfg->write_trees[i]; i++)
+		sb_add(ruleset, handled, cfg->write_trees[i],
+		       FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE, false);
 
 	/* drop_caps() set it already; Landlock needs it without CAP_SYS_ADMIN. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||

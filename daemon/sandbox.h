@@ -53,6 +53,8 @@ struct v4l2cuse_sandbox_config {
 	enum v4l2cuse_sandbox_mode mode;
 	const char *const *read_paths;	/* files or trees (NULL-terminated), may be NULL */
 	const char *const *sock_dirs;	/* directories of our sockets, created 0755 if missing */
+	const char *const *exec_files;	/* programs we start (outside /usr: a build tree), may be NULL */
+	const char *const *write_trees;	/* files or trees written (vhci-hcd's sysfs), may be NULL */
 	bool create_dirs;		/* false: --check-config creates nothing */
 };
 

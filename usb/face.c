@@ -50,6 +50,7 @@ struct usb_face {
 	GArray *held;			/* struct held_urb, oldest first */
 	struct client_capture *cap;
 	guint cap_watch;
+	guint stop_idle;		/* the host stopped: close the capture after answering */
 	const struct client_frame *frame;	/* being sent */
 	size_t offset;			/* of it, sent */
 	bool failed;
@@ -178,6 +179,16 @@ face_stop_capture(struct usb_face *face)
 }
 
 static gboolean
+face_stop_idle(gpointer data)
+{
+	struct usb_face *face = data;
+
+	face->stop_idle = 0;
+	face_stop_capture(face);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean
 face_capture_ready(gint fd, GIOCondition cond, gpointer data)
 {
 	struct usb_face *face = data;
@@ -191,7 +202,7 @@ face_capture_ready(gint fd, GIOCondition cond, gpointer data)
 static void
 face_watch_capture(struct usb_face *face)
 {
-	if (face->cap && !face->cap_watch && !face->failed)
+	if (face->cap && !face->cap_watch && !face->stop_idle && !face->failed)
 		face->cap_watch = g_unix_fd_add(client_capture_fd(face->cap), G_IO_IN | G_IO_ERR,
 						face_capture_ready, face);
 }
@@ -203,6 +214,7 @@ face_start(void *data, const struct client_mode *mode, struct client_rate rate)
 	g_autofree char *error = NULL;
 	int r;
 
+	g_clear_handle_id(&face->stop_idle, g_source_remove);
 	face_stop_capture(face);
 	r = client_capture_start(face->node_path, mode, rate, CAPTURE_BUFFERS, &face->cap, &error);
 	if (r < 0) {
@@ -216,10 +228,20 @@ face_start(void *data, const struct client_mode *mode, struct client_rate rate)
 	return 0;
 }
 
+/*
+ * The host stops streaming with CLEAR_FEATURE(HALT) and waits for our
+ * answer in its STREAMOFF: answer first, close the capture (several
+ * requests to the daemon) right after. Nothing is sent meanwhile.
+ */
 static void
 face_stop(void *data)
 {
-	face_stop_capture(data);
+	struct usb_face *face = data;
+
+	g_clear_handle_id(&face->cap_watch, g_source_remove);
+	face->frame = NULL;
+	if (face->cap && !face->stop_idle)
+		face->stop_idle = g_idle_add(face_stop_idle, face);
 }
 
 static int
@@ -258,7 +280,7 @@ static const struct uvc_fn_ops face_fn_ops = {
 static void
 face_pump(struct usb_face *face)
 {
-	while (face->cap && face->held->len > 0 && !face->failed) {
+	while (face->cap && !face->stop_idle && face->held->len > 0 && !face->failed) {
 		struct held_urb u = g_array_index(face->held, struct held_urb, 0);
 		uint8_t ph[UVC_PAYLOAD_HEADER];
 		uint8_t hdr[USBIP_HEADER_SIZE];
@@ -441,6 +463,7 @@ usb_face_free(struct usb_face *face)
 		return;
 	g_clear_handle_id(&face->sock_watch, g_source_remove);
 	g_clear_handle_id(&face->done_idle, g_source_remove);
+	g_clear_handle_id(&face->stop_idle, g_source_remove);
 	face_stop_capture(face);
 	uvc_fn_free(face->fn);
 	if (face->sock >= 0)

@@ -33,6 +33,12 @@ bool usb_vhci_present(void);
 int usb_vhci_attach(int sock, uint32_t devid, unsigned int *ret_port, char **ret_error);
 /* Unplug @port: 0 or -errno. */
 int usb_vhci_detach(unsigned int port);
+/*
+ * What attaching and detaching write, for a sandbox made now: vhci-hcd's
+ * sysfs directory, or, while the module is not loaded, the platform bus
+ * directory it will appear in.
+ */
+const char *usb_vhci_sysfs_writable(void);
 
 /* --- face.c --- */
 struct usb_face;

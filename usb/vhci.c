@@ -63,6 +63,20 @@ free_ports(const char *path, GArray *ports)
 	}
 }
 
+static gint
+cmp_port(gconstpointer a, gconstpointer b)
+{
+	unsigned int x = *(const unsigned int *)a, y = *(const unsigned int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+const char *
+usb_vhci_sysfs_writable(void)
+{
+	return access(VHCI_DIR, F_OK) == 0 ? VHCI_DIR : "/sys/devices/platform";
+}
+
 bool
 usb_vhci_present(void)
 {
@@ -90,6 +104,7 @@ usb_vhci_attach(int sock, uint32_t devid, unsigned int *ret_port, char **ret_err
 			free_ports(path, ports);
 		}
 	}
+	g_array_sort(ports, cmp_port);
 	/* Another process may take a port between our read and our write: try the next. */
 	for (unsigned int i = 0; i < ports->len; i++) {
 		unsigned int port = g_array_index(ports, unsigned int, i);

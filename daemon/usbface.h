@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The USB face of a device with usb=true (docs/usb.md): a v4l2cuse-usb
+ * process (usb/) that streams from the device's node like any app and
+ * plugs it into vhci-hcd as a USB camera. Started when the device serves,
+ * stopped (SIGTERM: it unplugs the camera) when the device goes; a face
+ * that ends on its own is started again with back-off. Where vhci-hcd is
+ * not loaded, one line says so and the face starts once it is. The
+ * process ends with the daemon, a crash included (it asks the kernel for
+ * a signal when we die), so the kernel unplugs the camera then too. Loop
+ * thread only.
+ */
+
+struct v4l2cuse_usbface;
+
+/* The face of device @id, whose node is /dev/@node. */
+struct v4l2cuse_usbface *v4l2cuse_usbface_new(const char *id, const char *node);
+/* Stop it (the camera is unplugged). NULL-safe. */
+void v4l2cuse_usbface_free(struct v4l2cuse_usbface *f);
+/* What `v4l2cuse-ctl list` says of it: "attached", "no vhci-hcd", ... */
+const char *v4l2cuse_usbface_state(const struct v4l2cuse_usbface *f);
+
+/* The program, found next to the daemon in a build tree, else installed. */
+const char *v4l2cuse_usbface_program(void);
