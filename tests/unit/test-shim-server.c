@@ -162,16 +162,26 @@ hello(int sock, const struct v4l2cuse_shim_attach *a)
 	return client_call(sock, &req, &rep, NULL);
 }
 
-/* Attach @fh and return an authenticated connection. */
+/* Attach @fh: the connection, the HELLO's status in *ret. */
 static int
-connect_fh(struct fixture *f, struct v4l2cuse_fh *fh)
+connect_fh_status(struct fixture *f, struct v4l2cuse_fh *fh, int *ret)
 {
 	struct v4l2cuse_shim_attach a;
 	int sock;
 
 	attach(f, fh, &a);
 	sock = client_connect(f);
-	g_assert_cmpint(hello(sock, &a), ==, 0);
+	*ret = hello(sock, &a);
+	return sock;
+}
+
+/* Attach @fh and return an authenticated connection. */
+static int
+connect_fh(struct fixture *f, struct v4l2cuse_fh *fh)
+{
+	int r, sock = connect_fh_status(f, fh, &r);
+
+	g_assert_cmpint(r, ==, 0);
 	return sock;
 }
 
@@ -514,6 +524,96 @@ V4L2CUSE_TEST_F("/shim-server/pending-limit", test_pending_limit)
 	g_assert_cmpuint(n, <=, V4L2CUSE_SHIM_MAX_PENDING);
 	for (size_t i = 0; i < G_N_ELEMENTS(socks); i++)
 		close(socks[i]);
+	while (stats(f).connections)
+		g_main_context_iteration(NULL, TRUE);
+}
+
+/* A connection from another uid (@uid), adopted as if accepted: the client's end. */
+static int
+adopt_as(struct fixture *f, uid_t uid)
+{
+	struct ucred cred = { .pid = 1, .uid = uid, .gid = getgid() };
+	int sv[2];
+
+	g_assert_no_errno(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
+				     sv));
+	v4l2cuse_shim_adopt(f->shim, sv[1], &cred);
+	return sv[0];
+}
+
+static bool
+hung_up(int sock)
+{
+	char c;
+
+	return recv(sock, &c, 1, MSG_DONTWAIT) == 0;
+}
+
+/* Attach f->fh and say HELLO; the µs it took, the HELLO's status in *ret. */
+static gint64
+timed_attach(struct fixture *f, int *ret)
+{
+	gint64 start = g_get_monotonic_time();
+	int sock = connect_fh_status(f, f->fh, ret);
+
+	close(sock);
+	return g_get_monotonic_time() - start;
+}
+
+/*
+ * Idle connections of another uid (200, never a HELLO) do not keep this
+ * uid's attach out: a uid's own oldest pending connection makes room for
+ * its next, and at the device's limit the oldest of the uid holding the
+ * most goes. The peer uid is injected (v4l2cuse_shim_adopt, as accept
+ * calls it with SO_PEERCRED), so no second user is needed.
+ */
+V4L2CUSE_TEST_F("/shim-server/pending-other-uid", test_pending_other_uid)
+{
+	uid_t other = getuid() == 4242 ? 4243 : 4242;
+	int idle[200], sock, r;
+	struct v4l2cuse_shim_attach a;
+	unsigned int open_idle = 0;
+	gint64 us;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(idle); i++)
+		idle[i] = adopt_as(f, other);
+	us = timed_attach(f, &r);
+	g_test_message("attach behind them: %" G_GINT64_FORMAT " us", us);
+	g_assert_cmpint(r, ==, 0);
+	g_assert_cmpint(us, <, G_USEC_PER_SEC);
+	for (size_t i = 0; i < G_N_ELEMENTS(idle); i++)
+		open_idle += !hung_up(idle[i]);
+	g_test_message("%u of 200 idle connections of uid %u still open", open_idle,
+		       (unsigned int)other);
+	g_assert_cmpuint(open_idle, <=, V4L2CUSE_SHIM_MAX_PENDING_PER_UID);
+	g_assert_false(hung_up(idle[G_N_ELEMENTS(idle) - 1]));	/* the newest stay */
+
+	/* Connected before the flood, HELLO after it: still there. */
+	while (stats(f).connections > open_idle)	/* the attach above, closed */
+		g_main_context_iteration(NULL, TRUE);
+	attach(f, f->fh, &a);
+	sock = client_connect(f);
+	while (stats(f).connections == open_idle)	/* accepted, no HELLO yet */
+		g_main_context_iteration(NULL, TRUE);
+	for (size_t i = 0; i < G_N_ELEMENTS(idle); i++) {
+		close(idle[i]);
+		idle[i] = adopt_as(f, other);
+	}
+	g_assert_cmpint(hello(sock, &a), ==, 0);
+	close(sock);
+
+	/* The same from many uids (subordinate uids of one user): the oldest go first. */
+	for (size_t i = 0; i < G_N_ELEMENTS(idle); i++) {
+		close(idle[i]);
+		idle[i] = adopt_as(f, other + 1 + (uid_t)i);
+	}
+	g_assert_cmpuint(stats(f).connections, <=, V4L2CUSE_SHIM_MAX_PENDING + 1);
+	us = timed_attach(f, &r);
+	g_assert_cmpint(r, ==, 0);
+	g_assert_cmpint(us, <, G_USEC_PER_SEC);
+
+	for (size_t i = 0; i < G_N_ELEMENTS(idle); i++)
+		close(idle[i]);
 	while (stats(f).connections)
 		g_main_context_iteration(NULL, TRUE);
 }
