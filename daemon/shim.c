@@ -14,6 +14,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <glib.h>
@@ -221,14 +222,31 @@ shim_send(struct shim_conn *c, const struct v4l2cuse_shim_reply *rep, const int 
 	return 0;
 }
 
-/* Is thread @tid (the handle's opener, in our pid namespace) in process @pid? */
+/*
+ * Is thread @tid (the handle's opener, in our pid namespace) in process
+ * @pid? tgkill() with signal 0 sends nothing: it fails with ESRCH unless
+ * @tid is a thread of @pid, and only then checks whether we may signal it
+ * (EPERM for another user's process: we have no CAP_KILL). Unlike
+ * /proc/PID/task/TID it does not depend on what /proc shows us: with
+ * hidepid=2,gid=G a root daemon without CAP_SYS_PTRACE, not in G, sees no
+ * other user's process there. /proc stays the fallback where tgkill() is
+ * not allowed at all (a seccomp filter: then it fails on our own thread).
+ */
 static bool
 shim_thread_of(pid_t tid, pid_t pid)
 {
+	static int usable = -1;		/* tgkill(self, 0) works: 1 */
 	char path[64];
 
 	if (tid <= 0 || pid <= 0)
 		return false;
+	if (usable < 0)
+		usable = syscall(SYS_tgkill, getpid(), gettid(), 0) == 0;
+	if (usable) {
+		if (syscall(SYS_tgkill, pid, tid, 0) == 0)
+			return true;
+		return errno == EPERM || errno == EACCES;	/* found, not ours to signal */
+	}
 	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
 	return access(path, F_OK) == 0;
 }
