@@ -168,13 +168,22 @@ const struct v4l2cuse_source_ops lb_capture_ops = {
 
 /* ---------------------------------------------------------------------- */
 
+/* @k become @lb's knobs. */
+static void
+lb_capture_set_knobs(struct loopback *lb, const struct lb_knobs *k)
+{
+	lb_set_keep_format(lb, k->keep_format);
+	lb->sustain_framerate = k->sustain_framerate;
+	lb->timeout_ms = k->timeout_ms;
+	lb->compat = k->compat;
+}
+
 int
 lb_capture_setup(struct lb_source *s, const char *spec, char **ret_error)
 {
 	_cleanup_(v4l2cuse_opts_freep) struct v4l2cuse_opts *o = NULL;
 	g_autofree char *writer = NULL;
-	bool keep, sustain, compat;
-	int64_t timeout;
+	struct lb_knobs *k = &s->knobs;
 	int r;
 
 	r = lb_parse_opts(spec, &o, &writer, ret_error);
@@ -182,19 +191,14 @@ lb_capture_setup(struct lb_source *s, const char *spec, char **ret_error)
 		return r;
 	r = v4l2cuse_modes_from_options(&s->ms.modes, o, ret_error);
 	if (r < 0 ||
-	    (r = v4l2cuse_opts_get_bool(o, "keep_format", false, &keep, ret_error)) < 0 ||
-	    (r = v4l2cuse_opts_get_bool(o, "sustain_framerate", true, &sustain, ret_error)) < 0 ||
-	    (r = v4l2cuse_opts_get_bool(o, "compat", false, &compat, ret_error)) < 0 ||
-	    (r = v4l2cuse_opts_get_int(o, "timeout", 0, 0, LB_TIMEOUT_MAX_MS, &timeout,
+	    (r = v4l2cuse_opts_get_bool(o, "keep_format", false, &k->keep_format,
+					ret_error)) < 0 ||
+	    (r = v4l2cuse_opts_get_bool(o, "sustain_framerate", true, &k->sustain_framerate,
+					ret_error)) < 0 ||
+	    (r = v4l2cuse_opts_get_bool(o, "compat", false, &k->compat, ret_error)) < 0 ||
+	    (r = v4l2cuse_opts_get_int(o, "timeout", 0, 0, LB_TIMEOUT_MAX_MS, &k->timeout_ms,
 				       ret_error)) < 0)
 		return r;
-	/* The capture end made first sets the knobs; the controls change them later. */
-	if (s->lb->refs == 1) {
-		s->lb->keep_format = keep;
-		s->lb->sustain_framerate = sustain;
-		s->lb->timeout_ms = timeout;
-		s->lb->compat = compat;
-	}
 	s->cv = v4l2cuse_convert_new();
 	s->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -209,5 +213,27 @@ lb_capture_setup(struct lb_source *s, const char *spec, char **ret_error)
 			*ret_error = g_strdup_printf("loopback: %s", g_strerror(-r));
 		return r;
 	}
+	/* The newest capture end's options are the knobs (loopback-private.h). */
+	s->found = (struct lb_knobs){
+		.keep_format = s->lb->keep_format,
+		.sustain_framerate = s->lb->sustain_framerate,
+		.compat = s->lb->compat,
+		.timeout_ms = s->lb->timeout_ms,
+	};
+	lb_capture_set_knobs(s->lb, &s->knobs);
+	g_queue_push_tail_link(&s->lb->ends, &s->end_link);
 	return 0;
+}
+
+void
+lb_capture_leave(struct lb_source *s)
+{
+	struct loopback *lb = s->lb;
+	bool newest = lb->ends.tail == &s->end_link;
+
+	if (!g_list_find(lb->ends.head, s))
+		return;		/* its setup failed */
+	g_queue_unlink(&lb->ends, &s->end_link);
+	if (newest && lb->ends.length)
+		lb_capture_set_knobs(lb, &s->found);
 }

@@ -26,13 +26,29 @@ struct v4l2cuse_convert;
 #define LB_CID_TIMEOUT			(V4L2CUSE_CID_PRIVATE_BASE + 2)
 #define LB_TIMEOUT_MAX_MS		100000
 
+/* The v4l2loopback-style knobs: a capture end's options, a loopback's values. */
+struct lb_knobs {
+	bool keep_format, sustain_framerate, compat;
+	int64_t timeout_ms;
+};
+
 struct loopback {
 	struct v4l2cuse_loopbacks *reg;	/* NULL: unbound */
 	char *name;			/* the writer node */
 	unsigned int refs;
 
+	/*
+	 * The knobs: the options of the newest capture end (the tail of
+	 * @ends), changed later by the writer node's controls. A reload
+	 * builds the new capture end, then the new writer node (whose controls
+	 * start from the knobs), while the old ones still hold the loopback,
+	 * and frees the old ones once every new device is built; a reload
+	 * refused midway frees the new ones instead, and the newest capture
+	 * end puts back the knobs it found.
+	 */
 	bool keep_format, sustain_framerate, compat;
 	int64_t timeout_ms;
+	GQueue ends;			/* struct lb_source *, every capture end, oldest first */
 
 	/* The newest whole frame. */
 	uint8_t *data;
@@ -68,6 +84,9 @@ struct lb_source {
 	enum lb_end end;
 
 	/* The capture end. */
+	struct lb_knobs knobs;		/* its options */
+	struct lb_knobs found;		/* the loopback's knobs before them */
+	GList end_link;			/* in lb->ends once set up */
 	struct v4l2_pix_format pix;
 	bool started;
 	struct v4l2cuse_convert *cv;
@@ -102,10 +121,13 @@ int lb_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_err
 const struct v4l2cuse_control *lb_control(struct v4l2cuse_source *src, unsigned int index);
 int lb_get_control(struct v4l2cuse_source *src, uint32_t id, int64_t *ret);
 int lb_set_control(struct v4l2cuse_source *src, uint32_t id, int64_t value);
+void lb_set_keep_format(struct loopback *lb, bool keep);
 int lb_parse_opts(const char *spec, struct v4l2cuse_opts **ret_o, char **ret_writer,
 		  char **ret_error);
 
 /* loopback-capture.c */
 int lb_capture_setup(struct lb_source *s, const char *spec, char **ret_error);
 void lb_capture_stop(struct v4l2cuse_source *src);
+/* Out of lb->ends; the knobs it replaced come back if it was the newest. */
+void lb_capture_leave(struct lb_source *s);
 

@@ -177,8 +177,10 @@ lb_destroy(struct v4l2cuse_source *src)
 		return;
 	if (s->end == LB_WRITER && s->lb->connected)
 		v4l2cuse_loopback_set_writer(src, 0);
-	if (s->end == LB_CAPTURE)
+	if (s->end == LB_CAPTURE) {
 		lb_capture_stop(src);
+		lb_capture_leave(s);
+	}
 	clear_fd(&s->epfd);
 	clear_fd(&s->evfd);
 	clear_fd(&s->tfd);
@@ -225,6 +227,16 @@ lb_get_control(struct v4l2cuse_source *src, uint32_t id, int64_t *ret)
 	return -EINVAL;
 }
 
+void
+lb_set_keep_format(struct loopback *lb, bool keep)
+{
+	lb->keep_format = keep;
+	if (!keep)
+		lb->has_kept = false;
+	else if (lb->gen)
+		lb->has_kept = true;	/* the format written last stays */
+}
+
 int
 lb_set_control(struct v4l2cuse_source *src, uint32_t id, int64_t value)
 {
@@ -232,11 +244,7 @@ lb_set_control(struct v4l2cuse_source *src, uint32_t id, int64_t value)
 
 	switch (id) {
 	case LB_CID_KEEP_FORMAT:
-		lb->keep_format = value != 0;
-		if (!lb->keep_format)
-			lb->has_kept = false;
-		else if (lb->gen)
-			lb->has_kept = true;	/* the format written last stays */
+		lb_set_keep_format(lb, value != 0);
 		return 0;
 	case LB_CID_SUSTAIN_FRAMERATE:
 		lb->sustain_framerate = value != 0;
@@ -296,6 +304,7 @@ v4l2cuse_loopback_create(struct v4l2cuse_loopbacks *reg, const char *spec,
 	s = g_new0(struct lb_source, 1);
 	s->epfd = s->evfd = s->tfd = -1;
 	s->link.data = s;
+	s->end_link.data = s;
 	s->ms.base.ops = writer_end ? &lb_writer_ops : &lb_capture_ops;
 	s->end = writer_end ? LB_WRITER : LB_CAPTURE;
 	s->lb = lb_get(reg, name);

@@ -14,6 +14,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <glib.h>
@@ -44,6 +45,7 @@ struct shim_conn {
 	int fd;
 	guint watch;
 	guint hello_timeout;		/* before HELLO only */
+	GList pending_link;		/* in s->pending before HELLO */
 	struct ucred cred;		/* at connect() time */
 	bool authenticated;
 	struct v4l2cuse_fh *fh;		/* bound at HELLO, NULL after its release */
@@ -59,7 +61,7 @@ struct v4l2cuse_shim {
 	int listen_fd;
 	guint listen_watch;
 	GQueue conns;
-	unsigned int n_pending;		/* connections before HELLO */
+	GQueue pending;			/* struct shim_conn * before HELLO, oldest first */
 	GHashTable *tokens;		/* token bytes -> struct shim_token */
 	uint64_t token_serial;
 	unsigned int refused;
@@ -158,6 +160,19 @@ shim_conn_drop_counts(struct shim_conn *c)
 	c->q = NULL;
 }
 
+/* @c said HELLO or goes: no longer pending. */
+static void
+shim_conn_unpend(struct shim_conn *c)
+{
+	if (!c->pending_link.data)
+		return;
+	if (c->hello_timeout)
+		g_source_remove(c->hello_timeout);
+	c->hello_timeout = 0;
+	g_queue_unlink(&c->s->pending, &c->pending_link);
+	c->pending_link.data = NULL;
+}
+
 static void
 shim_conn_free(struct shim_conn *c)
 {
@@ -168,10 +183,7 @@ shim_conn_free(struct shim_conn *c)
 	g_hash_table_destroy(c->maps);
 	if (c->watch)
 		g_source_remove(c->watch);
-	if (c->hello_timeout) {
-		g_source_remove(c->hello_timeout);
-		s->n_pending--;
-	}
+	shim_conn_unpend(c);
 	g_queue_unlink(&s->conns, &c->link);
 	close(c->fd);
 	g_free(c);
@@ -210,14 +222,31 @@ shim_send(struct shim_conn *c, const struct v4l2cuse_shim_reply *rep, const int 
 	return 0;
 }
 
-/* Is thread @tid (the handle's opener, in our pid namespace) in process @pid? */
+/*
+ * Is thread @tid (the handle's opener, in our pid namespace) in process
+ * @pid? tgkill() with signal 0 sends nothing: it fails with ESRCH unless
+ * @tid is a thread of @pid, and only then checks whether we may signal it
+ * (EPERM for another user's process: we have no CAP_KILL). Unlike
+ * /proc/PID/task/TID it does not depend on what /proc shows us: with
+ * hidepid=2,gid=G a root daemon without CAP_SYS_PTRACE, not in G, sees no
+ * other user's process there. /proc stays the fallback where tgkill() is
+ * not allowed at all (a seccomp filter: then it fails on our own thread).
+ */
 static bool
 shim_thread_of(pid_t tid, pid_t pid)
 {
+	static int usable = -1;		/* tgkill(self, 0) works: 1 */
 	char path[64];
 
 	if (tid <= 0 || pid <= 0)
 		return false;
+	if (usable < 0)
+		usable = syscall(SYS_tgkill, getpid(), gettid(), 0) == 0;
+	if (usable) {
+		if (syscall(SYS_tgkill, pid, tid, 0) == 0)
+			return true;
+		return errno == EPERM || errno == EACCES;	/* found, not ours to signal */
+	}
 	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
 	return access(path, F_OK) == 0;
 }
@@ -252,9 +281,7 @@ shim_hello(struct shim_conn *c, const struct v4l2cuse_shim_request *req)
 	c->authenticated = true;
 	c->fh = fh;
 	c->q = v4l2cuse_fh_queue(fh);
-	g_source_remove(c->hello_timeout);
-	c->hello_timeout = 0;
-	s->n_pending--;
+	shim_conn_unpend(c);
 	v4l2cuse_fh_set_streaming(fh, true);
 	g_debug("%s: shim attached for pid %d (uid %u)", s->name, (int)c->cred.pid,
 		(unsigned int)c->cred.uid);
@@ -387,10 +414,10 @@ shim_fastpath(struct shim_conn *c, const struct v4l2cuse_shim_request *req,
 	return 0;
 }
 
-static gboolean
-shim_conn_cb(int fd, GIOCondition cond, gpointer data)
+/* Answer what @c sent, if anything; false: close it. */
+static bool
+shim_conn_serve(struct shim_conn *c)
 {
-	struct shim_conn *c = data;
 	struct v4l2cuse_shim_request req;
 	struct v4l2cuse_shim_reply rep;
 	uint8_t buf[sizeof(req) + 1];
@@ -399,17 +426,15 @@ shim_conn_cb(int fd, GIOCondition cond, gpointer data)
 	ssize_t n;
 
 	/* No control buffer: fds a client sends us are discarded by the kernel. */
-	n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return G_SOURCE_CONTINUE;
+		return true;
 	if (n != (ssize_t)sizeof(req)) {
 		/* EOF, an error, or a malformed message: drop the client. */
 		if (n > 0)
 			g_debug("%s: shim client pid %d sent %zd bytes; closing", c->s->name,
 				(int)c->cred.pid, n);
-		c->watch = 0;
-		shim_conn_free(c);
-		return G_SOURCE_REMOVE;
+		return false;
 	}
 	memcpy(&req, buf, sizeof(req));
 	memset(&rep, 0, sizeof(rep));
@@ -439,11 +464,21 @@ shim_conn_cb(int fd, GIOCondition cond, gpointer data)
 		/* A refused HELLO (or anything before one) ends the connection. */
 		if (r < 0 && rep.type == V4L2CUSE_SHIM_MAP && rep.status == 0)
 			shim_unmap(c, &(struct v4l2cuse_shim_request){ .unmap.map_id = rep.map_id });
-		c->watch = 0;
-		shim_conn_free(c);
-		return G_SOURCE_REMOVE;
+		return false;
 	}
-	return G_SOURCE_CONTINUE;
+	return true;
+}
+
+static gboolean
+shim_conn_cb(int fd, GIOCondition cond, gpointer data)
+{
+	struct shim_conn *c = data;
+
+	if (shim_conn_serve(c))
+		return G_SOURCE_CONTINUE;
+	c->watch = 0;
+	shim_conn_free(c);
+	return G_SOURCE_REMOVE;
 }
 
 static gboolean
@@ -454,9 +489,66 @@ shim_hello_timeout_cb(gpointer data)
 	g_debug("%s: shim client pid %d sent no HELLO in time", c->s->name,
 		(int)c->cred.pid);
 	c->hello_timeout = 0;
-	c->s->n_pending--;
 	shim_conn_free(c);
 	return G_SOURCE_REMOVE;
+}
+
+/* @uid's connections before HELLO; its oldest in *ret_oldest. */
+static unsigned int
+shim_pending_of(struct v4l2cuse_shim *s, uid_t uid, struct shim_conn **ret_oldest)
+{
+	unsigned int n = 0;
+
+	*ret_oldest = NULL;
+	for (GList *l = s->pending.head; l; l = l->next) {
+		struct shim_conn *c = l->data;
+
+		if (c->cred.uid == uid && !n++)
+			*ret_oldest = c;
+	}
+	return n;
+}
+
+/* The oldest connection before HELLO of the uid that holds the most (ties: the oldest). */
+static struct shim_conn *
+shim_pending_victim(struct v4l2cuse_shim *s)
+{
+	struct shim_conn *victim = NULL, *oldest;
+	unsigned int most = 0;
+
+	for (GList *l = s->pending.head; l; l = l->next) {
+		unsigned int n = shim_pending_of(s, ((struct shim_conn *)l->data)->cred.uid,
+						 &oldest);
+
+		if (n > most) {
+			most = n;
+			victim = oldest;
+		}
+	}
+	return victim;
+}
+
+/*
+ * Make room for a connection of @uid before HELLO. The socket is 0666, so
+ * anyone can connect without a token: a uid's own oldest connection makes
+ * room for its next, and at the device's limit the oldest of the uid that
+ * holds the most goes, never a connection of a uid that holds fewer. So
+ * idle connections of one user never keep another's attach out.
+ */
+static void
+shim_pending_make_room(struct v4l2cuse_shim *s, uid_t uid)
+{
+	struct shim_conn *victim;
+
+	if (shim_pending_of(s, uid, &victim) < V4L2CUSE_SHIM_MAX_PENDING_PER_UID)
+		victim = s->pending.length >= V4L2CUSE_SHIM_MAX_PENDING ? shim_pending_victim(s)
+								      : NULL;
+	if (!victim)
+		return;
+	g_debug("%s: closing pid %d's connection without HELLO (uid %u) for one of uid %u",
+		s->name, (int)victim->cred.pid, (unsigned int)victim->cred.uid,
+		(unsigned int)uid);
+	shim_conn_free(victim);
 }
 
 int
@@ -464,11 +556,11 @@ v4l2cuse_shim_adopt(struct v4l2cuse_shim *s, int fd, const struct ucred *cred)
 {
 	struct shim_conn *c;
 
-	if (g_queue_get_length(&s->conns) >= V4L2CUSE_SHIM_MAX_CONNECTIONS ||
-	    s->n_pending >= V4L2CUSE_SHIM_MAX_PENDING) {
+	if (g_queue_get_length(&s->conns) >= V4L2CUSE_SHIM_MAX_CONNECTIONS) {
 		close(fd);
 		return -EBUSY;
 	}
+	shim_pending_make_room(s, cred->uid);
 	c = g_new0(struct shim_conn, 1);
 	c->s = s;
 	c->fd = fd;
@@ -479,7 +571,17 @@ v4l2cuse_shim_adopt(struct v4l2cuse_shim *s, int fd, const struct ucred *cred)
 	c->watch = v4l2cuse_fd_watch_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, shim_conn_cb, c);
 	c->hello_timeout = g_timeout_add_seconds(V4L2CUSE_SHIM_HELLO_TIMEOUT_S,
 						 shim_hello_timeout_cb, c);
-	s->n_pending++;
+	c->pending_link.data = c;
+	g_queue_push_tail_link(&s->pending, &c->pending_link);
+	/*
+	 * The shim sends HELLO right after connect(), so it is usually here
+	 * already: answered now, the connection is no longer pending before
+	 * the next one is accepted.
+	 */
+	if (!shim_conn_serve(c)) {
+		shim_conn_free(c);
+		return -ECONNRESET;
+	}
 	return 0;
 }
 
@@ -638,6 +740,7 @@ v4l2cuse_shim_new(struct v4l2cuse_device *dev, const char *path, char **ret_erro
 	s->path = g_strdup(path);
 	s->listen_fd = fd;
 	g_queue_init(&s->conns);
+	g_queue_init(&s->pending);
 	s->tokens = g_hash_table_new_full(token_hash, token_equal, NULL, g_free);
 	s->listen_watch = g_unix_fd_add(fd, G_IO_IN, shim_accept_cb, s);
 	v4l2cuse_device_set_shim(dev, s);

@@ -25,6 +25,7 @@ struct v4l2cuse_shim;
 /* Limits on what clients can make us hold. */
 #define V4L2CUSE_SHIM_MAX_CONNECTIONS	1100	/* > V4L2CUSE_MAX_OPENS */
 #define V4L2CUSE_SHIM_MAX_PENDING	64	/* connections before HELLO */
+#define V4L2CUSE_SHIM_MAX_PENDING_PER_UID 16	/* of them, one peer uid's */
 #define V4L2CUSE_SHIM_HELLO_TIMEOUT_S	5	/* then an idle connection is closed */
 #define V4L2CUSE_SHIM_MAX_TOKENS_PER_FH	4	/* the oldest unused one goes */
 #define V4L2CUSE_SHIM_MAX_MAPS		1024	/* mapping records per connection */
@@ -61,8 +62,11 @@ const char *v4l2cuse_shim_path(struct v4l2cuse_shim *s);
 /*
  * Serve the connected (non-blocking) socket @fd as a client whose
  * SO_PEERCRED is @cred: what accepting a connection does after
- * getsockopt(). Takes @fd, also on failure (-EBUSY at the connection
- * limits). For the tests and the fuzzer, which need peers of other uids.
+ * getsockopt(). Answers what the client sent already (its HELLO). Takes
+ * @fd, also on failure (-EBUSY at the connection limit; -ECONNRESET: closed
+ * at once, a refused HELLO or EOF). At the limits of connections before
+ * HELLO it closes an older one (shim.c, shim_pending_make_room()). For the
+ * tests and the fuzzer, which need peers of other uids.
  */
 struct ucred;
 int v4l2cuse_shim_adopt(struct v4l2cuse_shim *s, int fd, const struct ucred *cred);

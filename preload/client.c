@@ -120,8 +120,19 @@ shim_request_fds_locked(struct shim_handle *h, struct v4l2cuse_shim_request *req
 		return -ENOTCONN;	/* a forked child: the parent's connection */
 	req->seq = ++h->seq;
 	r = shim_send_recv(h->sock, req, rep, fds, max_fds);
-	if (r < 0)
-		shim_debug("request %u failed: %s", req->type, strerror(-r));
+	if (r < 0) {
+		/*
+		 * The conversation is lost: a reply that comes after the
+		 * timeout would answer the next request, and every reply after
+		 * it would be one behind. Close the connection (the daemon
+		 * drops what it held for it); later requests fail at once, as
+		 * in a forked child.
+		 */
+		shim_debug("request %u failed: %s; closing the connection", req->type,
+			   strerror(-r));
+		shim_real.close(h->sock);
+		h->sock = -1;
+	}
 	return r;
 }
 
@@ -144,11 +155,14 @@ shim_request(struct shim_handle *h, struct v4l2cuse_shim_request *req,
 	return r;
 }
 
+unsigned int shim_reply_timeout_ms = 10000;
+
 int
 shim_connect(const struct v4l2cuse_shim_attach *a)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = 10 };
+	struct timeval tv = { .tv_sec = shim_reply_timeout_ms / 1000,
+			      .tv_usec = shim_reply_timeout_ms % 1000 * 1000 };
 	struct v4l2cuse_shim_request req;
 	struct v4l2cuse_shim_reply rep;
 	int sock, fd, r;

@@ -96,7 +96,8 @@ void shim_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* An attached file handle (one open file description on our node). */
 struct shim_handle {
 	int refs;			/* fds + mappings + users; under shim_lock */
-	int sock;			/* connection to the daemon; -1 in a forked child */
+	int sock;			/* connection to the daemon; -1 in a forked child
+					 * and once a request failed (client.c) */
 	dev_t rdev;			/* the node, to spot a stale fd number */
 	pthread_mutex_t io;		/* socket conversation, staging maps */
 	uint32_t seq;
@@ -177,8 +178,13 @@ int shim_request_locked(struct shim_handle *h, struct v4l2cuse_shim_request *req
 /* The same with up to @max_fds passed fds (-1 where none came). */
 int shim_request_fds_locked(struct shim_handle *h, struct v4l2cuse_shim_request *req,
 			    struct v4l2cuse_shim_reply *rep, int *fds, unsigned int max_fds);
-/* Connect and authenticate with @a's token; the socket, or -errno. */
+/*
+ * Connect and authenticate with @a's token; the socket, or -errno. Its
+ * replies must come within shim_reply_timeout_ms (SO_RCVTIMEO; the daemon
+ * answers at once, a wedged one must not hang the app); tests shorten it.
+ */
 int shim_connect(const struct v4l2cuse_shim_attach *a);
+extern unsigned int shim_reply_timeout_ms;
 /* Is @fd a character device of the cuse class? Fills *ret_rdev. */
 bool shim_is_cuse_node(int fd, dev_t *ret_rdev);
 

@@ -7,8 +7,9 @@
 #                                the test pattern; on a kernel without CUSE, run
 #                                a demo in the test VM and save one frame as
 #                                ./v4l2cuse-frame.png
-#   tools/dev.sh test            build, then run the unit and VM suites and a
-#                                short fuzz run of the parsers (CI)
+#   tools/dev.sh test            build, then run the unit and VM suites, the
+#                                unit suite under ASan+UBSan (build-asan) and
+#                                a short fuzz run of the parsers (CI)
 #
 # and their steps: deps (install missing packages), build, build-asan (the
 # ASan+UBSan daemon of the churn soak), vm-prepare (download the VM kernel,
@@ -106,12 +107,15 @@ cmd_build()
 # The ASan+UBSan daemon for the vm suite's churn soak (tests/vm/test-churn.sh):
 # only daemon/v4l2cuse of build-asan, not the whole tree. A build dir with
 # the vm suite runs it (tests/vm/meson.build: a dependency of vm-churn), so
-# it installs nothing: the packages of `build` are enough.
+# it installs nothing: the packages of `build` are enough. GStreamer and
+# PipeWire as in build/, so the unit suite under the sanitizers (`test`)
+# runs the same tests.
 cmd_build_asan()
 {
 	cd "$root"
 	[[ -f $asan_dir/meson-private/coredata.dat ]] ||
-		meson setup "$asan_dir" -Db_sanitize=address,undefined
+		meson setup "$asan_dir" -Db_sanitize=address,undefined -Dgstreamer=enabled \
+			-Dpipewire=enabled
 	ninja -C "$asan_dir" daemon/v4l2cuse
 }
 
@@ -143,6 +147,10 @@ cmd_test()
 	cmd_vm_prepare			# the download happens before any test starts
 	cd "$root"
 	meson test -C "$build_dir" --print-errorlogs --suite unit --suite vm || rc=$?
+	# The unit suite again under ASan and UBSan: meson test builds the rest
+	# of build-asan first (its daemon is there already, for vm-churn).
+	cmd_build_asan
+	meson test -C "$asan_dir" --print-errorlogs --suite unit || rc=$?
 	cmd_fuzz || rc=$?
 	say "total wall time $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s (status $rc)"
 	return "$rc"
@@ -191,8 +199,9 @@ Commands:
                  without CUSE it runs the same demo inside the test VM and
                  saves one frame as ./v4l2cuse-frame.png.
   test           Build, then run every suite: the unit tests, the VM tests
-                 (each boots Debian's kernel under qemu) and a short fuzz run
-                 of every parser. This is what CI runs.
+                 (each boots Debian's kernel under qemu), the unit tests again
+                 under ASan and UBSan (build-asan/) and a short fuzz run of
+                 every parser. This is what CI runs.
   deps           Only install the missing packages.
   build          Install what is missing and build into build/, and the
                  daemon of build-asan/ (the vm suite needs it).

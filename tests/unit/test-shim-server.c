@@ -10,18 +10,23 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <glib.h>
 #include <linux/videodev2.h>
 
 #include "device.h"
 #include "shim.h"
+#include "sandbox.h"
 #include "fake-req.h"
 #include "test-main.h"
 
@@ -162,16 +167,26 @@ hello(int sock, const struct v4l2cuse_shim_attach *a)
 	return client_call(sock, &req, &rep, NULL);
 }
 
-/* Attach @fh and return an authenticated connection. */
+/* Attach @fh: the connection, the HELLO's status in *ret. */
 static int
-connect_fh(struct fixture *f, struct v4l2cuse_fh *fh)
+connect_fh_status(struct fixture *f, struct v4l2cuse_fh *fh, int *ret)
 {
 	struct v4l2cuse_shim_attach a;
 	int sock;
 
 	attach(f, fh, &a);
 	sock = client_connect(f);
-	g_assert_cmpint(hello(sock, &a), ==, 0);
+	*ret = hello(sock, &a);
+	return sock;
+}
+
+/* Attach @fh and return an authenticated connection. */
+static int
+connect_fh(struct fixture *f, struct v4l2cuse_fh *fh)
+{
+	int r, sock = connect_fh_status(f, fh, &r);
+
+	g_assert_cmpint(r, ==, 0);
 	return sock;
 }
 
@@ -514,6 +529,183 @@ V4L2CUSE_TEST_F("/shim-server/pending-limit", test_pending_limit)
 	g_assert_cmpuint(n, <=, V4L2CUSE_SHIM_MAX_PENDING);
 	for (size_t i = 0; i < G_N_ELEMENTS(socks); i++)
 		close(socks[i]);
+	while (stats(f).connections)
+		g_main_context_iteration(NULL, TRUE);
+}
+
+/* A connection from another uid (@uid), adopted as if accepted: the client's end. */
+static int
+adopt_as(struct fixture *f, uid_t uid)
+{
+	struct ucred cred = { .pid = 1, .uid = uid, .gid = getgid() };
+	int sv[2];
+
+	g_assert_no_errno(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
+				     sv));
+	v4l2cuse_shim_adopt(f->shim, sv[1], &cred);
+	return sv[0];
+}
+
+static bool
+hung_up(int sock)
+{
+	char c;
+
+	return recv(sock, &c, 1, MSG_DONTWAIT) == 0;
+}
+
+/* Attach f->fh and say HELLO; the µs it took, the HELLO's status in *ret. */
+static gint64
+timed_attach(struct fixture *f, int *ret)
+{
+	gint64 start = g_get_monotonic_time();
+	int sock = connect_fh_status(f, f->fh, ret);
+
+	close(sock);
+	return g_get_monotonic_time() - start;
+}
+
+/*
+ * Idle connections of another uid (200, never a HELLO) do not keep this
+ * uid's attach out: a uid's own oldest pending connection makes room for
+ * its next, and at the device's limit the oldest of the uid holding the
+ * most goes. The peer uid is injected (v4l2cuse_shim_adopt, as accept
+ * calls it with SO_PEERCRED), so no second user is needed.
+ */
+V4L2CUSE_TEST_F("/shim-server/pending-other-uid", test_pending_other_uid)
+{
+	uid_t other = getuid() == 4242 ? 4243 : 4242;
+	int idle[200], sock, r;
+	struct v4l2cuse_shim_attach a;
+	unsigned int open_idle = 0;
+	gint64 us;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(idle); i++)
+		idle[i] = adopt_as(f, other);
+	us = timed_attach(f, &r);
+	g_test_message("attach behind them: %" G_GINT64_FORMAT " us", us);
+	g_assert_cmpint(r, ==, 0);
+	g_assert_cmpint(us, <, G_USEC_PER_SEC);
+	for (size_t i = 0; i < G_N_ELEMENTS(idle); i++)
+		open_idle += !hung_up(idle[i]);
+	g_test_message("%u of 200 idle connections of uid %u still open", open_idle,
+		       (unsigned int)other);
+	g_assert_cmpuint(open_idle, <=, V4L2CUSE_SHIM_MAX_PENDING_PER_UID);
+	g_assert_false(hung_up(idle[G_N_ELEMENTS(idle) - 1]));	/* the newest stay */
+
+	/* Connected before the flood, HELLO after it: still there. */
+	while (stats(f).connections > open_idle)	/* the attach above, closed */
+		g_main_context_iteration(NULL, TRUE);
+	attach(f, f->fh, &a);
+	sock = client_connect(f);
+	while (stats(f).connections == open_idle)	/* accepted, no HELLO yet */
+		g_main_context_iteration(NULL, TRUE);
+	for (size_t i = 0; i < G_N_ELEMENTS(idle); i++) {
+		close(idle[i]);
+		idle[i] = adopt_as(f, other);
+	}
+	g_assert_cmpint(hello(sock, &a), ==, 0);
+	close(sock);
+
+	/* The same from many uids (subordinate uids of one user): the oldest go first. */
+	for (size_t i = 0; i < G_N_ELEMENTS(idle); i++) {
+		close(idle[i]);
+		idle[i] = adopt_as(f, other + 1 + (uid_t)i);
+	}
+	g_assert_cmpuint(stats(f).connections, <=, V4L2CUSE_SHIM_MAX_PENDING + 1);
+	us = timed_attach(f, &r);
+	g_assert_cmpint(r, ==, 0);
+	g_assert_cmpint(us, <, G_USEC_PER_SEC);
+
+	for (size_t i = 0; i < G_N_ELEMENTS(idle); i++)
+		close(idle[i]);
+	while (stats(f).connections)
+		g_main_context_iteration(NULL, TRUE);
+}
+
+/*
+ * A hardened /proc: hidepid=2 with gid= a group the daemon is not in (a
+ * plain hidepid=2 lets group 0 see every process, and the daemon runs as
+ * root:root). The daemon, root with CAP_CHOWN only, then cannot see other
+ * users' processes there, yet a client of another uid must still attach.
+ * Root only: the subprocess mounts such a /proc in a mount namespace of its
+ * own, drops its capabilities as the daemon does, and serves a client
+ * forked as uid 65534.
+ */
+V4L2CUSE_TEST_F("/shim-server/hidepid", test_hidepid)
+{
+	struct v4l2cuse_shim_attach a;
+	struct v4l2cuse_fh *fh;
+	g_autofree char *err = NULL;
+	int token_pipe[2], status, r = 0;
+	pid_t child;
+
+	if (getuid() != 0) {
+		g_test_skip("needs root (a proc mount with hidepid=2,gid=)");
+		return;
+	}
+	if (!g_test_subprocess()) {
+		g_test_trap_subprocess(NULL, 20 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_DEFAULT);
+		g_test_trap_assert_passed();
+		return;
+	}
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "hidepid=2,gid=4242") < 0) {
+		g_test_skip("cannot mount a proc with hidepid=2 here");
+		return;
+	}
+	g_assert_no_errno(chmod(f->dir, 0755));		/* uid 65534 reaches the socket */
+	g_assert_no_errno(pipe2(token_pipe, O_CLOEXEC));
+	child = fork();
+	g_assert_cmpint(child, >=, 0);
+	if (child == 0) {
+		/*
+		 * The app: another uid, the opener of the handle, says HELLO
+		 * and waits for the reply in a plain recv() (the loop is the
+		 * parent's: this copy of the server must not answer).
+		 */
+		struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_HELLO, .seq = 1 };
+		struct v4l2cuse_shim_reply rep;
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		int sock;
+
+		close(token_pipe[1]);
+		if (read(token_pipe[0], &a, sizeof(a)) != sizeof(a) || setgroups(0, NULL) < 0 ||
+		    setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+			_exit(2);
+		g_strlcpy(sa.sun_path, f->path, sizeof(sa.sun_path));
+		sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		req.hello.version = V4L2CUSE_SHIM_VERSION;
+		memcpy(req.hello.token, a.token, sizeof(req.hello.token));
+		if (connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+		    send(sock, &req, sizeof(req), 0) != sizeof(req) ||
+		    recv(sock, &rep, sizeof(rep), 0) != sizeof(rep))
+			_exit(3);
+		_exit(rep.status == 0 ? 0 : 1);
+	}
+	close(token_pipe[0]);
+	g_assert_cmpint(v4l2cuse_sandbox_drop_caps(&err), ==, 0);
+	{
+		/* What the daemon sees of the client: nothing. */
+		g_autofree char *path = g_strdup_printf("/proc/%d/task/%d", (int)child,
+							 (int)child);
+
+		g_assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
+	}
+	fh = v4l2cuse_fh_open(f->dev, O_RDWR, child, 65534, &r);
+	g_assert_nonnull(fh);
+	attach(f, fh, &a);
+	g_assert_cmpint(write(token_pipe[1], &a, sizeof(a)), ==, sizeof(a));
+	close(token_pipe[1]);
+	while (waitpid(child, &status, WNOHANG) == 0) {
+		if (!g_main_context_iteration(NULL, FALSE))
+			g_usleep(1000);
+	}
+	g_assert_true(WIFEXITED(status));
+	g_assert_cmpint(WEXITSTATUS(status), ==, 0);	/* the HELLO was accepted */
+	g_assert_true(has_streaming(fh));
+	v4l2cuse_fh_release(fh);
 	while (stats(f).connections)
 		g_main_context_iteration(NULL, TRUE);
 }

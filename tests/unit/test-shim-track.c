@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <glib.h>
@@ -335,6 +336,124 @@ V4L2CUSE_TEST("/shim-track/request", test_request)
 	g_thread_join(t);
 	shim_handle_unref(h);
 	close(peer);
+}
+
+/*
+ * A daemon that answers late: HELLO at once, the first MAP only after the
+ * client gave up waiting (the test says when), then it reports whether
+ * the late reply could be sent and whether the client sent anything more
+ * on that connection.
+ */
+struct late_daemon {
+	int listen_fd;
+	GMutex lock;
+	GCond cond;
+	bool gave_up;		/* the client's request timed out */
+	bool answered;		/* the late reply was sent (or refused) */
+	ssize_t late;		/* send() of the late reply */
+	ssize_t after;		/* recv() after it: 0 = EOF */
+};
+
+static gpointer
+late_daemon_run(gpointer data)
+{
+	struct late_daemon *d = data;
+	struct v4l2cuse_shim_request req;
+	struct v4l2cuse_shim_reply rep = { 0 };
+	int peer = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+	g_assert_cmpint(peer, >=, 0);
+	g_assert_cmpint(recv(peer, &req, sizeof(req), 0), ==, sizeof(req));
+	g_assert_cmpuint(req.type, ==, V4L2CUSE_SHIM_HELLO);
+	rep.type = req.type;
+	rep.seq = req.seq;
+	g_assert_cmpint(send(peer, &rep, sizeof(rep), 0), ==, sizeof(rep));
+
+	g_assert_cmpint(recv(peer, &req, sizeof(req), 0), ==, sizeof(req));
+	g_mutex_lock(&d->lock);
+	while (!d->gave_up)
+		g_cond_wait(&d->cond, &d->lock);
+	g_mutex_unlock(&d->lock);
+	rep.type = req.type;
+	rep.seq = req.seq;
+	rep.map_id = 7;
+	/* The real daemon's send (MSG_NOSIGNAL): EPIPE once the client has closed. */
+	d->late = send(peer, &rep, sizeof(rep), MSG_NOSIGNAL);
+	g_mutex_lock(&d->lock);
+	d->answered = true;
+	g_cond_signal(&d->cond);
+	g_mutex_unlock(&d->lock);
+
+	/* Whatever the client does next; it answers a request at once. */
+	d->after = recv(peer, &req, sizeof(req), 0);
+	if (d->after == (ssize_t)sizeof(req)) {
+		rep.seq = req.seq;
+		rep.map_id = 8;
+		send(peer, &rep, sizeof(rep), MSG_NOSIGNAL);
+	}
+	close(peer);
+	return NULL;
+}
+
+/*
+ * A reply later than the receive timeout must not answer the next request:
+ * the connection is closed at the timeout, later requests fail at once
+ * (mmap then says ENODEV, as in a forked child) and the daemon sees EOF.
+ * (Before, the late reply answered the next request, -EPROTO, and every
+ * reply after it was one behind.)
+ */
+V4L2CUSE_TEST("/shim-track/late-reply", test_late_reply)
+{
+	g_autofree char *dir = g_dir_make_tmp("v4l2cuse-shim-XXXXXX", NULL);
+	struct v4l2cuse_shim_attach a = { .magic = V4L2CUSE_SHIM_MAGIC };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_MAP };
+	struct v4l2cuse_shim_reply rep;
+	struct late_daemon d = { 0 };
+	struct shim_handle *h;
+	unsigned int timeout = shim_reply_timeout_ms;
+	GThread *t;
+	int sock, memfd;
+
+	g_assert_nonnull(dir);
+	g_snprintf(a.socket_path, sizeof(a.socket_path), "%s/late.sock", dir);
+	g_strlcpy(sa.sun_path, a.socket_path, sizeof(sa.sun_path));
+	d.listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	g_assert_no_errno(bind(d.listen_fd, (struct sockaddr *)&sa, sizeof(sa)));
+	g_assert_no_errno(listen(d.listen_fd, 1));
+	g_mutex_init(&d.lock);
+	g_cond_init(&d.cond);
+	t = g_thread_new("late-daemon", late_daemon_run, &d);
+
+	shim_reply_timeout_ms = 50;	/* the daemon waits for the test, not for a clock */
+	sock = shim_connect(&a);
+	shim_reply_timeout_ms = timeout;
+	g_assert_cmpint(sock, >=, 0);
+	h = shim_handle_new(sock, makedev(10, 203));
+
+	g_assert_cmpint(shim_request(h, &req, &rep, &memfd), ==, -ETIMEDOUT);
+	g_mutex_lock(&d.lock);
+	d.gave_up = true;
+	g_cond_signal(&d.cond);
+	while (!d.answered)
+		g_cond_wait(&d.cond, &d.lock);
+	g_mutex_unlock(&d.lock);
+
+	/* The late reply (map id 7) is not taken for this request's. */
+	g_assert_cmpint(shim_request(h, &req, &rep, &memfd), ==, -ENOTCONN);
+	g_assert_cmpint(memfd, ==, -1);
+	g_assert_cmpint(shim_request(h, &req, &rep, &memfd), ==, -ENOTCONN);
+	shim_handle_unref(h);
+	g_thread_join(t);
+	/* Closed at the timeout: the late reply found no reader, and nothing came after. */
+	g_assert_cmpint(d.late, ==, -1);
+	g_assert_cmpint(d.after, ==, 0);
+
+	close(d.listen_fd);
+	g_assert_no_errno(unlink(a.socket_path));
+	g_assert_no_errno(rmdir(dir));
+	g_mutex_clear(&d.lock);
+	g_cond_clear(&d.cond);
 }
 
 /* Not a character device, or not of the cuse class: no handshake is tried. */
