@@ -182,8 +182,13 @@ main(int argc, char **argv)
 	g_unix_signal_add(SIGINT, on_signal, &m);
 	g_main_loop_run(m.loop);
 	/* Unplug first, so that uvcvideo stops before our end closes. */
-	if (m.attached && usb_vhci_detach(m.port) < 0)
-		g_debug("detach of port %u: %s", m.port, g_strerror(errno));
+	if (m.attached) {
+		r = usb_vhci_detach(m.port);
+		if (r < 0)
+			g_debug("detach of port %u: %s", m.port, g_strerror(-r));
+		else
+			g_message("%s: detached from vhci-hcd port %u", node, m.port);
+	}
 	usb_face_free(face);
 	g_main_loop_unref(m.loop);
 	return m.status;
