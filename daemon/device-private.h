@@ -118,6 +118,7 @@ struct v4l2cuse_device {
 
 	/* Service bits (daemon/manager.c, v4l2cuse-ctl). */
 	char *id;			/* device id, for the info ioctl */
+	bool usb_face;			/* shown as a USB camera now (info ioctl flag) */
 	char *source_spec;		/* the spec dev->src was made from */
 	struct v4l2cuse_offer *offer;	/* NULL: the source offers all it has */
 	uint64_t delivered, dropped, errors;

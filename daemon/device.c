@@ -302,6 +302,12 @@ v4l2cuse_device_name(struct v4l2cuse_device *dev)
 	return dev->name;
 }
 
+void
+v4l2cuse_device_set_usb_face(struct v4l2cuse_device *dev, bool on)
+{
+	dev->usb_face = on;
+}
+
 const char *
 v4l2cuse_device_label(struct v4l2cuse_device *dev)
 {

@@ -98,6 +98,8 @@ void v4l2cuse_device_set_poll_ops(struct v4l2cuse_device *dev,
 				  const struct v4l2cuse_poll_ops *ops);
 const char *v4l2cuse_device_name(struct v4l2cuse_device *dev);
 const char *v4l2cuse_device_label(struct v4l2cuse_device *dev);
+/* The device is a USB camera now (daemon/usbface.h): the info ioctl says so. */
+void v4l2cuse_device_set_usb_face(struct v4l2cuse_device *dev, bool on);
 /* Fail every parked request with @r (shutdown: -ENODEV). */
 void v4l2cuse_device_cancel_all(struct v4l2cuse_device *dev, int r);
 const char *v4l2cuse_device_id(struct v4l2cuse_device *dev);

@@ -658,6 +658,7 @@ ioc_v4l2cuse_info(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	info->version = V4L2CUSE_INFO_VERSION;
 	info->nonce = v4l2cuse_instance_nonce();
 	info->pid = (uint32_t)getpid();
+	info->flags = fh->dev->usb_face ? V4L2CUSE_INFO_USB_FACE : 0;
 	g_strlcpy(info->name, fh->dev->name, sizeof(info->name));
 	g_strlcpy(info->id, fh->dev->id ? fh->dev->id : fh->dev->name, sizeof(info->id));
 	return 0;

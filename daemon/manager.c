@@ -461,7 +461,8 @@ mgr_selftest_done(void *data, uint64_t tag, int r, const char *error)
 	g_clear_pointer(&md->error, g_free);
 	g_clear_pointer(&md->reported, g_free);
 	if (md->conf->usb && !md->usb)
-		md->usb = v4l2cuse_usbface_new(md->conf->id, md->node);
+		md->usb = v4l2cuse_usbface_new(md->dev, md->conf->id, md->node, md->conf->mode,
+						!md->conf->has_mode);
 	mdev_settle(md);
 }
 

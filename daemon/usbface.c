@@ -6,9 +6,11 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <gio/gio.h>
 
+#include "device.h"
 #include "usb.h"
 #include "usbface.h"
 
@@ -31,6 +33,10 @@ struct v4l2cuse_usbface {
 	unsigned int backoff_s;
 	bool told_no_vhci;
 	const char *state;
+	struct v4l2cuse_device *dev;
+	mode_t mode;			/* the node's usual mode */
+	bool hide;
+	bool hidden;
 };
 
 static void face_spawn(struct v4l2cuse_usbface *f);
@@ -50,6 +56,21 @@ v4l2cuse_usbface_program(void)
 				  ? g_steal_pointer(&built) : g_strdup(V4L2CUSE_USB_PROGRAM);
 	}
 	return program;
+}
+
+/* The node root's alone while a face runs (usbface.h, "Listed once"). */
+static void
+face_hide_node(struct v4l2cuse_usbface *f, bool hide)
+{
+	v4l2cuse_device_set_usb_face(f->dev, hide);
+	if (!f->hide || hide == f->hidden)
+		return;
+	if (chmod(f->node_path, hide ? 0600 : f->mode) < 0) {
+		g_message("%s: cannot set the mode of %s: %s", f->id, f->node_path,
+			  g_strerror(errno));
+		return;
+	}
+	f->hidden = hide;
 }
 
 static gboolean
@@ -92,6 +113,7 @@ proc_exited(GObject *source, GAsyncResult *res, gpointer data)
 			g_warning("%s: the USB face (v4l2cuse-usb) ended (status %d); "
 				  "restarting it in %u s", f->id, status, f->backoff_s);
 		f->state = "restarting";
+		face_hide_node(f, false);
 		face_retry_in(f, f->backoff_s);
 		f->backoff_s = MIN(f->backoff_s * 2, BACKOFF_MAX_S);
 	}
@@ -113,6 +135,7 @@ face_spawn(struct v4l2cuse_usbface *f)
 				  "%s serves as a CUSE node only until it is", f->id, f->node_path);
 		f->told_no_vhci = true;
 		f->state = "no vhci-hcd";
+		face_hide_node(f, false);
 		face_retry_in(f, VHCI_POLL_S);
 		return;
 	}
@@ -126,10 +149,12 @@ face_spawn(struct v4l2cuse_usbface *f)
 		g_warning("%s: cannot start the USB face (%s): %s; retrying in %u s", f->id,
 			  v4l2cuse_usbface_program(), error->message, f->backoff_s);
 		f->state = "cannot start";
+		face_hide_node(f, false);
 		face_retry_in(f, f->backoff_s);
 		f->backoff_s = MIN(f->backoff_s * 2, BACKOFF_MAX_S);
 		return;
 	}
+	face_hide_node(f, true);
 	p = g_new0(struct proc, 1);
 	p->sub = sub;
 	p->face = f;
@@ -140,10 +165,14 @@ face_spawn(struct v4l2cuse_usbface *f)
 }
 
 struct v4l2cuse_usbface *
-v4l2cuse_usbface_new(const char *id, const char *node)
+v4l2cuse_usbface_new(struct v4l2cuse_device *dev, const char *id, const char *node, mode_t mode,
+		     bool hide)
 {
 	struct v4l2cuse_usbface *f = g_new0(struct v4l2cuse_usbface, 1);
 
+	f->dev = dev;
+	f->mode = mode;
+	f->hide = hide;
 	f->id = g_strdup(id);
 	f->node_path = g_strconcat("/dev/", node, NULL);
 	f->backoff_s = BACKOFF_MIN_S;
@@ -157,6 +186,7 @@ v4l2cuse_usbface_free(struct v4l2cuse_usbface *f)
 	if (!f)
 		return;
 	g_clear_handle_id(&f->timer, g_source_remove);
+	v4l2cuse_device_set_usb_face(f->dev, false);
 	if (f->proc) {
 		/* It unplugs the camera and exits; proc_exited() reaps it. */
 		f->proc->face = NULL;

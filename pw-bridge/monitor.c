@@ -124,6 +124,9 @@ bridge_device_probe(const char *dir, const char *name, struct bridge_device **re
 		return -ENODEV;		/* replaced between the two opens */
 	if (client_xioctl(fd, VIDIOC_V4L2CUSE_INFO, &info) < 0 || info.magic != V4L2CUSE_INFO_MAGIC)
 		return -ENODEV;		/* another CUSE device (osspd, ...) */
+	/* A USB camera now (docs/usb.md): PipeWire lists its uvcvideo node itself. */
+	if (info.flags & V4L2CUSE_INFO_USB_FACE)
+		return -ENODEV;
 	r = client_xioctl(fd, VIDIOC_QUERYCAP, &cap);
 	if (r < 0)
 		return r;
@@ -307,13 +310,20 @@ node_event(struct bridge_monitor *m, const char *name)
 	case ENTRY_PROBING:
 		e->again = true;
 		break;
-	case ENTRY_PUBLISHED:
-		if (node_is(m, name, e->rdev))
+	case ENTRY_PUBLISHED: {
+		g_autofree char *path = g_build_filename(m->dev_dir, name, NULL);
+
+		/*
+		 * Still the same node, and still ours to open: the daemon makes
+		 * a node root's alone when its USB face takes over (docs/usb.md).
+		 */
+		if (node_is(m, name, e->rdev) && access(path, R_OK | W_OK) == 0)
 			break;
 		/* Replaced behind our back (a lost event): start over. */
 		node_gone(m, name);
 		probe_start(m, entry_get(m, name));
 		break;
+	}
 	case ENTRY_IDLE:
 		probe_start(m, e);
 		break;

@@ -47,11 +47,17 @@ struct v4l2cuse_info {
 	uint32_t version;	/* V4L2CUSE_INFO_VERSION */
 	uint64_t nonce;		/* random, fixed for the daemon's lifetime */
 	uint32_t pid;		/* the daemon's pid (in its pid namespace) */
-	uint32_t reserved0;
+	uint32_t flags;		/* V4L2CUSE_INFO_* */
 	char name[32];		/* node name, "video42" */
 	char id[32];		/* device id (config group "device ID") */
 	uint32_t reserved[8];
 };
+
+/*
+ * The device is a USB camera right now (usb=true, docs/usb.md): apps
+ * should list its uvcvideo node, not this one (v4l2cuse-pipewire skips it).
+ */
+#define V4L2CUSE_INFO_USB_FACE		(1u << 0)
 
 #define VIDIOC_V4L2CUSE_INFO \
 	_IOR('V', BASE_VIDIOC_PRIVATE + 16, struct v4l2cuse_info)

@@ -114,6 +114,7 @@ vm_wait_for "no vhci-hcd: one line naming the module" 30 \
 	grep -q "cam: usb=true, but vhci-hcd is not loaded (modprobe vhci-hcd)" "$R/daemon.log"
 check "no vhci-hcd: the CUSE node still serves" \
 	python3 "$check_frames" /dev/video42 640 480 --frames 2 --bars75
+check "no vhci-hcd: the CUSE node keeps its mode (660)" test "$(stat -c %a /dev/video42)" = 660
 n=$(grep -c "vhci-hcd is not loaded" "$R/daemon.log" || true)
 check "no vhci-hcd: said once per device (got $n lines for 2 devices)" test "$n" -eq 2
 
@@ -133,6 +134,9 @@ check "USB serial is the device id" grep -qx "cam" "$usbdev/serial"
 v4l2-ctl -d "$node" --all >"$R/uvc-all.txt" 2>&1 || true
 check "QUERYCAP card is the label" grep -q "Card type *: $label" "$R/uvc-all.txt"
 check "QUERYCAP driver is uvcvideo" grep -q "Driver name *: uvcvideo" "$R/uvc-all.txt"
+# Listed once: users' apps cannot open the CUSE node while the USB face runs.
+check "listed once: the CUSE node is root's alone (600)" test "$(stat -c %a /dev/video42)" = 600
+check "listed once: another user cannot open it" bash -c "! setpriv --reuid=65534 --regid=65534 --clear-groups -- sh -c ': <> /dev/video42' 2>/dev/null"
 
 # Within 5 s of the device starting: a device added at runtime.
 t0=$(date +%s.%N)
@@ -262,26 +266,38 @@ else
 fi
 
 # --- 7. faults --------------------------------------------------------------
-timeout 300 ffmpeg -hide_banner -loglevel error -f v4l2 -input_format yuyv422 -video_size 640x480 \
+ffmpeg -hide_banner -loglevel error -f v4l2 -input_format yuyv422 -video_size 640x480 \
 	-i "$node" -f null - 2>"$R/ff-kill.log" &
 ff=$!
 sleep 8
 kill -0 "$ff" 2>/dev/null && ok "ffmpeg streams from $node" || not_ok "ffmpeg streams" "$(cat "$R/ff-kill.log")"
 t0=$(date +%s.%N)
 kill -KILL "$daemon_pid"
+# The unplug is ours (measured in milliseconds); ffmpeg's own exit after the
+# error takes ~1.5 s more under TCG, longer when the host is busy, so it
+# gets a generous limit and its time is reported.
+tn=none
+for ((i = 0; i < 200; i++)); do
+	[[ -e $node ]] || { tn=$(elapsed "$t0"); break; }
+	sleep 0.01
+done
 rc=0
-timeout 30 tail --pid="$ff" -f /dev/null || rc=$?
+timeout 60 tail --pid="$ff" -f /dev/null || rc=$?
 t=$(elapsed "$t0")
 wait "$ff" && ffrc=0 || ffrc=$?
+if [[ $tn != none ]] && le "$tn" 2; then
+	ok "daemon SIGKILL: the camera is unplugged after ${tn} s"
+else
+	not_ok "daemon SIGKILL: the camera is unplugged within 2 s" "node still there after 2 s"
+fi
 # ffmpeg takes a vanished camera for the end of its input: it says why, and
 # exits 0, as with an unplugged webcam.
-if ((rc == 0)) && le "$t" 2 && grep -q "No such device" "$R/ff-kill.log"; then
-	ok "daemon SIGKILL: ffmpeg ended after ${t} s: $(tail -1 "$R/ff-kill.log")"
+if ((rc == 0)) && grep -q "No such device" "$R/ff-kill.log"; then
+	ok "daemon SIGKILL: ffmpeg ended with the error after ${t} s (status $ffrc): $(tail -1 "$R/ff-kill.log")"
 else
-	not_ok "daemon SIGKILL: ffmpeg ends with an error within 2 s" "status $ffrc after ${t} s: $(tail -2 "$R/ff-kill.log")"
+	not_ok "daemon SIGKILL: ffmpeg ends with an error" "status $ffrc after ${t} s: $(tail -2 "$R/ff-kill.log")"
 fi
 vm_wait_for "daemon SIGKILL: every vhci port free" 10 bash -c "$(declare -f ports_used); vhci=$vhci; [[ \$(ports_used) == 0 ]]"
-vm_wait_for "daemon SIGKILL: the uvcvideo node is gone" 10 bash -c "! [[ -e $node ]]"
 
 "$daemon" --config "$conf" >"$R/daemon2.log" 2>&1 &
 daemon_pid=$!
