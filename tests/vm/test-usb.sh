@@ -266,11 +266,12 @@ else
 fi
 
 # --- 7. faults --------------------------------------------------------------
-ffmpeg -hide_banner -loglevel error -f v4l2 -input_format yuyv422 -video_size 640x480 \
+ffmpeg -nostdin -hide_banner -loglevel error -f v4l2 -input_format yuyv422 -video_size 640x480 \
 	-i "$node" -f null - 2>"$R/ff-kill.log" &
 ff=$!
-sleep 8
-kill -0 "$ff" 2>/dev/null && ok "ffmpeg streams from $node" || not_ok "ffmpeg streams" "$(cat "$R/ff-kill.log")"
+# Streaming: it holds the node open (ffmpeg takes seconds to start under TCG).
+vm_wait_for "ffmpeg streams from $node" 120 bash -c "ls -l /proc/$ff/fd | grep -q ' -> $node\$'"
+sleep 3
 t0=$(date +%s.%N)
 kill -KILL "$daemon_pid"
 # The unplug is ours (measured in milliseconds); ffmpeg's own exit after the
