@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <glib.h>
+#include <gio/gio.h>
 
 #include "util/macros.h"
 #include "conf.h"
@@ -142,3 +143,46 @@ v4l2cuse_conf_id_valid(const char *id)
 	return true;
 }
 
+
+int
+v4l2cuse_parse_listen(const char *s, char **ret_addr, uint16_t *ret_port, char **ret_error)
+{
+	g_autoptr(GSocketConnectable) na = g_network_address_parse(s, 0, NULL);
+	g_autoptr(GInetAddress) addr = NULL;
+	const char *host;
+	guint16 port;
+
+	if (!na || !(port = g_network_address_get_port(G_NETWORK_ADDRESS(na))) ||
+	    !(host = g_network_address_get_hostname(G_NETWORK_ADDRESS(na))) ||
+	    !(addr = g_inet_address_new_from_string(host))) {
+		*ret_error = g_strdup_printf("'%s' is not ADDR:PORT with an IP address "
+					     "(127.0.0.1:3240, [::1]:3240)", s);
+		return -EINVAL;
+	}
+	if (ret_addr)
+		*ret_addr = g_strdup(host);
+	if (ret_port)
+		*ret_port = port;
+	return 0;
+}
+
+GStrv
+v4l2cuse_parse_allow(const char *s, char **ret_error)
+{
+	g_auto(GStrv) parts = g_strsplit_set(s, " ,\t", -1);
+	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+
+	for (char **p = parts; *p; p++) {
+		g_autoptr(GInetAddressMask) mask = NULL;
+
+		if (!**p)
+			continue;
+		mask = g_inet_address_mask_new_from_string(*p, NULL);
+		if (!mask) {
+			*ret_error = g_strdup_printf("'%s' is not an IP address or ADDR/PREFIX", *p);
+			return NULL;
+		}
+		g_strv_builder_add(b, *p);
+	}
+	return g_strv_builder_end(b);
+}

@@ -53,6 +53,8 @@ v4l2cuse_conf_free(struct v4l2cuse_conf *conf)
 	g_free(conf->control_group);
 	g_free(conf->group);
 	g_strfreev(conf->sandbox_paths);
+	g_free(conf->usbip_listen);
+	g_strfreev(conf->usbip_allow);
 	g_ptr_array_unref(conf->devices);
 	g_free(conf);
 }
@@ -449,13 +451,26 @@ parse_daemon_key(struct conf_ctx *c, const char *key, const char *v, char **ret_
 	} else if (strcmp(key, "device-buffer-memory-limit") == 0) {
 		if (v4l2cuse_parse_memory(v, &conf->device_buffer_memory_limit, &msg) < 0)
 			return ctx_fail(c, key, msg, ret_error);
+	} else if (strcmp(key, "usbip-listen") == 0) {
+		if (v4l2cuse_parse_listen(v, NULL, NULL, &msg) < 0)
+			return ctx_fail(c, key, msg, ret_error);
+		g_free(conf->usbip_listen);
+		conf->usbip_listen = g_strdup(v);
+	} else if (strcmp(key, "usbip-allow") == 0) {
+		g_auto(GStrv) list = v4l2cuse_parse_allow(v, &msg);
+
+		if (!list)
+			return ctx_fail(c, key, msg, ret_error);
+		g_strfreev(conf->usbip_allow);
+		conf->usbip_allow = g_steal_pointer(&list);
 	} else {
 		return ctx_fail(c, key, g_strdup("unknown key (known: control-socket, "
 						 "control-group, retry-interval, retry-limit, "
 						 "selftest-timeout, group, mode, "
 						 "buffer-memory-limit, "
 						 "device-buffer-memory-limit, sandbox, "
-						 "sandbox-paths)"), ret_error);
+						 "sandbox-paths, usbip-listen, usbip-allow)"),
+				ret_error);
 	}
 	return 0;
 }

@@ -79,6 +79,10 @@ struct v4l2cuse_conf {
 
 	GPtrArray *devices;	/* struct v4l2cuse_conf_device *, in file order */
 
+	/* [daemon] usbip-listen= and usbip-allow= (docs/usb.md, "Other machines") */
+	char *usbip_listen;	/* "ADDR:PORT"; NULL: off */
+	GStrv usbip_allow;	/* "ADDR" or "ADDR/PREFIX"; NULL: loopback only */
+
 	/* [daemon] sandbox= and sandbox-paths= (daemon/sandbox.h) */
 	enum v4l2cuse_sandbox_mode sandbox;
 	GStrv sandbox_paths;	/* absolute paths; NULL: none */
@@ -139,6 +143,16 @@ int v4l2cuse_parse_mode(const char *s, mode_t *ret, char **ret_error);
 int v4l2cuse_parse_group(const char *s, gid_t *ret, char **ret_error);
 /* "512M", "2G", "65536", "64K" (binary units) or "0"/"unlimited" (0): bytes. */
 int v4l2cuse_parse_memory(const char *s, uint64_t *ret, char **ret_error);
+/*
+ * "ADDR:PORT" with ADDR a literal IPv4 or IPv6 address ("[::1]:3240"):
+ * 0 and the parts (NULL: not wanted; *ret_addr g_malloc'ed), or -EINVAL.
+ */
+int v4l2cuse_parse_listen(const char *s, char **ret_addr, uint16_t *ret_port, char **ret_error);
+/*
+ * A list of "ADDR" or "ADDR/PREFIX" separated by spaces or commas: the
+ * entries, or NULL with a message naming the bad one.
+ */
+GStrv v4l2cuse_parse_allow(const char *s, char **ret_error);
 /* The default global limit: V4L2CUSE_CONF_TOTAL_MEMORY or half the RAM. */
 uint64_t v4l2cuse_conf_default_total_memory(void);
 bool v4l2cuse_conf_id_valid(const char *id);

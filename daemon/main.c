@@ -33,6 +33,7 @@
 #include "sandbox.h"
 #include "usb.h"
 #include "usbface.h"
+#include "usbip-server.h"
 
 #define EXIT_USAGE 2
 #define DEFAULT_CONFIG SYSCONFDIR "/v4l2cuse/v4l2cuse.conf"
@@ -62,6 +63,8 @@ struct daemon_state {
 	int exit_code;
 	struct v4l2cuse_manager *m;
 	struct v4l2cuse_control *control;
+	struct v4l2cuse_usbip_server *usbip;	/* [daemon] usbip-listen= */
+	char *usbip_key;		/* its listen= and allow= as started */
 	char *config_path;		/* NULL: a command-line device */
 	bool config_required;		/* --config given: the file must exist */
 	bool ready_sent;
@@ -162,6 +165,30 @@ on_changed(void *data)
 
 	if (!st->status_idle)
 		st->status_idle = g_idle_add(status_idle_cb, st);
+	v4l2cuse_usbip_server_check(st->usbip);
+}
+
+/* Start, restart or stop the USB/IP server as the configuration in force says. */
+static void
+apply_usbip(struct daemon_state *st)
+{
+	const struct v4l2cuse_conf *conf = v4l2cuse_manager_conf(st->m);
+	g_autofree char *allow = conf->usbip_allow ? g_strjoinv(",", conf->usbip_allow) : NULL;
+	g_autofree char *key = conf->usbip_listen ? g_strdup_printf("%s %s", conf->usbip_listen,
+								      allow ? allow : "") : NULL;
+	g_autofree char *err = NULL;
+
+	if (g_strcmp0(key, st->usbip_key) == 0)
+		return;
+	g_clear_pointer(&st->usbip, v4l2cuse_usbip_server_free);
+	g_free(st->usbip_key);
+	st->usbip_key = g_steal_pointer(&key);
+	if (!conf->usbip_listen)
+		return;
+	st->usbip = v4l2cuse_usbip_server_new(conf->usbip_listen,
+					      (const char *const *)conf->usbip_allow, st->m, &err);
+	if (!st->usbip)
+		g_warning("no USB/IP server: %s", err);
 }
 
 static void
@@ -293,6 +320,8 @@ reload(void *data, char **ret_error)
 		r = v4l2cuse_manager_apply(st->m, conf, ret_error);
 		if (r < 0)
 			v4l2cuse_conf_free(conf);
+		else
+			apply_usbip(st);
 	}
 	if (r < 0) {
 		st->reloading = false;
@@ -459,6 +488,7 @@ serve(struct daemon_state *st, struct v4l2cuse_conf *conf, bool cli)
 		if (!cli && !st->control)
 			g_message("no control socket (%s): v4l2cuse-ctl cannot reach this daemon",
 				  err);
+		apply_usbip(st);
 #if HAVE_LIBSYSTEMD
 		if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec)
 			g_timeout_add(MAX(wd_usec / 2000, 1), watchdog_cb, st);
@@ -467,6 +497,8 @@ serve(struct daemon_state *st, struct v4l2cuse_conf *conf, bool cli)
 	}
 
 	/* Parked requests are answered (ENODEV) and the nodes removed. */
+	g_clear_pointer(&st->usbip, v4l2cuse_usbip_server_free);
+	g_free(st->usbip_key);
 	v4l2cuse_control_free(st->control);
 	v4l2cuse_manager_free(st->m);
 	g_main_loop_unref(st->loop);

@@ -527,6 +527,20 @@ v4l2cuse_manager_count(struct v4l2cuse_manager *m, unsigned int *ret_serving,
 	*ret_total = m->devs->len;
 }
 
+void
+v4l2cuse_manager_foreach_serving(struct v4l2cuse_manager *m,
+				 void (*fn)(const char *id, const char *node, const char *label,
+					    void *data),
+				 void *data)
+{
+	for (unsigned int i = 0; i < m->devs->len; i++) {
+		struct mdev *md = m->devs->pdata[i];
+
+		if (md->state == MDEV_SERVING)
+			fn(md->conf->id, md->node, v4l2cuse_device_label(md->dev), data);
+	}
+}
+
 const struct v4l2cuse_conf *
 v4l2cuse_manager_conf(struct v4l2cuse_manager *m)
 {

@@ -65,5 +65,10 @@ void v4l2cuse_manager_list(struct v4l2cuse_manager *m, GString *out);
 void v4l2cuse_manager_stats(struct v4l2cuse_manager *m, GString *out);
 /* One line for systemd's STATUS=. */
 char *v4l2cuse_manager_status(struct v4l2cuse_manager *m);
+/* Each serving device (the USB/IP server's exports): @fn(id, node, label). */
+void v4l2cuse_manager_foreach_serving(struct v4l2cuse_manager *m,
+				      void (*fn)(const char *id, const char *node,
+						 const char *label, void *data),
+				      void *data);
 /* The daemon-wide settings in force (the last applied configuration). */
 const struct v4l2cuse_conf *v4l2cuse_manager_conf(struct v4l2cuse_manager *m);

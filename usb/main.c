@@ -126,6 +126,13 @@ main(int argc, char **argv)
 	}
 
 	ctrl_fd = open(node, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (ctrl_fd < 0 && errno == EPERM) {
+		/* A device cgroup: CUSE nodes have dynamic majors (docs/service.md). */
+		g_printerr("v4l2cuse-usb: %s: %s: a device policy forbids opening the node "
+			   "(the service's DevicePolicy=closed: see docs/usb.md, \"As a service\")\n",
+			   node, g_strerror(errno));
+		return 1;
+	}
 	if (ctrl_fd < 0) {
 		g_printerr("v4l2cuse-usb: %s: %s\n", node, g_strerror(errno));
 		return 1;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <glib.h>
 
+#include "usbip.h"
 #include "uvc.h"
 
 #define UVC_VENDOR		0x1209	/* pid.codes: ids for open-source hardware */
@@ -632,6 +633,31 @@ uvc_fn_ids(const struct uvc_fn *fn, uint16_t *ret_vendor, uint16_t *ret_product,
 	*ret_vendor = UVC_VENDOR;
 	*ret_product = UVC_PRODUCT;
 	*ret_bcd_device = UVC_BCD_DEVICE;
+}
+
+void
+uvc_device_info(const char *busid, uint32_t busnum, uint32_t devnum,
+		struct usbip_device_info *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	g_snprintf(ret->path, sizeof(ret->path), "/sys/devices/v4l2cuse/%s", busid);
+	g_strlcpy(ret->busid, busid, sizeof(ret->busid));
+	ret->busnum = busnum;
+	ret->devnum = devnum;
+	ret->speed = 3;			/* USB_SPEED_HIGH */
+	ret->id_vendor = UVC_VENDOR;
+	ret->id_product = UVC_PRODUCT;
+	ret->bcd_device = UVC_BCD_DEVICE;
+	ret->device_class = 0xef;	/* as build_device() */
+	ret->device_subclass = 0x02;
+	ret->device_protocol = 0x01;
+	ret->configuration_value = 1;
+	ret->n_configurations = 1;
+	ret->n_interfaces = 2;
+	ret->interfaces[INTF_CONTROL].class = 0x0e;
+	ret->interfaces[INTF_CONTROL].subclass = 0x01;
+	ret->interfaces[INTF_STREAMING].class = 0x0e;
+	ret->interfaces[INTF_STREAMING].subclass = 0x02;
 }
 
 unsigned int

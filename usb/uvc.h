@@ -74,6 +74,13 @@ bool uvc_fourcc_supported(uint32_t fourcc);
 /* The device descriptor's identity, for the network protocol's device list. */
 void uvc_fn_ids(const struct uvc_fn *fn, uint16_t *ret_vendor, uint16_t *ret_product,
 		uint16_t *ret_bcd_device);
+struct usbip_device_info;
+/*
+ * The device as the USB/IP network protocol lists it (identity, class,
+ * interfaces), under @busid at @busnum/@devnum.
+ */
+void uvc_device_info(const char *busid, uint32_t busnum, uint32_t devnum,
+		     struct usbip_device_info *ret);
 /* Formats and modes offered (after filtering). */
 unsigned int uvc_fn_n_modes(const struct uvc_fn *fn);
 

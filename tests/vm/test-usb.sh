@@ -14,16 +14,19 @@
 # 4. Controls: brightness on the uvcvideo node changes the pattern.
 # 5. A loopback device with usb=true: what a writer writes reaches a reader
 #    of the uvcvideo node.
-# 6. v4l2-compliance -s on the uvcvideo node: only the failures uvcvideo
+# 6. Other machines: usbip list -r and usbip attach over TCP (here from
+#    127.0.0.1), a client outside usbip-allow refused.
+# 7. v4l2-compliance -s on the uvcvideo node: only the failures uvcvideo
 #    has for any camera on this kernel (docs/usb.md).
-# 7. Faults: the daemon SIGKILLed while ffmpeg streams: ffmpeg ends with an
+# 8. Faults: the daemon SIGKILLed while ffmpeg streams: ffmpeg ends with an
 #    error within 2 s, the vhci port is free, the node gone; a new daemon
 #    brings it back. Add/remove cycles (V4L2CUSE_TEST_USB_CYCLES, default
 #    50): no port left taken, the daemon's fds and RSS flat.
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
 
-vm_require v4l2-ctl ffmpeg gst-launch-1.0 python3 v4l2-compliance || exit 1
+vm_require v4l2-ctl ffmpeg gst-launch-1.0 python3 v4l2-compliance usbip ip || exit 1
+ip link set lo up
 
 cycles=${V4L2CUSE_TEST_USB_CYCLES:-50}
 check_frames=$V4L2CUSE_SRC/tests/vm/check-frames.py
@@ -88,6 +91,8 @@ wait_uvc()
 cat >"$conf" <<EOF
 [daemon]
 control-socket = $V4L2CUSE_CTL_SOCKET
+usbip-listen = 127.0.0.1:3240
+usbip-allow = 127.0.0.1
 
 [device cam]
 node = video42
@@ -251,7 +256,51 @@ else
 	not_ok "loopback device's uvcvideo node" "$(tail -5 "$R/daemon.log")"
 fi
 
-# --- 6. v4l2-compliance -------------------------------------------------------
+# --- 6. other machines ----------------------------------------------------------
+usbip list -r 127.0.0.1 >"$R/usbip-list.txt" 2>&1 || true
+check "usbip list -r: the camera, by its id and USB ids" bash -c "grep -q 'cam: .*(1209:0001)' $R/usbip-list.txt"
+# uvc_count LABEL: how many uvcvideo capture nodes have LABEL.
+uvc_count()
+{
+	local f n=0
+	for f in /sys/class/video4linux/video*/name; do
+		[[ $(cat "$f" 2>/dev/null) == "$1: "* && $(cat "${f%/name}/index") == 0 ]] && n=$((n + 1))
+	done
+	echo "$n"
+}
+if timeout 60 usbip attach -r 127.0.0.1 -b cam >"$R/usbip-attach.txt" 2>&1; then
+	ok "usbip attach -r 127.0.0.1 -b cam"
+	vm_wait_for "the import is a second uvcvideo node of the camera" 30 \
+		bash -c "$(declare -f uvc_count); [[ \$(uvc_count '$label') == 2 ]]"
+	remote=
+	for f in /sys/class/video4linux/video*/name; do
+		n=/dev/$(basename "${f%/name}")
+		[[ $(cat "$f") == "$label: "* && $(cat "${f%/name}/index") == 0 && $n != "$node" ]] && remote=$n
+	done
+	check "frames over TCP from the imported camera ($remote): bars" bash -c "
+		timeout 120 v4l2-ctl -d $remote --set-fmt-video=width=640,height=480,pixelformat=YUYV \
+			--stream-mmap --stream-count=3 --stream-to=$R/remote.yuyv &&
+		python3 $check_frames $R/remote.yuyv 640 480 --frames 3 --bars75"
+	port=$(usbip port 2>/dev/null | awk '/^Port/ { p = $2 } /127.0.0.1/ { sub(":", "", p); print p; exit }')
+	check "usbip detach -p ${port:-?}" timeout 60 usbip detach -p "${port:-99}"
+	vm_wait_for "the import ends with the detach" 30 grep -q "usbip: the import of cam ended" "$R/daemon.log"
+else
+	not_ok "usbip attach -r 127.0.0.1 -b cam" "$(cat "$R/usbip-attach.txt")"
+fi
+check "a client outside usbip-allow is refused" timeout 60 python3 - <<'EOF'
+import socket, struct, sys
+s = socket.socket()
+s.bind(("127.0.0.2", 0))
+s.connect(("127.0.0.1", 3240))
+s.sendall(struct.pack(">HHI", 0x0111, 0x8005, 0))
+s.settimeout(30)
+data = s.recv(100)
+print("reply of", len(data), "bytes")
+sys.exit(0 if data == b"" else 1)
+EOF
+vm_wait_for "its refusal is one line in the log" 10 grep -q "usbip: refused a connection from 127.0.0.2" "$R/daemon.log"
+
+# --- 7. v4l2-compliance -------------------------------------------------------
 timeout 900 v4l2-compliance -d "$node" -s >"$R/compliance.txt" 2>&1 || true
 # What uvcvideo on 6.1 fails for any camera (docs/usb.md, "v4l2-compliance"):
 # STREAMON without buffers succeeds; and the 1.22 tool expects another name
