@@ -566,6 +566,7 @@ uvc_fn_new(const struct client_mode *modes, unsigned int n_modes,
 		uvc_fn_free(fn);
 		return NULL;
 	}
+	/* One entry per UVC control: a node listing an id twice gets its first. */
 	fn->ctrls = g_new0(struct fn_ctrl, G_N_ELEMENTS(ctrl_defs));
 	for (unsigned int i = 0; i < n_ctrls; i++) {
 		for (unsigned int k = 0; k < G_N_ELEMENTS(ctrl_defs); k++) {
@@ -573,9 +574,16 @@ uvc_fn_new(const struct client_mode *modes, unsigned int n_modes,
 			int64_t lo = d->is_signed ? -(1ll << (d->size * 8 - 1)) : 0;
 			int64_t hi = d->is_signed ? (1ll << (d->size * 8 - 1)) - 1
 						  : (int64_t)((1ull << (d->size * 8)) - 1);
+			bool taken = false;
 
 			if (d->id != ctrls[i].id)
 				continue;
+			for (unsigned int j = 0; j < fn->n_ctrls; j++)
+				taken |= fn->ctrls[j].def == d;
+			if (taken) {
+				g_debug("control %#x listed twice: the first kept", ctrls[i].id);
+				break;
+			}
 			if (ctrls[i].min < lo || ctrls[i].max > hi || ctrls[i].min > ctrls[i].max) {
 				g_debug("control %#x: range %d..%d does not fit UVC's", ctrls[i].id,
 					ctrls[i].min, ctrls[i].max);
