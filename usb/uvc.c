@@ -454,7 +454,9 @@ string_desc(const char *utf8)
 	u16 = g_utf8_to_utf16(utf8 ? utf8 : "", -1, NULL, &n, NULL);
 	if (!u16)
 		n = 0;
-	n = MIN(n, 126);		/* bLength is one byte */
+	/* bLength is one byte; never end in the first half of a surrogate pair. */
+	if (n > 126)
+		n = u16[125] >= 0xd800 && u16[125] <= 0xdbff ? 125 : 126;
 	put8(a, (uint8_t)(2 + 2 * n));
 	put8(a, 3);			/* STRING */
 	for (glong i = 0; i < n; i++)
