@@ -732,6 +732,8 @@ streaming_request(struct uvc_fn *fn, uint8_t request, uint8_t selector, uint16_t
 	static const uint8_t len[2] = { PROBE_SIZE, 0 };
 	uint8_t zero[PROBE_SIZE] = { 0 };
 
+	/* The error code control reports the last request, this one included. */
+	fn->error_code = ERR_NONE;
 	if (selector == VS_STREAM_ERROR_CODE_CONTROL && request == GET_CUR)
 		return reply_with(reply, w_length, zero, 1);
 	if (selector != VS_PROBE_CONTROL && selector != VS_COMMIT_CONTROL) {
