@@ -749,7 +749,8 @@ streaming_request(struct uvc_fn *fn, uint8_t request, uint8_t selector, uint16_t
 
 		/* A shorter probe (bcdUVC 1.0 hosts send 26) keeps our values for the rest. */
 		memcpy(p, selector == VS_PROBE_CONTROL ? fn->probe : fn->commit, sizeof(p));
-		memcpy(p, out, MIN(out_len, sizeof(p)));
+		if (out_len)		/* @out may be NULL without a data stage */
+			memcpy(p, out, MIN(out_len, sizeof(p)));
 		probe_fix(fn, p);
 		if (selector == VS_PROBE_CONTROL) {
 			memcpy(fn->probe, p, sizeof(p));
