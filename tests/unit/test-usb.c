@@ -1015,12 +1015,25 @@ V4L2CUSE_TEST_F("/usb/uvc/commit", test_commit)
 	/* Setting it: stall. */
 	g_assert_cmpint(ctl_out(f->fn, RT_CLASS_OUT, SET_CUR, 0x0200, 0, 1, "\0", 1), ==, -EPIPE);
 
+	/* A request to the streaming interface that succeeds clears the code. */
+	g_assert_cmpint(probe_out(f->fn, PROBE, 1, 1, 0), ==, PROBE_SIZE);
+	g_assert_cmpuint(error_code(f->fn), ==, 0);
+
 	/* Working again. */
 	f->fake.start_result = 0;
 	g_assert_cmpint(probe_out(f->fn, COMMIT, 1, 2, 333333), ==, PROBE_SIZE);
 	g_assert_cmpuint(f->fake.starts, ==, 5);
 	g_assert_true(f->fake.mode_copy.fourcc == V4L2_PIX_FMT_YUYV);
 	g_assert_cmpuint(f->fake.mode_copy.width, ==, 320);
+
+	/* No data stage at all (wLength 0, no buffer): our probe as it was. */
+	{
+		uint8_t setup[8];
+
+		setup_packet(setup, RT_CLASS_OUT, SET_CUR, PROBE << 8, 1, 0);
+		g_assert_cmpint(uvc_fn_control(f->fn, setup, NULL, 0, NULL), ==, 0);
+		probe_check(f->fn, GET_CUR, PROBE, 1, 2, 333333, 153600);
+	}
 
 	/* Short data: stall, no start. */
 	g_assert_cmpint(ctl_out(f->fn, RT_CLASS_OUT, SET_CUR, COMMIT << 8, 1, PROBE_SIZE, "\1\0\1\1",
