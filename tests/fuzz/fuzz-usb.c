@@ -457,12 +457,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else if (c.ep == 0) {
 			uint16_t w_length = le16_at(c.setup + 6);
 			size_t out_len = c.direction == USBIP_DIR_OUT ? (size_t)c.length : 0;
-			/* Exactly sized heap copies: ASan sees any read or write past them. */
-			uint8_t *out = malloc(out_len);
-			uint8_t *reply = malloc(w_length);
+			/*
+			 * Exactly sized heap copies: ASan sees any read or write
+			 * past them. No data, no buffer: NULL (the API allows it).
+			 */
+			uint8_t *out = out_len ? g_memdup2(p + USBIP_HEADER_SIZE, out_len) : NULL;
+			uint8_t *reply = w_length ? g_malloc(w_length) : NULL;
 
-			fuzz_check(out && reply, "malloc");
-			memcpy(out, p + USBIP_HEADER_SIZE, out_len);
 			r = uvc_fn_control(fn, c.setup, out, out_len, reply);
 			fuzz_check(r == -EPIPE || r >= 0, "control: %d", r);
 			if (r >= 0 && (c.setup[0] & 0x80))
@@ -471,8 +472,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				fuzz_check((size_t)r <= out_len, "OUT took %d of %zu", r, out_len);
 			check_control(fn, c.setup, reply, r, device, config);
 			check_ret_submit(c.seqnum, r < 0 ? -EPIPE : 0, r < 0 ? 0 : r);
-			free(out);
-			free(reply);
+			g_free(out);
+			g_free(reply);
 		} else if (c.ep == (UVC_EP_IN & 0x0f) && c.direction == USBIP_DIR_IN &&
 			   c.n_packets == 0) {
 			if (n_held == MAX_HELD) {
