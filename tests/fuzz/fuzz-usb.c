@@ -279,8 +279,9 @@ net_phase(struct uvc_fn *fn, const uint8_t **p, const uint8_t *end)
 				   status2 == status, "op_common decode of our encode");
 		*p += USBIP_OP_COMMON_SIZE;
 		if (code == USBIP_OP_REQ_DEVLIST) {
-			reply_device(fn, (const uint8_t *)"42-1\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
-						  "\0\0\0\0\0\0\0\0");
+			static const uint8_t busid[USBIP_BUSID_SIZE] = "42-1";
+
+			reply_device(fn, busid);
 			continue;
 		}
 		if (code == USBIP_OP_REQ_IMPORT) {
@@ -365,7 +366,8 @@ payload(struct uvc_fn *fn, uint32_t length, uint32_t flags)
 				  &n_data);
 	fuzz_check(h == UVC_PAYLOAD_HEADER && hdr[0] == UVC_PAYLOAD_HEADER, "header length");
 	fuzz_check(n_data <= st.frame_len - st.offset, "data past the frame");
-	fuzz_check(length < UVC_PAYLOAD_HEADER ? n_data == 0 : n_data <= length - UVC_PAYLOAD_HEADER,
+	fuzz_check(length < UVC_PAYLOAD_HEADER ? n_data == 0
+					       : n_data <= length - UVC_PAYLOAD_HEADER,
 		   "data %zu in a transfer of %u", n_data, length);
 	fuzz_check(!!(hdr[1] & UVC_HDR_ERR) == st.frame_error, "ERR bit");
 	if (st.offset == 0)
@@ -445,7 +447,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			for (unsigned int i = 0; i < n_held; i++) {
 				if (held[i] == c.unlink_seqnum) {
-					memmove(held + i, held + i + 1, (n_held - i - 1) * sizeof(*held));
+					memmove(held + i, held + i + 1,
+						(n_held - i - 1) * sizeof(*held));
 					memmove(held_len + i, held_len + i + 1,
 						(n_held - i - 1) * sizeof(*held_len));
 					n_held--;
@@ -467,7 +470,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			r = uvc_fn_control(fn, c.setup, out, out_len, reply);
 			fuzz_check(r == -EPIPE || r >= 0, "control: %d", r);
 			if (r >= 0 && (c.setup[0] & 0x80))
-				fuzz_check(r <= w_length, "IN reply of %d for wLength %u", r, w_length);
+				fuzz_check(r <= w_length, "IN reply of %d for wLength %u", r,
+					   w_length);
 			if (r >= 0 && !(c.setup[0] & 0x80))
 				fuzz_check((size_t)r <= out_len, "OUT took %d of %zu", r, out_len);
 			check_control(fn, c.setup, reply, r, device, config);

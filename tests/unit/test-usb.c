@@ -684,10 +684,10 @@ V4L2CUSE_TEST_F("/usb/uvc/formats-and-frames", test_formats_and_frames)
 			g_assert_cmpuint(fr->width, ==, m->width);
 			g_assert_cmpuint(fr->height, ==, m->height);
 			g_assert_cmpuint(fr->max_buffer, ==, m->size);
-			/* What uvcvideo computes for uncompressed frames must be the node's size. */
+			/* What uvcvideo computes for uncompressed frames: the node's size. */
 			if (fmt->subtype == 0x04)
-				g_assert_cmpuint((uint64_t)fmt->bpp * fr->width * fr->height / 8, ==,
-						 m->size);
+				g_assert_cmpuint((uint64_t)fmt->bpp * fr->width * fr->height / 8,
+						 ==, m->size);
 			g_assert_cmpuint(fr->min_bit_rate, ==, m->size * 8);
 			g_assert_cmpuint(fr->max_bit_rate, >=, fr->min_bit_rate);
 			g_assert_cmpuint(fr->n_intervals, ==, m->n_rates);
@@ -769,7 +769,8 @@ V4L2CUSE_TEST_F("/usb/uvc/strings", test_strings)
 	g_autofree char *s1 = NULL, *s2 = NULL, *s3 = NULL, *s2_short = NULL;
 
 	/* 0: the language IDs, en-US. */
-	g_assert_cmpint(ctl_in(f->fn, RT_STD_IN, REQ_GET_DESCRIPTOR, 0x0300, 0, 255, &langs), ==, 4);
+	g_assert_cmpint(ctl_in(f->fn, RT_STD_IN, REQ_GET_DESCRIPTOR, 0x0300, 0, 255, &langs), ==,
+			4);
 	g_assert_cmpuint(langs[0], ==, 4);
 	g_assert_cmpuint(langs[1], ==, 3);
 	g_assert_cmpuint(le16(langs + 2), ==, 0x0409);
@@ -910,7 +911,8 @@ V4L2CUSE_TEST_F("/usb/uvc/probe", test_probe)
 	probe_check(f->fn, GET_CUR, COMMIT, 1, 1, 333333, 614400);
 
 	for (unsigned int i = 0; i < G_N_ELEMENTS(cases); i++) {
-		g_test_message("probe %u/%u/%u", cases[i].format, cases[i].frame, cases[i].interval);
+		g_test_message("probe %u/%u/%u", cases[i].format, cases[i].frame,
+			       cases[i].interval);
 		g_assert_cmpint(probe_out(f->fn, PROBE, cases[i].format, cases[i].frame,
 					  cases[i].interval), ==, PROBE_SIZE);
 		probe_check(f->fn, GET_CUR, PROBE, cases[i].want_format, cases[i].want_frame,
@@ -1036,8 +1038,8 @@ V4L2CUSE_TEST_F("/usb/uvc/commit", test_commit)
 	}
 
 	/* Short data: stall, no start. */
-	g_assert_cmpint(ctl_out(f->fn, RT_CLASS_OUT, SET_CUR, COMMIT << 8, 1, PROBE_SIZE, "\1\0\1\1",
-				4), ==, -EPIPE);
+	g_assert_cmpint(ctl_out(f->fn, RT_CLASS_OUT, SET_CUR, COMMIT << 8, 1, PROBE_SIZE,
+				"\1\0\1\1", 4), ==, -EPIPE);
 	g_assert_cmpuint(f->fake.starts, ==, 5);
 }
 
@@ -1046,7 +1048,7 @@ V4L2CUSE_TEST_F("/usb/uvc/stop", test_stop)
 	uint8_t setup[8];
 	g_autofree uint8_t *cfg = NULL, *cfg2 = NULL, *status = NULL, *alt = NULL;
 
-	/* uvcvideo's bulk stream off: CLEAR_FEATURE(ENDPOINT_HALT) of 0x81 (02 01 00 00 81 00 00 00). */
+	/* uvcvideo's bulk stream off: CLEAR_FEATURE(ENDPOINT_HALT) of 0x81. */
 	setup_packet(setup, 0x02, REQ_CLEAR_FEATURE, 0, UVC_EP_IN, 0);
 	g_assert_cmpint(uvc_fn_control(f->fn, setup, NULL, 0, NULL), ==, 0);
 	g_assert_cmpuint(f->fake.stops, ==, 1);
@@ -1082,7 +1084,7 @@ V4L2CUSE_TEST_F("/usb/uvc/stop", test_stop)
 	g_assert_cmpint(ctl_out(f->fn, 0x01, REQ_SET_INTERFACE, 0, 1, 0, NULL, 0), ==, 0);
 	g_assert_cmpint(ctl_out(f->fn, 0x01, REQ_SET_INTERFACE, 1, 1, 0, NULL, 0), ==, -EPIPE);
 	g_assert_cmpint(ctl_out(f->fn, 0x01, REQ_SET_INTERFACE, 0, 2, 0, NULL, 0), ==, -EPIPE);
-	/* SET_ADDRESS never comes (vhci does it locally), an unknown request, a vendor one: stall. */
+	/* SET_ADDRESS (vhci answers it itself), an unknown request, a vendor one: stall. */
 	g_assert_cmpint(ctl_out(f->fn, RT_STD_OUT, 0x05, 3, 0, 0, NULL, 0), ==, -EPIPE);
 	g_assert_cmpint(ctl_in(f->fn, 0xc0, 0x01, 0, 0, 4, NULL), ==, -EPIPE);
 	g_assert_cmpuint(f->fake.starts, ==, 0);
@@ -1146,7 +1148,7 @@ V4L2CUSE_TEST_F("/usb/uvc/controls-get", test_controls_get)
 		bool is_signed;
 		int32_t min, max, res, def, cur;
 	} cases[] = {
-		{ UNIT_PU, 0x02, 2, true, -64, 64, 1, 0, -5 },			/* brightness */
+		{ UNIT_PU, 0x02, 2, true, -64, 64, 1, 0, -5 },		/* brightness */
 		{ UNIT_PU, 0x03, 2, false, 0, 255, 1, 128, 200 },		/* contrast */
 		{ UNIT_PU, 0x06, 2, true, -180, 180, 2, 0, -180 },		/* hue */
 		{ UNIT_PU, 0x05, 1, false, 0, 2, 1, 1, 2 },			/* power line */
