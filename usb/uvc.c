@@ -455,7 +455,9 @@ string_desc(const char *utf8)
 	u16 = g_utf8_to_utf16(utf8 ? utf8 : "", -1, NULL, &n, NULL);
 	if (!u16)
 		n = 0;
-	n = MIN(n, 126);		/* bLength is one byte */
+	/* bLength is one byte; never end in the first half of a surrogate pair. */
+	if (n > 126)
+		n = u16[125] >= 0xd800 && u16[125] <= 0xdbff ? 125 : 126;
 	put8(a, (uint8_t)(2 + 2 * n));
 	put8(a, 3);			/* STRING */
 	for (glong i = 0; i < n; i++)
@@ -567,6 +569,7 @@ uvc_fn_new(const struct client_mode *modes, unsigned int n_modes,
 		uvc_fn_free(fn);
 		return NULL;
 	}
+	/* One entry per UVC control: a node listing an id twice gets its first. */
 	fn->ctrls = g_new0(struct fn_ctrl, G_N_ELEMENTS(ctrl_defs));
 	for (unsigned int i = 0; i < n_ctrls; i++) {
 		for (unsigned int k = 0; k < G_N_ELEMENTS(ctrl_defs); k++) {
@@ -574,9 +577,16 @@ uvc_fn_new(const struct client_mode *modes, unsigned int n_modes,
 			int64_t lo = d->is_signed ? -(1ll << (d->size * 8 - 1)) : 0;
 			int64_t hi = d->is_signed ? (1ll << (d->size * 8 - 1)) - 1
 						  : (int64_t)((1ull << (d->size * 8)) - 1);
+			bool taken = false;
 
 			if (d->id != ctrls[i].id)
 				continue;
+			for (unsigned int j = 0; j < fn->n_ctrls; j++)
+				taken |= fn->ctrls[j].def == d;
+			if (taken) {
+				g_debug("control %#x listed twice: the first kept", ctrls[i].id);
+				break;
+			}
 			if (ctrls[i].min < lo || ctrls[i].max > hi || ctrls[i].min > ctrls[i].max) {
 				g_debug("control %#x: range %d..%d does not fit UVC's", ctrls[i].id,
 					ctrls[i].min, ctrls[i].max);
@@ -748,6 +758,8 @@ streaming_request(struct uvc_fn *fn, uint8_t request, uint8_t selector, uint16_t
 	static const uint8_t len[2] = { PROBE_SIZE, 0 };
 	uint8_t zero[PROBE_SIZE] = { 0 };
 
+	/* The error code control reports the last request, this one included. */
+	fn->error_code = ERR_NONE;
 	if (selector == VS_STREAM_ERROR_CODE_CONTROL && request == GET_CUR)
 		return reply_with(reply, w_length, zero, 1);
 	if (selector != VS_PROBE_CONTROL && selector != VS_COMMIT_CONTROL) {
@@ -763,7 +775,8 @@ streaming_request(struct uvc_fn *fn, uint8_t request, uint8_t selector, uint16_t
 
 		/* A shorter probe (bcdUVC 1.0 hosts send 26) keeps our values for the rest. */
 		memcpy(p, selector == VS_PROBE_CONTROL ? fn->probe : fn->commit, sizeof(p));
-		memcpy(p, out, MIN(out_len, sizeof(p)));
+		if (out_len)		/* @out may be NULL without a data stage */
+			memcpy(p, out, MIN(out_len, sizeof(p)));
 		probe_fix(fn, p);
 		if (selector == VS_PROBE_CONTROL) {
 			memcpy(fn->probe, p, sizeof(p));
