@@ -26,6 +26,15 @@
 
 #include "shim.h"
 
+void (*shim_fp_test_hook)(struct shim_fp *fp, enum shim_fp_point point);
+
+static inline void
+fp_test_hook(struct shim_fp *fp, enum shim_fp_point point)
+{
+	if (__builtin_expect(shim_fp_test_hook != NULL, 0))
+		shim_fp_test_hook(fp, point);
+}
+
 bool
 shim_fp_enabled(void)
 {
@@ -221,6 +230,7 @@ fp_settle_locked(struct shim_fp *fp, const struct v4l2cuse_fp_state *st, uint32_
 	char buf[256];
 	struct v4l2cuse_fp_state now;
 
+	fp_test_hook(fp, SHIM_FP_SETTLE);
 	while (recv(fp->sock, buf, sizeof(buf), MSG_DONTWAIT) == (ssize_t)sizeof(buf))
 		;
 	if (!shim_fp_state(fp, &now))
@@ -358,6 +368,7 @@ shim_fp_dqbuf(struct shim_handle *h, int fd, struct v4l2_buffer *b, int *ret)
 
 		if (!fp_active(fp, &st) || b->type != st.type)
 			return false;	/* not streaming through it, or an error: CUSE */
+		fp_test_hook(fp, SHIM_FP_STATE_READ);
 		pthread_mutex_lock(&fp->lock);
 		r = fp_pop_locked(fp, &st, &out);
 		/*
@@ -384,6 +395,7 @@ shim_fp_dqbuf(struct shim_handle *h, int fd, struct v4l2_buffer *b, int *ret)
 			*ret = -EAGAIN;
 			return true;
 		}
+		fp_test_hook(fp, SHIM_FP_WAIT);
 		r = fp_wait(fp);
 		if (r == -EINTR) {
 			*ret = -EINTR;

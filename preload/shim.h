@@ -252,6 +252,17 @@ void shim_fp_woken(struct shim_handle *h, short revents);
 void shim_fp_forget_child(struct shim_handle *h);
 /* The shared state under its sequence lock; false if it never settled. */
 bool shim_fp_state(struct shim_fp *fp, struct v4l2cuse_fp_state *st);
+/*
+ * The fast path's race windows, for the unit tests (NULL in the library):
+ * a test runs the daemon's side or another app thread there, so that an
+ * interleaving that is rare in an app happens every time.
+ */
+enum shim_fp_point {
+	SHIM_FP_STATE_READ,	/* DQBUF read the state, has not looked at the ring yet */
+	SHIM_FP_SETTLE,		/* about to take the wake-ups (fp->lock held) */
+	SHIM_FP_WAIT,		/* a blocking DQBUF or read() is about to wait */
+};
+extern void (*shim_fp_test_hook)(struct shim_fp *fp, enum shim_fp_point point);
 
 /* --- fpread.c --- */
 /*
