@@ -462,11 +462,20 @@ close_in_window(struct shim_fp *fp, void *data)
 	struct closing *cl = data;
 	struct v4l2cuse_fh *fh = cl->c->fh;
 
+	int hold;
+
 	cl->old_fd = cl->c->fd;
 	client_close_fd(cl->c);
+	/* The number stays free for the node's next open (its socket comes first here). */
+	hold = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	g_assert_cmpint(hold, >=, 0);
+	if (hold != cl->old_fd) {
+		g_assert_cmpint(dup2(hold, cl->old_fd), ==, cl->old_fd);
+		close(hold);
+	}
 	client_open(cl->f, cl->f->dev, cl->other, true);
-	if (cl->other->fd != cl->old_fd)
-		client_renumber(cl->other, cl->old_fd);	/* the lowest free number */
+	close(cl->old_fd);
+	client_renumber(cl->other, cl->old_fd);
 	if (cl->c->fh) {
 		g_assert_true(cl->c->fh == fh);
 		on_loop(qbuf1_cb, cl->c);
