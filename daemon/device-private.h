@@ -155,8 +155,9 @@ void dev_changed(struct v4l2cuse_device *dev);
 
 /* fh.c */
 /* A request of @fh from the transport starts (counted; the fast path's
- * submissions are taken first) and ends (what changed is published). */
-void dev_request_begin(struct v4l2cuse_fh *fh);
+ * submissions are taken first; what it changes is published right before
+ * @req's reply) and ends (what changed after the reply is published). */
+void dev_request_begin(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req);
 void dev_request_end(struct v4l2cuse_fh *fh);
 void dev_wake_fh(struct v4l2cuse_fh *fh);
 void dev_wake_all(struct v4l2cuse_device *dev);

@@ -95,12 +95,28 @@ dev_buffer_memory(struct v4l2cuse_device *dev)
 	return st.used;
 }
 
+static void
+dev_request_replying(void *data)
+{
+	dev_fp_publish(data);
+}
+
 void
-dev_request_begin(struct v4l2cuse_fh *fh)
+dev_request_begin(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req)
 {
 	fh->dev->requests++;
 	fh->dev->request_memory = dev_buffer_memory(fh->dev);
 	dev_fp_take(fh);	/* the app's earlier QBUFs and DQBUFs come first */
+	/*
+	 * What the request did is in the fast path's state before the app
+	 * has the reply: a DQBUF through CUSE must take its buffer out of
+	 * the ring, STREAMON must say ACTIVE, before the app's next DQBUF
+	 * or poll() reads them without asking (issue 28, item 1).
+	 */
+	if (fh->fp) {
+		req->before_reply = dev_request_replying;
+		req->before_reply_data = fh;
+	}
 }
 
 void
@@ -377,7 +393,7 @@ void
 v4l2cuse_fh_read(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, size_t size,
 		 off_t off, int file_flags)
 {
-	dev_request_begin(fh);
+	dev_request_begin(fh, req);
 	dev_read(fh, req, size, off, file_flags);
 	dev_request_end(fh);
 }
@@ -506,7 +522,7 @@ v4l2cuse_fh_write(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, const void *
 	size_t taken = 0;
 	int r;
 
-	dev_request_begin(fh);
+	dev_request_begin(fh, req);
 	r = dev_write_chunk(fh, buf, size, off, &taken);
 	if (r < 0)
 		v4l2cuse_req_reply_err(req, r);
@@ -524,7 +540,7 @@ v4l2cuse_fh_poll(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, unsigned int 
 {
 	unsigned int revents;
 
-	dev_request_begin(fh);
+	dev_request_begin(fh, req);
 	if (ph) {
 		if (fh->ph && fh->dev->poll_ops)
 			fh->dev->poll_ops->destroy(fh->ph);
@@ -537,7 +553,7 @@ v4l2cuse_fh_poll(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, unsigned int 
 		revents = vb_queue_poll(fh->dq->q, fh, events);
 	if (!g_queue_is_empty(&fh->events))
 		revents |= POLLPRI;
-	req->ops->reply_poll(req, revents);
+	v4l2cuse_req_reply_poll(req, revents);
 	dev_request_end(fh);
 }
 

@@ -885,7 +885,7 @@ void
 v4l2cuse_fh_ioctl(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
 		  const struct v4l2cuse_ioctl_args *a)
 {
-	dev_request_begin(fh);
+	dev_request_begin(fh, req);
 	ioc_dispatch(fh, req, a);
 	dev_request_end(fh);
 }

@@ -47,7 +47,27 @@ struct v4l2cuse_req_ops {
 
 struct v4l2cuse_req {
 	const struct v4l2cuse_req_ops *ops;
+	/*
+	 * Optional, set by the layer: runs once, right before the reply (not
+	 * before a retry round). The client acts on a reply at once, so what
+	 * the request changed in memory it reads without asking (the fast
+	 * path's shared state, docs/shim.md) is published here, never after.
+	 * A parked copy keeps it.
+	 */
+	void (*before_reply)(void *data);
+	void *before_reply_data;
 };
+
+static inline void
+v4l2cuse_req_before_reply(struct v4l2cuse_req *req)
+{
+	void (*fn)(void *data) = req->before_reply;
+
+	if (fn) {
+		req->before_reply = NULL;
+		fn(req->before_reply_data);
+	}
+}
 
 static inline void
 v4l2cuse_req_retry(struct v4l2cuse_req *req, const struct iovec *in, size_t n_in,
@@ -59,29 +79,44 @@ v4l2cuse_req_retry(struct v4l2cuse_req *req, const struct iovec *in, size_t n_in
 static inline void
 v4l2cuse_req_reply_ioctl(struct v4l2cuse_req *req, int r, const void *buf, size_t len)
 {
+	v4l2cuse_req_before_reply(req);
 	req->ops->reply_ioctl(req, r, buf, len);
 }
 
 static inline void
 v4l2cuse_req_reply_err(struct v4l2cuse_req *req, int r)
 {
+	v4l2cuse_req_before_reply(req);
 	req->ops->reply_err(req, r);
 }
 
 static inline void
 v4l2cuse_req_reply_data(struct v4l2cuse_req *req, const void *buf, size_t len)
 {
+	v4l2cuse_req_before_reply(req);
 	req->ops->reply_data(req, buf, len);
 }
 
 static inline void
 v4l2cuse_req_reply_write(struct v4l2cuse_req *req, size_t count)
 {
+	v4l2cuse_req_before_reply(req);
 	req->ops->reply_write(req, count);
+}
+
+static inline void
+v4l2cuse_req_reply_poll(struct v4l2cuse_req *req, unsigned int revents)
+{
+	v4l2cuse_req_before_reply(req);
+	req->ops->reply_poll(req, revents);
 }
 
 static inline struct v4l2cuse_req *
 v4l2cuse_req_park(struct v4l2cuse_req *req)
 {
-	return req->ops->park(req);
+	struct v4l2cuse_req *parked = req->ops->park(req);
+
+	parked->before_reply = req->before_reply;
+	parked->before_reply_data = req->before_reply_data;
+	return parked;
 }

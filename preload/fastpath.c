@@ -26,6 +26,15 @@
 
 #include "shim.h"
 
+void (*shim_fp_test_hook)(struct shim_fp *fp, enum shim_fp_point point);
+
+static inline void
+fp_test_hook(struct shim_fp *fp, enum shim_fp_point point)
+{
+	if (__builtin_expect(shim_fp_test_hook != NULL, 0))
+		shim_fp_test_hook(fp, point);
+}
+
 bool
 shim_fp_enabled(void)
 {
@@ -151,8 +160,10 @@ shim_fp_state(struct shim_fp *fp, struct v4l2cuse_fp_state *st)
 		st->acks_taken = __atomic_load_n(&s->acks_taken, __ATOMIC_RELAXED);
 		st->read_buffers = __atomic_load_n(&s->read_buffers, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&s->seq, __ATOMIC_RELAXED) == seq)
+		if (__atomic_load_n(&s->seq, __ATOMIC_RELAXED) == seq) {
+			st->seq = seq;		/* which version: fp_settle_locked() compares */
 			return true;
+		}
 	}
 	return false;
 }
@@ -165,21 +176,30 @@ fp_active(struct shim_fp *fp, struct v4l2cuse_fp_state *st)
 }
 
 /*
- * Skip completions of an older epoch; true if one of @epoch is waiting.
- * fp->lock held.
+ * Skip completions of an older epoch than @epoch (STREAMOFF, REQBUFS and
+ * the like voided them): 1 if one of @epoch is waiting, 0 if none, -1 if
+ * the oldest is of a newer epoch. The daemon writes a new epoch's
+ * completions before the state that names it, so a state read a moment
+ * earlier can be older than the ring: those completions are the next
+ * state's, never void (issue 28, item 3). Epochs compare as serial
+ * numbers. fp->lock held.
  */
-static bool
+static int
 fp_pending_locked(struct shim_fp *fp, uint32_t epoch)
 {
 	uint32_t head = __atomic_load_n(&fp->sh->done_head, __ATOMIC_ACQUIRE);
+	int32_t age = 0;
 
 	if (head - fp->done_tail > V4L2CUSE_FP_DONE_RING)
 		fp->done_tail = head - V4L2CUSE_FP_DONE_RING;	/* never: the daemon waits */
 	while (fp->done_tail != head &&
-	       fp->sh->done[fp->done_tail % V4L2CUSE_FP_DONE_RING].epoch != epoch)
+	       (age = (int32_t)(fp->sh->done[fp->done_tail % V4L2CUSE_FP_DONE_RING].epoch -
+				epoch)) < 0)
 		fp->done_tail++;
 	__atomic_store_n(&fp->sh->done_tail, fp->done_tail, __ATOMIC_RELEASE);
-	return fp->done_tail != head;
+	if (fp->done_tail == head)
+		return 0;
+	return age == 0 ? 1 : -1;
 }
 
 static void
@@ -209,11 +229,14 @@ fp_sub_post_locked(struct shim_fp *fp)
  * The wake-up socket carries a byte per change; once the app has taken
  * what it wants of @st (read with the completions up to @head_seen), read
  * them all, and if something new arrived meanwhile (whose byte we just
- * read), ask the daemon to wake us again: a poll() or epoll on the socket
- * must see it. Only what is new: a completion or an event that was there
- * already and that the waiter does not want (a poll() for POLLIN while an
- * event is pending, for POLLPRI while frames are) would otherwise have the
- * daemon answer kick after kick, as fast as both can. fp->lock held.
+ * read), ask the daemon to wake us again: a poll() or epoll on the socket,
+ * and a blocking DQBUF about to wait, must see it. New is any state
+ * published since @st (a change of the flags alone: the error state,
+ * issue 28, item 2) and any completion after @head_seen; not a completion
+ * or an event that was there already and that the waiter does not want
+ * (a poll() for POLLIN while an event is pending, for POLLPRI while frames
+ * are), which would otherwise have the daemon answer kick after kick, as
+ * fast as both can. fp->lock held.
  */
 static void
 fp_settle_locked(struct shim_fp *fp, const struct v4l2cuse_fp_state *st, uint32_t head_seen)
@@ -221,14 +244,14 @@ fp_settle_locked(struct shim_fp *fp, const struct v4l2cuse_fp_state *st, uint32_
 	char buf[256];
 	struct v4l2cuse_fp_state now;
 
+	fp_test_hook(fp, SHIM_FP_SETTLE);
 	while (recv(fp->sock, buf, sizeof(buf), MSG_DONTWAIT) == (ssize_t)sizeof(buf))
 		;
 	if (!shim_fp_state(fp, &now))
 		return;
-	if (now.epoch != st->epoch ||
-	    ((now.flags & V4L2CUSE_FP_EVENTS) && !(st->flags & V4L2CUSE_FP_EVENTS)) ||
+	if (now.seq != st->seq ||
 	    (__atomic_load_n(&fp->sh->done_head, __ATOMIC_ACQUIRE) != head_seen &&
-	     fp_pending_locked(fp, now.epoch)))
+	     fp_pending_locked(fp, now.epoch) != 0))
 		fp_kick(fp);
 }
 
@@ -294,15 +317,20 @@ out_cuse:
 	return false;
 }
 
-/* Take the oldest completion: 1, 0 if none, -1 if it cannot be acknowledged. */
+/*
+ * Take the oldest completion: 1, 0 if none, -1 if it cannot be
+ * acknowledged, -EAGAIN if @st is older than the ring (read it again).
+ */
 static int
 fp_pop_locked(struct shim_fp *fp, const struct v4l2cuse_fp_state *st, struct v4l2_buffer *b)
 {
 	struct v4l2cuse_fp_done d;
 	struct v4l2cuse_fp_sub *e;
+	int r;
 
-	if (!fp_pending_locked(fp, st->epoch))
-		return 0;
+	r = fp_pending_locked(fp, st->epoch);
+	if (r <= 0)
+		return r == 0 ? 0 : -EAGAIN;
 	e = fp_sub_slot_locked(fp, st);
 	if (!e)
 		return -1;
@@ -338,59 +366,130 @@ fp_wait(struct shim_fp *fp)
 
 	if (n > 0)
 		return 0;
-	if (n < 0 && errno != ECONNRESET)
-		return -errno;
-	fp->dead = true;
-	return -EPIPE;
+	if (n < 0 && errno == EINTR)
+		return -EINTR;
+	fp->dead = true;		/* gone, or the socket is unusable: CUSE from now on */
+	return n < 0 && errno != ECONNRESET ? -errno : -EPIPE;
+}
+
+enum shim_fp_dq
+shim_fp_dqbuf_try(struct shim_handle *h, int fd, struct v4l2_buffer *b, int *ret, bool woken)
+{
+	struct shim_fp *fp = h->fp;
+	struct v4l2cuse_fp_state st;
+	struct v4l2_buffer out;
+	int r, flags;
+
+	for (unsigned int stale = 0;; stale++) {
+		if (!fp_active(fp, &st) || b->type != st.type)
+			return SHIM_FP_DQ_CUSE;	/* not streaming through it, or an error */
+		fp_test_hook(fp, SHIM_FP_STATE_READ);
+		pthread_mutex_lock(&fp->lock);
+		r = fp_pop_locked(fp, &st, &out);
+		if (r == -EAGAIN && stale < 1000) {
+			/* The daemon is writing the state of the ring's new epoch. */
+			pthread_mutex_unlock(&fp->lock);
+			sched_yield();
+			continue;
+		}
+		if (r == -EAGAIN)
+			r = 0;			/* its byte comes: wait for it */
+		break;
+	}
+	/*
+	 * The wake-ups are taken once the app has what there is; a wake-up
+	 * that brought no completion (a state change, an event) is taken
+	 * before waiting again, or the wait would end at once.
+	 */
+	if ((r > 0 && fp_pending_locked(fp, st.epoch) == 0) || (r == 0 && woken))
+		fp_settle_locked(fp, &st, fp->done_tail);	/* nothing left */
+	pthread_mutex_unlock(&fp->lock);
+	if (r < 0)
+		return SHIM_FP_DQ_CUSE;		/* the ring is full: CUSE takes it first */
+	if (r > 0) {
+		*b = out;
+		*ret = 0;
+		return SHIM_FP_DQ_DONE;
+	}
+	/* The file's flags now: fcntl(F_SETFL) counts, as for the kernel. */
+	flags = shim_real.fcntl(fd, F_GETFL);
+	if (flags >= 0 && (flags & O_NONBLOCK)) {
+		pthread_mutex_lock(&fp->lock);
+		fp_settle_locked(fp, &st, fp->done_tail);	/* r == 0: nothing left */
+		pthread_mutex_unlock(&fp->lock);
+		*ret = -EAGAIN;
+		return SHIM_FP_DQ_DONE;
+	}
+	return SHIM_FP_DQ_WAIT;
+}
+
+int
+shim_fp_file_fd(const struct shim_fp_file *f)
+{
+	return f->pin >= 0 ? f->pin : f->fd;
+}
+
+void
+shim_fp_file_pin(struct shim_fp_file *f)
+{
+	/*
+	 * The kernel holds the file through a syscall: another thread's
+	 * close() of the fd neither releases it nor makes the call go on
+	 * with whatever file the number names next. A duplicate does the
+	 * same for a call that waits here (EMFILE: the number, as before).
+	 */
+	if (f->pin < 0)
+		f->pin = shim_real.fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
+}
+
+void
+shim_fp_file_unpin(struct shim_fp_file *f)
+{
+	int saved = errno;
+
+	if (f->pin >= 0)
+		shim_real.close(f->pin);
+	f->pin = -1;
+	errno = saved;
+}
+
+int
+shim_fp_wait(struct shim_handle *h)
+{
+	fp_test_hook(h->fp, SHIM_FP_WAIT);
+	return fp_wait(h->fp);
 }
 
 bool
 shim_fp_dqbuf(struct shim_handle *h, int fd, struct v4l2_buffer *b, int *ret)
 {
-	struct shim_fp *fp = h->fp;
-	struct v4l2cuse_fp_state st;
+	struct shim_fp_file file = { fd, -1 };
 	bool woken = false;
 	int r;
 
 	for (;;) {
-		struct v4l2_buffer out;
-		int flags;
-
-		if (!fp_active(fp, &st) || b->type != st.type)
-			return false;	/* not streaming through it, or an error: CUSE */
-		pthread_mutex_lock(&fp->lock);
-		r = fp_pop_locked(fp, &st, &out);
-		/*
-		 * The wake-ups are taken once the app has what there is; a wake-up
-		 * that brought no completion (a state change, an event) is taken
-		 * before waiting again, or the wait would end at once.
-		 */
-		if ((r > 0 && !fp_pending_locked(fp, st.epoch)) || (r == 0 && woken))
-			fp_settle_locked(fp, &st, fp->done_tail);	/* nothing left */
-		pthread_mutex_unlock(&fp->lock);
-		if (r < 0)
-			return false;	/* the ring is full: CUSE takes it first */
-		if (r > 0) {
-			*b = out;
-			*ret = 0;
+		switch (shim_fp_dqbuf_try(h, shim_fp_file_fd(&file), b, ret, woken)) {
+		case SHIM_FP_DQ_DONE:
+			shim_fp_file_unpin(&file);
 			return true;
-		}
-		/* The file's flags now: fcntl(F_SETFL) counts, as for the kernel. */
-		flags = shim_real.fcntl(fd, F_GETFL);
-		if (flags >= 0 && (flags & O_NONBLOCK)) {
-			pthread_mutex_lock(&fp->lock);
-			fp_settle_locked(fp, &st, fp->done_tail);	/* r == 0: nothing left */
-			pthread_mutex_unlock(&fp->lock);
-			*ret = -EAGAIN;
+		case SHIM_FP_DQ_CUSE:
+			if (file.pin < 0)
+				return false;	/* the caller's fd is the file it asked about */
+			/* It waited: the file it began on answers (issue 28, item 7). */
+			*ret = shim_real.ioctl(file.pin, VIDIOC_DQBUF, b) < 0 ? -errno : 0;
+			shim_fp_file_unpin(&file);
 			return true;
+		case SHIM_FP_DQ_WAIT:
+			break;
 		}
-		r = fp_wait(fp);
+		shim_fp_file_pin(&file);
+		r = shim_fp_wait(h);
 		if (r == -EINTR) {
 			*ret = -EINTR;
+			shim_fp_file_unpin(&file);
 			return true;
 		}
-		if (r < 0)
-			return false;	/* the daemon is gone: CUSE answers that */
+		/* Woken, or the daemon is gone: then the next try says CUSE, which answers. */
 		woken = true;
 	}
 }
@@ -409,7 +508,8 @@ shim_fp_poll(struct shim_handle *h, short events, short *ret_revents)
 	if (!fp_active(fp, &st))
 		return false;
 	pthread_mutex_lock(&fp->lock);
-	pending = fp_pending_locked(fp, st.epoch);
+	/* A completion of a newer epoch: the state is a moment old, the frame is there. */
+	pending = fp_pending_locked(fp, st.epoch) != 0;
 	if (st.flags & V4L2CUSE_FP_OUTPUT) {
 		/* vb2: a buffer is free to fill (not queued), or one is done. */
 		uint32_t queued = st.n_queued + (fp->qbufs_posted - st.qbufs_taken) -

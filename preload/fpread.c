@@ -233,10 +233,16 @@ rd_requeue_locked(struct shim_handle *h, int fd, uint32_t index)
 /*
  * The next frame (vb_read_next_frame_locked): DQBUF through the ring (or
  * CUSE when the ring cannot answer: the error state, a stopped queue),
- * ERROR and empty frames skipped. 0, -EAGAIN, -EINTR, -EIO, -EINVAL.
+ * ERROR and empty frames skipped. 0, 1 if it waited (without rd.lock:
+ * look at everything again), -EAGAIN, -EINTR, -EIO, -EINVAL.
+ *
+ * The wait is vb2's: its DQBUF waits with the queue unlocked, so another
+ * thread's STREAMOFF, REQBUFS(0) or QUERYBUF of the handle is answered at
+ * once, not after the next frame (issue 28, item 6). Once it waited, the
+ * call goes on with the file pinned (another thread may close the fd).
  */
 static int
-rd_next_frame_locked(struct shim_handle *h, int fd)
+rd_next_frame_locked(struct shim_handle *h, struct shim_fp_file *file, bool *woken)
 {
 	struct shim_fp *fp = h->fp;
 
@@ -244,10 +250,21 @@ rd_next_frame_locked(struct shim_handle *h, int fd)
 		struct v4l2_buffer b = { .type = fp->rd.type, .memory = V4L2_MEMORY_MMAP };
 		int r = 0;
 
-		if (!shim_fp_dqbuf(h, fd, &b, &r)) {
+		switch (shim_fp_dqbuf_try(h, shim_fp_file_fd(file), &b, &r, *woken)) {
+		case SHIM_FP_DQ_DONE:
+			break;
+		case SHIM_FP_DQ_CUSE:
 			b = (struct v4l2_buffer){ .type = fp->rd.type,
 						  .memory = V4L2_MEMORY_MMAP };
-			r = cuse_ioctl(fd, VIDIOC_DQBUF, &b);
+			r = cuse_ioctl(shim_fp_file_fd(file), VIDIOC_DQBUF, &b);
+			break;
+		case SHIM_FP_DQ_WAIT:
+			shim_fp_file_pin(file);
+			pthread_mutex_unlock(&fp->rd.lock);
+			r = shim_fp_wait(h);
+			pthread_mutex_lock(&fp->rd.lock);
+			*woken = true;
+			return r == -EINTR ? r : 1;	/* gone: CUSE answers at the next try */
 		}
 		if (r < 0)
 			return r;
@@ -256,7 +273,7 @@ rd_next_frame_locked(struct shim_handle *h, int fd)
 		if ((b.flags & V4L2_BUF_FLAG_ERROR) || b.bytesused == 0) {
 			shim_debug("read() emulation: skipping %s buffer %u",
 				   b.bytesused ? "failed" : "empty", b.index);
-			rd_requeue_locked(h, fd, b.index);
+			rd_requeue_locked(h, shim_fp_file_fd(file), b.index);
 			continue;
 		}
 		fp->rd.cur = true;
@@ -280,10 +297,16 @@ range_mapped(void *p, size_t len)
 	return msync((void *)start, (uintptr_t)p + len - start, MS_ASYNC) == 0;
 }
 
+/*
+ * One read() with the emulation running: bytes or -errno; *ret_stopped
+ * when another thread stopped it (REQBUFS(0)) while this one waited.
+ */
 static ssize_t
-rd_read_locked(struct shim_handle *h, int fd, void *buf, size_t count)
+rd_read_locked(struct shim_handle *h, struct shim_fp_file *file, void *buf, size_t count,
+	       bool *ret_stopped)
 {
 	struct shim_fp *fp = h->fp;
+	bool woken = false;
 	size_t n;
 	int r;
 
@@ -291,8 +314,12 @@ rd_read_locked(struct shim_handle *h, int fd, void *buf, size_t count)
 		return 0;
 	if (!range_mapped(buf, count))
 		return -EFAULT;
-	if (!fp->rd.cur) {
-		r = rd_next_frame_locked(h, fd);
+	while (!fp->rd.cur) {
+		if (!fp->rd.active) {
+			*ret_stopped = true;
+			return 0;
+		}
+		r = rd_next_frame_locked(h, file, &woken);
 		if (r < 0)
 			return r;
 	}
@@ -304,7 +331,7 @@ rd_read_locked(struct shim_handle *h, int fd, void *buf, size_t count)
 	if (fp->rd.pos >= fp->rd.size) {
 		/* Read to its end: back to the driver now, as vb2 does. */
 		fp->rd.cur = false;
-		rd_requeue_locked(h, fd, fp->rd.index);
+		rd_requeue_locked(h, shim_fp_file_fd(file), fp->rd.index);
 	}
 	__atomic_store_n(&fp->rd.partial, fp->rd.cur, __ATOMIC_RELEASE);
 	return (ssize_t)n;
@@ -314,16 +341,31 @@ bool
 shim_fp_read(struct shim_handle *h, int fd, void *buf, size_t count, ssize_t *ret)
 {
 	struct shim_fp *fp = h->fp;
+	struct shim_fp_file file = { fd, -1 };
+	bool stopped;
 
 	if (!fp || (!fp->rd.active && fp->dead))
 		return false;
 	pthread_mutex_lock(&fp->rd.lock);
-	if (!fp->rd.active && (count == 0 || rd_start_locked(h, fd) < 0)) {
-		pthread_mutex_unlock(&fp->rd.lock);
-		return false;
-	}
-	*ret = rd_read_locked(h, fd, buf, count);
+	do {
+		stopped = false;
+		if (!fp->rd.active &&
+		    (count == 0 || rd_start_locked(h, shim_fp_file_fd(&file)) < 0)) {
+			pthread_mutex_unlock(&fp->rd.lock);
+			if (file.pin < 0)
+				return false;	/* the caller's fd: the real read() answers */
+			/* It waited, and the emulation was stopped meanwhile: the daemon's read(). */
+			*ret = shim_real.read(file.pin, buf, count);
+			if (*ret < 0)
+				*ret = -errno;
+			shim_fp_file_unpin(&file);
+			return true;
+		}
+		/* Stopped (REQBUFS(0)) while it waited: it starts again, as the daemon's would. */
+		*ret = rd_read_locked(h, &file, buf, count, &stopped);
+	} while (stopped);
 	pthread_mutex_unlock(&fp->rd.lock);
+	shim_fp_file_unpin(&file);
 	return true;
 }
 

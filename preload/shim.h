@@ -236,6 +236,29 @@ void shim_fp_free(struct shim_fp *fp);
 bool shim_fp_qbuf(struct shim_handle *h, struct v4l2_buffer *b, int *ret);
 bool shim_fp_dqbuf(struct shim_handle *h, int fd, struct v4l2_buffer *b, int *ret);
 /*
+ * One look at the ring for DQBUF, no waiting (shim_fp_dqbuf() and the
+ * read() emulation, which waits without its lock): DONE with *ret and *b
+ * (-EAGAIN with O_NONBLOCK), CUSE when the ring cannot answer, WAIT when
+ * a blocking caller must wait (shim_fp_wait()). @woken: it waited before.
+ */
+enum shim_fp_dq { SHIM_FP_DQ_DONE, SHIM_FP_DQ_CUSE, SHIM_FP_DQ_WAIT };
+enum shim_fp_dq shim_fp_dqbuf_try(struct shim_handle *h, int fd, struct v4l2_buffer *b,
+				  int *ret, bool woken);
+/* Wait for the daemon's next wake-up: 0, -EINTR, or -errno once it is gone. */
+int shim_fp_wait(struct shim_handle *h);
+/*
+ * The file a call works on: the app's fd, and once the call waits (when
+ * another thread may close the fd) a duplicate that keeps the file open
+ * until the call ends, as the kernel keeps it through a syscall.
+ */
+struct shim_fp_file {
+	int fd;
+	int pin;			/* -1 until shim_fp_file_pin() */
+};
+int shim_fp_file_fd(const struct shim_fp_file *f);
+void shim_fp_file_pin(struct shim_fp_file *f);
+void shim_fp_file_unpin(struct shim_fp_file *f);
+/*
  * poll() of @h from the shared state: true with *ret_revents (0: not ready
  * yet, wait for POLLIN on shim_fp_wait_fd()), false when the node must be
  * polled (CUSE): no fast path, or not streaming through it.
@@ -252,6 +275,17 @@ void shim_fp_woken(struct shim_handle *h, short revents);
 void shim_fp_forget_child(struct shim_handle *h);
 /* The shared state under its sequence lock; false if it never settled. */
 bool shim_fp_state(struct shim_fp *fp, struct v4l2cuse_fp_state *st);
+/*
+ * The fast path's race windows, for the unit tests (NULL in the library):
+ * a test runs the daemon's side or another app thread there, so that an
+ * interleaving that is rare in an app happens every time.
+ */
+enum shim_fp_point {
+	SHIM_FP_STATE_READ,	/* DQBUF read the state, has not looked at the ring yet */
+	SHIM_FP_SETTLE,		/* about to take the wake-ups (fp->lock held) */
+	SHIM_FP_WAIT,		/* a blocking DQBUF or read() is about to wait */
+};
+extern void (*shim_fp_test_hook)(struct shim_fp *fp, enum shim_fp_point point);
 
 /* --- fpread.c --- */
 /*

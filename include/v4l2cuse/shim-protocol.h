@@ -118,7 +118,12 @@ struct v4l2cuse_shim_reply {
  *   advances @done_head; the shim's DQBUF takes the oldest one whose epoch
  *   is the state's and answers with its @dq, then advances @done_tail and
  *   posts an ACK with its serial. An epoch changes with every STREAMOFF,
- *   REQBUFS and release: older entries are void.
+ *   REQBUFS and release: older entries are void (epochs compare as serial
+ *   numbers). The daemon writes a new epoch's entries before the state
+ *   that names it: an entry newer than the state the shim read belongs
+ *   to the next state, and is never skipped.
+ * - Every CUSE request of the handle publishes what it changed before its
+ *   reply, so the app's next DQBUF or poll() reads it.
  * - Submissions (shim -> daemon): QBUF and ACK entries in
  *   @sub[@sub_head % V4L2CUSE_FP_SUB_RING], then @sub_head advances. The
  *   daemon takes them before every CUSE request of the handle, at every

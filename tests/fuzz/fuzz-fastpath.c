@@ -15,6 +15,13 @@
  *   each names one of B's buffers, and B never sees one twice;
  * - the daemon never blocks (every kick returns) and never writes outside
  *   the daemon's half of a ring except A's and B's own tails it reads;
+ * - B's CUSE requests (DQBUF, QBUF, STREAMOFF, STREAMON, REQBUFS) are
+ *   checked at the moment of their reply, when the app acts on it: the
+ *   state is published already (ACTIVE exactly while B streams without
+ *   error), and the ring offers no buffer the daemon does not hold as
+ *   done (a DQBUF through CUSE took it out first); no completion is ever
+ *   of a newer epoch than the state (the shim would keep it for the next
+ *   one, never skip it);
  * - afterwards both handles release cleanly: no fd, mapping or memory left.
  */
 #include "config.h"
@@ -51,6 +58,7 @@ enum op {
 	OP_CUSE,	/* [which][cmd][index]: a CUSE request of A */
 	OP_HONEST,	/* B dequeues what it has and queues it back */
 	OP_ACK_REAL,	/* A acknowledges a completion it was really given (+ junk) */
+	OP_CUSE_B,	/* [which][index]: a CUSE request of B, checked at its reply */
 	N_OPS
 };
 
@@ -164,6 +172,9 @@ honest(void)
 	while (b.done_tail != head) {
 		struct v4l2cuse_fp_done d = sh->done[b.done_tail % V4L2CUSE_FP_DONE_RING];
 
+		/* As the shim: older epochs are void, a newer one is the next state's. */
+		fuzz_check((int32_t)(d.epoch - epoch) <= 0,
+			   "B's completion of epoch %u is newer than the state's %u", d.epoch, epoch);
 		b.done_tail++;
 		if (d.epoch != epoch)
 			continue;
@@ -219,13 +230,79 @@ op_cuse(struct fuzz_input *in)
 	fake_ioctl(a.fh, cmd, &u);
 }
 
+/*
+ * At the reply of B's CUSE request (the app has it and may look at its
+ * ring at once): what the request did is published.
+ */
+static void
+b_at_reply(void *data)
+{
+	struct v4l2cuse_fp_shared *sh = b.sh;
+	struct vb_queue *q = v4l2cuse_fh_queue(b.fh);
+	struct vb_queue_snapshot snap;
+	uint32_t epoch = __atomic_load_n(&sh->state.epoch, __ATOMIC_ACQUIRE);
+	uint32_t flags = __atomic_load_n(&sh->state.flags, __ATOMIC_ACQUIRE);
+	uint32_t head = __atomic_load_n(&sh->done_head, __ATOMIC_ACQUIRE);
+
+	fake_set_reply_hook(NULL, NULL);
+	vb_queue_snapshot(q, b.fh, &snap);
+	fuzz_check(!!(flags & V4L2CUSE_FP_ACTIVE) == (snap.owned && snap.streaming && !snap.error),
+		   "B's state says %s at the reply", flags & V4L2CUSE_FP_ACTIVE ? "active" : "idle");
+	for (uint32_t t = b.done_tail; t != head; t++) {
+		const struct v4l2cuse_fp_done *d = &sh->done[t % V4L2CUSE_FP_DONE_RING];
+
+		fuzz_check((int32_t)(d->epoch - epoch) <= 0, "a completion newer than B's state");
+		if (d->epoch != epoch || !(flags & V4L2CUSE_FP_ACTIVE))
+			continue;
+		fuzz_check(d->index < NBUF &&
+			   vb_queue_buffer_state(q, d->index) == VB_BUF_DONE,
+			   "B's ring offers buffer %u, which is not done", d->index);
+	}
+}
+
+static void
+op_cuse_b(struct fuzz_input *in)
+{
+	static const unsigned int cmds[] = {
+		VIDIOC_DQBUF, VIDIOC_QBUF, VIDIOC_STREAMOFF, VIDIOC_STREAMON, VIDIOC_REQBUFS,
+	};
+	unsigned int cmd = cmds[fuzz_in_u8(in) % G_N_ELEMENTS(cmds)];
+	uint8_t index = fuzz_in_u8(in);
+	union {
+		struct v4l2_buffer buf;
+		struct v4l2_requestbuffers rb;
+		int type;
+	} u;
+
+	/* What B's app has already taken from its ring comes first, as in the shim. */
+	honest();
+	memset(&u, 0, sizeof(u));
+	if (cmd == VIDIOC_REQBUFS) {
+		u.rb = (struct v4l2_requestbuffers){ .count = NBUF,
+						     .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+						     .memory = V4L2_MEMORY_MMAP };
+	} else if (cmd == VIDIOC_STREAMOFF || cmd == VIDIOC_STREAMON) {
+		u.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	} else {
+		u.buf = (struct v4l2_buffer){ .index = index % NBUF,
+					      .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					      .memory = V4L2_MEMORY_MMAP };
+	}
+	fake_set_reply_hook(b_at_reply, NULL);
+	/* B's handle is O_NONBLOCK: nothing parks. A new stream counts from 0 again. */
+	if (fake_ioctl(b.fh, cmd, &u) == 0 && (cmd == VIDIOC_STREAMOFF || cmd == VIDIOC_STREAMON))
+		b.seen_frame = false;
+	fake_set_reply_hook(NULL, NULL);
+	disarm();			/* STREAMON may have armed the producer */
+}
+
 static void
 run(struct fuzz_input *in)
 {
 	for (unsigned int n = 0; n < MAX_OPS && in->p < in->end; n++) {
 		uint8_t o = fuzz_in_u8(in) % N_OPS;
 		int before[NBUF], after[NBUF];
-		bool a_op = o != OP_STEP && o != OP_HONEST;
+		bool a_op = o != OP_STEP && o != OP_HONEST && o != OP_CUSE_B;
 
 		if (a_op)
 			b_states(before);
@@ -275,6 +352,9 @@ run(struct fuzz_input *in)
 			/* B's kick: its queued buffers are taken before the next frame anyway. */
 			(void)!send(b.sock, "k", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 			loop_drain();
+			break;
+		case OP_CUSE_B:
+			op_cuse_b(in);
 			break;
 		case OP_ACK_REAL: {
 			uint32_t head = __atomic_load_n(&a.sh->done_head, __ATOMIC_ACQUIRE);

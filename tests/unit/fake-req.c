@@ -116,10 +116,22 @@ fake_check_answered(const struct fake_req *fr)
 		desc);
 }
 
+static void (*reply_hook)(void *data);
+static void *reply_hook_data;
+
+void
+fake_set_reply_hook(void (*fn)(void *data), void *data)
+{
+	reply_hook = fn;
+	reply_hook_data = data;
+}
+
 static void
 fake_answer(struct fake_req *fr, int result, const void *buf, size_t len, const char *what)
 {
 	fake_check_first_answer(fr, what);
+	if (reply_hook)
+		reply_hook(reply_hook_data);	/* the client has its answer now */
 	if (fr->heap) {
 		fr->state = FAKE_REPLIED;
 		fr->parked->answered = true;

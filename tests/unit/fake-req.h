@@ -38,6 +38,12 @@ ssize_t fake_write(struct v4l2cuse_fh *fh, const void *buf, size_t count);
 unsigned int fake_poll(struct v4l2cuse_fh *fh, unsigned int events);
 /* The parked request of the last call that returned FAKE_PARKED. */
 struct fake_parked *fake_last_parked(void);
+/*
+ * Call @fn(@data) on the loop thread at every reply (not a retry round),
+ * the moment the client would have its answer and could act on it before
+ * the layer returns (NULL: none).
+ */
+void fake_set_reply_hook(void (*fn)(void *data), void *data);
 /* Deliver FUSE_INTERRUPT to the last parked request. */
 void fake_interrupt_last(void);
 /* Poll notifications received (wake-ups). */

@@ -35,13 +35,16 @@ static int test_ioctl(int fd, unsigned long request, ...);
 static ssize_t test_read(int fd, void *buf, size_t count);
 static int test_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
 		      const sigset_t *sigmask);
+static int test_close(int fd);
+static int test_fcntl(int fd, int cmd, ...);
 
 /* The shim's libc table: plain libc, with ioctl, read, poll and ppoll through the fake nodes. */
 static void
 fastpath_harness_init(void)
 {
 	fake_shim_libc_init();
-	shim_real.fcntl = fcntl;
+	shim_real.close = test_close;
+	shim_real.fcntl = test_fcntl;
 	shim_real.ioctl = test_ioctl;
 	shim_real.read = test_read;
 	shim_real.poll = test_poll;
@@ -300,7 +303,7 @@ fixture_teardown(struct fixture *f, gconstpointer data)
 /* ---------------------------------------------------------------------- */
 /* The nodes: the app's fds stand for them, and polling one asks the device */
 
-#define MAX_NODES 4
+#define MAX_NODES 8
 
 static struct {
 	int fd;
@@ -338,6 +341,55 @@ node_fh(int fd, bool remove)
 	}
 	g_mutex_unlock(&nodes_mutex);
 	return fh;
+}
+
+/* Does any fd still refer to @fh (an open file description with other fds)? */
+static bool
+node_in_use(struct v4l2cuse_fh *fh)
+{
+	bool used = false;
+
+	g_mutex_lock(&nodes_mutex);
+	for (int i = 0; i < MAX_NODES; i++)
+		used |= nodes[i].fh == fh;
+	g_mutex_unlock(&nodes_mutex);
+	return used;
+}
+
+static void
+release_fh_cb(gpointer p)
+{
+	v4l2cuse_fh_release(p);
+}
+
+/* The shim's own close() (a file it pinned): the last fd of a node releases it. */
+static int
+test_close(int fd)
+{
+	struct v4l2cuse_fh *fh = node_fh(fd, true);
+	int r = close(fd);
+
+	if (fh && !node_in_use(fh))
+		on_loop(release_fh_cb, fh);
+	return r;
+}
+
+/* F_DUPFD of a node's fd is one more fd of the same file. */
+static int
+test_fcntl(int fd, int cmd, ...)
+{
+	struct v4l2cuse_fh *fh;
+	va_list ap;
+	long arg;
+	int r;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, long);
+	va_end(ap);
+	r = fcntl(fd, cmd, arg);
+	if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && (fh = node_fh(fd, false)))
+		node_add(r, fh);
+	return r;
 }
 
 struct poll_call {
@@ -567,6 +619,31 @@ client_close(struct client *c)
 	node_fh(c->fd, true);
 	close(c->fd);
 	on_loop(release_cb, c);
+}
+
+void
+client_renumber(struct client *c, int fd)
+{
+	struct v4l2cuse_fh *fh = node_fh(c->fd, true);
+
+	g_assert_nonnull(fh);
+	g_assert_cmpint(dup2(c->fd, fd), ==, fd);
+	shim_fd_set(fd, c->h);
+	shim_fd_forget(c->fd);
+	close(c->fd);
+	c->fd = fd;
+	node_add(fd, fh);
+}
+
+void
+client_close_fd(struct client *c)
+{
+	struct v4l2cuse_fh *fh = node_fh(c->fd, true);
+
+	shim_fd_forget(c->fd);
+	close(c->fd);
+	if (fh && !node_in_use(fh))
+		on_loop(release_cb, c);
 }
 
 /* poll() of the app's fd through the shim: the revents, 0 after 5 s. */

@@ -94,6 +94,15 @@ void client_open(struct fixture *f, struct v4l2cuse_device *dev, struct client *
 void client_stream(struct client *c, unsigned int n, unsigned int queue);
 /* Unmap, drop the shim handle, release the handle (on the loop). */
 void client_close(struct client *c);
+/*
+ * The app's close() of the client's fd, as the kernel sees it: the shim
+ * forgets the fd, and the handle is released (c->fh NULL) unless another
+ * fd (one the shim dup'ed) still refers to the file. The shim handle and
+ * the mappings stay the test's.
+ */
+void client_close_fd(struct client *c);
+/* Move the client's fd to the (free) number @fd, as if the open had returned it. */
+void client_renumber(struct client *c, int fd);
 /* poll() of the app's fd through the shim: the revents, 0 after 5 s. */
 short client_poll(struct client *c, short events, int timeout_ms);
 /* Wait for a frame and DQBUF it through the fast path. */
