@@ -34,6 +34,7 @@
 #define CAPTURE_BUFFERS 4
 #define BATCH_URBS 64		/* answers gathered into one sendmsg */
 #define SEND_TIMEOUT_S 5	/* a host that stops reading for this long is gone */
+#define MAX_HELD 64		/* bulk URBs held (uvcvideo keeps 5 in flight) */
 
 struct held_urb {
 	uint32_t seqnum;
@@ -341,13 +342,22 @@ face_control(struct usb_face *face, const struct usbip_cmd *c, const uint8_t *ou
 {
 	uint16_t w_length = (uint16_t)(c->setup[6] | c->setup[7] << 8);
 	g_autofree uint8_t *reply = g_malloc0(MAX(w_length, 1));
-	int r = uvc_fn_control(face->fn, c->setup, out, out_len, reply);
+	bool in = c->setup[0] & 0x80;
+	int r;
 
+	/* The setup packet's direction is the transfer's (a host that disagrees gets a stall). */
+	if (in != (c->direction == USBIP_DIR_IN))
+		r = -EPIPE;
+	else
+		r = uvc_fn_control(face->fn, c->setup, out, out_len, reply);
+	/* Never more than the transfer buffer holds: vhci drops an overflowing answer. */
+	if (in && r > c->length)
+		r = c->length;
 	if (r < 0) {
 		g_debug("control %02x %02x %02x%02x %02x%02x: stall", c->setup[0], c->setup[1],
 			c->setup[3], c->setup[2], c->setup[5], c->setup[4]);
 		face_ret_submit(face, c->seqnum, -EPIPE, NULL, 0, 0);
-	} else if (c->setup[0] & 0x80) {
+	} else if (in) {
 		face_ret_submit(face, c->seqnum, 0, reply, r, (size_t)r);
 		/* The reply lives in @reply: out before it is freed. */
 		face_flush(face);
@@ -384,11 +394,13 @@ face_command(struct usb_face *face, const struct usbip_cmd *c, const uint8_t *ou
 	if (c->ep == 0) {
 		face_control(face, c, out, out_len);
 	} else if (c->ep == (UVC_EP_IN & 0x0f) && c->direction == USBIP_DIR_IN &&
-		   c->n_packets == 0) {
+		   c->n_packets == 0 && c->length > UVC_PAYLOAD_HEADER &&
+		   face->held->len < MAX_HELD) {
 		struct held_urb u = { c->seqnum, (uint32_t)c->length };
 
 		g_array_append_val(face->held, u);
 	} else {
+		/* Not our endpoint, too small for a payload, or more than any host keeps. */
 		face_ret_submit(face, c->seqnum, -EPIPE, NULL, 0, 0);
 	}
 }
