@@ -11,6 +11,9 @@
 #   (b1) the same under v4l2cuse-run: read() emulated by the shim over the
 #        fast path (no CUSE request a frame),
 #   (c)  vivid, MMAP and read(),
+#   (u)  the same device through its USB face (usb=true, docs/usb.md): the
+#        uvcvideo node, MMAP, no preload (the daemon, v4l2cuse-usb, vhci-hcd
+#        and uvcvideo all in the figure),
 #   (d)  v4l2loopback fed by ffmpeg (MMAP), if its DKMS module was built for
 #        the guest kernel (apt-get install v4l2loopback-dkms
 #        linux-headers-<kver> on the host); skipped with a note otherwise.
@@ -49,6 +52,8 @@ T=$(mktemp -d)
 
 vm_modprobe cuse
 vm_modprobe vivid n_devs=1 node_types=0x1
+vm_modprobe vhci-hcd
+vm_modprobe uvcvideo
 vm_wait_node /dev/cuse 10
 vivid=$(vm_find_video 'vivid-000-vid-cap') || bail_out "no vivid capture node"
 
@@ -58,12 +63,19 @@ control-socket = $T/ctl.sock
 [device bench]
 node = video42
 source = pattern,sizes=${sizes// /+}
+label = bench
+usb = true
 CONF
 export V4L2CUSE_CTL_SOCKET=$T/ctl.sock
 "$B/daemon/v4l2cuse" --config "$T/bench.conf" >"$V4L2CUSE_RESULTS/daemon.log" 2>&1 &
 daemon_pid=$!
 vm_on_exit kill $daemon_pid
 vm_wait_node /dev/video42 20 || bail_out "no /dev/video42"
+for _ in $(seq 300); do
+	usbnode=$(vm_find_video 'bench: *') && break
+	sleep 0.1
+done
+[[ -n ${usbnode:-} ]] || bail_out "no uvcvideo node of the bench device (usb=true)"
 
 echo "kernel $(uname -r) clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" \
 	"cmdline: $(cat /proc/cmdline)" | tee -a "$out"
@@ -156,6 +168,8 @@ for ((round = 1; round <= rounds; round++)); do
 		"$B/bench/v4l2-bench" read /dev/video42 $size 30 "$secs"
 	check "(b1) v4l2cuse shim read, fast path, $size" attributed b1 \
 		"$run" "$B/bench/v4l2-bench" read /dev/video42 $size 30 "$secs"
+	check "(u) v4l2cuse USB face, uvcvideo mmap, $size" attributed u \
+		"$B/bench/v4l2-mmap-bench" "$usbnode" $size 30 "$secs"
 	check "(c) vivid mmap $size" plain c-mmap "$B/bench/v4l2-mmap-bench" "$vivid" $size 30 "$secs"
 	check "(c) vivid read $size" plain c-read "$B/bench/v4l2-bench" read "$vivid" $size 30 "$secs"
 	if [[ -n $loop ]]; then
@@ -200,17 +214,17 @@ summary()
 		if (!(sz in seen)) { seen[sz] = 1; sizes[++ns] = sz }
 	}
 	END {
-		split("a a0 b b1 c-mmap c-read d", cases, " ")
+		split("a a0 b b1 u c-mmap c-read d", cases, " ")
 		for (s = 1; s <= ns; s++) {
 			sz = sizes[s]
-			for (i = 1; i <= 7; i++) {
+			for (i = 1; i <= 8; i++) {
 				k = sz SUBSEP cases[i]
 				if (!n[k]) continue
 				printf "median size=%s case=%s rounds=%d cpu_ms_per_frame=%.2f task_ms_per_frame=%.2f fps=%.2f\n",
 					sz, cases[i], n[k], median(stat[k]), median(task[k]), median(fps[k])
 			}
-			split("a:c-mmap a0:c-mmap b:c-read b1:c-read d:c-mmap a:d", pairs, " ")
-			for (i = 1; i <= 6; i++) {
+			split("a:c-mmap a0:c-mmap b:c-read b1:c-read u:c-mmap u:a d:c-mmap a:d", pairs, " ")
+			for (i = 1; i <= 8; i++) {
 				split(pairs[i], p, ":"); x = sz SUBSEP p[1]; y = sz SUBSEP p[2]
 				if (!n[x] || !n[y]) continue
 				lo = tlo = 1e9; hi = thi = 0
