@@ -291,6 +291,7 @@ shim_fp_qbuf(struct shim_handle *h, struct v4l2_buffer *b, int *ret)
 		.length = b->length,
 		.bytesused = b->bytesused,
 	};
+	fp_test_hook(fp, SHIM_FP_QBUF_POST);
 	fp_sub_post_locked(fp);
 	fp->qbufs_posted++;
 	fp->bufs[i].owned = false;

@@ -284,6 +284,7 @@ enum shim_fp_point {
 	SHIM_FP_STATE_READ,	/* DQBUF read the state, has not looked at the ring yet */
 	SHIM_FP_SETTLE,		/* about to take the wake-ups (fp->lock held) */
 	SHIM_FP_WAIT,		/* a blocking DQBUF or read() is about to wait */
+	SHIM_FP_QBUF_POST,	/* QBUF's entry is written, not posted yet (fp->lock held) */
 };
 extern void (*shim_fp_test_hook)(struct shim_fp *fp, enum shim_fp_point point);
 
