@@ -287,6 +287,7 @@ shim_fp_qbuf(struct shim_handle *h, struct v4l2_buffer *b, int *ret)
 	*e = (struct v4l2cuse_fp_sub){
 		.op = V4L2CUSE_FP_QBUF,
 		.index = i,
+		.serial = st.epoch,	/* a refusal in this epoch comes back as ERROR */
 		.userptr = b->m.userptr,
 		.length = b->length,
 		.bytesused = b->bytesused,

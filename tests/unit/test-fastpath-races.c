@@ -589,7 +589,9 @@ app_qbuf_refused(struct fixture *f)
 	}
 	/* And it goes back to the queue as any dequeued buffer. */
 	fast_qbuf(&w, lost.index);
-	fast_dqbuf(&w, &b);
+	deadline = g_get_monotonic_time() + 2 * G_USEC_PER_SEC;
+	g_assert_cmpint(dqbuf_until(&w, &b, deadline), ==, 0);
+	g_assert_cmpuint(b.index, ==, lost.index);
 	g_assert_false(b.flags & V4L2_BUF_FLAG_ERROR);
 	client_close(&w);
 }
