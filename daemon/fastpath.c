@@ -215,7 +215,19 @@ dev_fp_apply(struct dev_fp *fp, const struct v4l2cuse_fp_sub *e, uint32_t memory
 		b.m.userptr = (unsigned long)e->userptr;
 		fp->qbufs_taken++;
 		r = vb_queue_qbuf(q, fh, &b);
-		if (r < 0)
+		if (r == 0)
+			return 0;
+		/*
+		 * The app was told it is queued (the shim answered from the
+		 * state of @e->serial's epoch): in that epoch it gets the
+		 * buffer back as ERROR, as vb2 can only say with the errno
+		 * (issue 28, item 10). In a later one, the STREAMOFF or
+		 * REQBUFS that began it took the buffer back already.
+		 */
+		if (e->serial == fp->epoch && vb_queue_return_refused(q, fh, e->index) == 0)
+			g_debug("%s: fast-path QBUF %u: %s; returned as ERROR",
+				fh->dev->name, e->index, g_strerror(-r));
+		else
 			g_debug("%s: fast-path QBUF %u: %s", fh->dev->name, e->index,
 				g_strerror(-r));
 		return 0;

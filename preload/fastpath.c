@@ -46,8 +46,62 @@ shim_fp_enabled(void)
 /* ---------------------------------------------------------------------- */
 /* Setup */
 
+bool shim_fp_auto;
+
+void
+shim_fp_want(struct shim_handle *h)
+{
+	if (shim_fp_auto && !__atomic_load_n(&h->fp_asked, __ATOMIC_ACQUIRE))
+		shim_fp_setup(h);
+}
+
+void
+shim_fp_want_ioctl(struct shim_handle *h, unsigned long request, const void *arg)
+{
+	uint32_t count, memory;
+
+	if (!arg)
+		return;
+	if (request == VIDIOC_REQBUFS) {
+		const struct v4l2_requestbuffers *rb = arg;
+
+		count = rb->count;
+		memory = rb->memory;
+	} else if (request == VIDIOC_CREATE_BUFS) {
+		const struct v4l2_create_buffers *cb = arg;
+
+		count = cb->count;
+		memory = cb->memory;
+	} else {
+		return;
+	}
+	/* REQBUFS(0) and CREATE_BUFS(0) are how apps probe the capabilities. */
+	if (count > 0 && (memory == V4L2_MEMORY_MMAP || memory == V4L2_MEMORY_USERPTR))
+		shim_fp_want(h);
+}
+
+void
+shim_fp_want_poll(struct shim_handle *h, short events)
+{
+	if (events & (POLLIN | POLLRDNORM))
+		shim_fp_want(h);
+}
+
+static void fp_setup_locked(struct shim_handle *h);
+
+/* Once per handle: later calls (another thread's too) find it asked. */
 void
 shim_fp_setup(struct shim_handle *h)
+{
+	pthread_mutex_lock(&h->io);
+	if (!h->fp_asked)
+		fp_setup_locked(h);
+	__atomic_store_n(&h->fp_asked, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&h->io);
+}
+
+static void
+fp_setup_locked(struct shim_handle *h)
 {
 	struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_FASTPATH };
 	struct v4l2cuse_shim_reply rep;
@@ -57,9 +111,7 @@ shim_fp_setup(struct shim_handle *h)
 	void *mem;
 
 	req.fastpath.version = V4L2CUSE_FP_VERSION;
-	pthread_mutex_lock(&h->io);
 	r = shim_request_fds_locked(h, &req, &rep, fds, SHIM_MAX_REPLY_FDS);
-	pthread_mutex_unlock(&h->io);
 	if (r < 0 || rep.status < 0 || fds[0] < 0 || fds[1] < 0) {
 		shim_debug("no fast path: %s", strerror(r < 0 ? -r : rep.status < 0 ? -rep.status
 										: EPROTO));
@@ -103,7 +155,7 @@ shim_fp_setup(struct shim_handle *h)
 	pthread_mutex_init(&fp->lock, NULL);
 	pthread_mutex_init(&fp->rd.lock, NULL);
 	shim_real.close(fds[0]);
-	h->fp = fp;
+	__atomic_store_n(&h->fp, fp, __ATOMIC_RELEASE);	/* other threads read it unlocked */
 	shim_debug("fast path: %zu bytes, socket %d", fp->size, fp->sock);
 	return;
 
@@ -131,6 +183,7 @@ shim_fp_forget_child(struct shim_handle *h)
 {
 	shim_fp_free(h->fp);
 	h->fp = NULL;
+	h->fp_asked = true;	/* the connection is the parent's: never ask on it */
 }
 
 /* ---------------------------------------------------------------------- */
@@ -261,7 +314,7 @@ fp_settle_locked(struct shim_fp *fp, const struct v4l2cuse_fp_state *st, uint32_
 bool
 shim_fp_qbuf(struct shim_handle *h, struct v4l2_buffer *b, int *ret)
 {
-	struct shim_fp *fp = h->fp;
+	struct shim_fp *fp = shim_fp_of(h);
 	struct v4l2cuse_fp_state st;
 	struct v4l2cuse_fp_sub *e;
 	bool output;
@@ -287,10 +340,12 @@ shim_fp_qbuf(struct shim_handle *h, struct v4l2_buffer *b, int *ret)
 	*e = (struct v4l2cuse_fp_sub){
 		.op = V4L2CUSE_FP_QBUF,
 		.index = i,
+		.serial = st.epoch,	/* a refusal in this epoch comes back as ERROR */
 		.userptr = b->m.userptr,
 		.length = b->length,
 		.bytesused = b->bytesused,
 	};
+	fp_test_hook(fp, SHIM_FP_QBUF_POST);
 	fp_sub_post_locked(fp);
 	fp->qbufs_posted++;
 	fp->bufs[i].owned = false;
@@ -375,7 +430,7 @@ fp_wait(struct shim_fp *fp)
 enum shim_fp_dq
 shim_fp_dqbuf_try(struct shim_handle *h, int fd, struct v4l2_buffer *b, int *ret, bool woken)
 {
-	struct shim_fp *fp = h->fp;
+	struct shim_fp *fp = shim_fp_of(h);
 	struct v4l2cuse_fp_state st;
 	struct v4l2_buffer out;
 	int r, flags;
@@ -456,8 +511,8 @@ shim_fp_file_unpin(struct shim_fp_file *f)
 int
 shim_fp_wait(struct shim_handle *h)
 {
-	fp_test_hook(h->fp, SHIM_FP_WAIT);
-	return fp_wait(h->fp);
+	fp_test_hook(shim_fp_of(h), SHIM_FP_WAIT);
+	return fp_wait(shim_fp_of(h));
 }
 
 bool
@@ -500,7 +555,7 @@ shim_fp_dqbuf(struct shim_handle *h, int fd, struct v4l2_buffer *b, int *ret)
 bool
 shim_fp_poll(struct shim_handle *h, short events, short *ret_revents)
 {
-	struct shim_fp *fp = h->fp;
+	struct shim_fp *fp = shim_fp_of(h);
 	struct v4l2cuse_fp_state st;
 	short mask = 0;
 	bool pending;
@@ -537,13 +592,13 @@ shim_fp_poll(struct shim_handle *h, short events, short *ret_revents)
 int
 shim_fp_wait_fd(struct shim_handle *h)
 {
-	return h->fp ? h->fp->sock : -1;
+	return shim_fp_of(h) ? shim_fp_of(h)->sock : -1;
 }
 
 void
 shim_fp_woken(struct shim_handle *h, short revents)
 {
-	struct shim_fp *fp = h->fp;
+	struct shim_fp *fp = shim_fp_of(h);
 	struct v4l2cuse_fp_state st;
 
 	if (!fp)

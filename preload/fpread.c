@@ -52,7 +52,7 @@ cuse_ioctl(int fd, unsigned long request, void *arg)
 bool
 shim_fp_reading(struct shim_handle *h)
 {
-	return h->fp && __atomic_load_n(&h->fp->rd.active, __ATOMIC_ACQUIRE);
+	return shim_fp_of(h) && __atomic_load_n(&shim_fp_of(h)->rd.active, __ATOMIC_ACQUIRE);
 }
 
 /* Could the emulation start here, where the daemon would start its own? */
@@ -96,7 +96,7 @@ rd_unmap(struct shim_fp *fp, struct shim_handle *tell)
 static int
 rd_map_locked(struct shim_handle *h, int fd, unsigned int index)
 {
-	struct shim_fp *fp = h->fp;
+	struct shim_fp *fp = shim_fp_of(h);
 	struct v4l2_buffer b = { .index = index, .type = fp->rd.type,
 				 .memory = V4L2_MEMORY_MMAP };
 	struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_MAP };
@@ -140,7 +140,7 @@ rd_map_locked(struct shim_handle *h, int fd, unsigned int index)
 static int
 rd_start_locked(struct shim_handle *h, int fd)
 {
-	struct shim_fp *fp = h->fp;
+	struct shim_fp *fp = shim_fp_of(h);
 	struct v4l2cuse_fp_state st;
 	struct v4l2_requestbuffers rb = { 0 };
 	int r, type;
@@ -184,7 +184,7 @@ rd_start_locked(struct shim_handle *h, int fd)
 
 err_free:
 	shim_debug("read() emulation not started: %s", strerror(-r));
-	rd_unmap(h->fp, h);
+	rd_unmap(shim_fp_of(h), h);
 	rb = (struct v4l2_requestbuffers){ .count = 0, .type = st.type,
 					   .memory = V4L2_MEMORY_MMAP };
 	(void)cuse_ioctl(fd, VIDIOC_REQBUFS, &rb);
@@ -195,13 +195,13 @@ err_free:
 static int
 rd_stop_locked(struct shim_handle *h, int fd)
 {
-	struct shim_fp *fp = h->fp;
+	struct shim_fp *fp = shim_fp_of(h);
 	int type = (int)fp->rd.type, r;
 
 	r = cuse_ioctl(fd, VIDIOC_STREAMOFF, &type);
 	if (r < 0)
 		return r;
-	rd_unmap(h->fp, h);
+	rd_unmap(shim_fp_of(h), h);
 	__atomic_store_n(&fp->rd.active, false, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -217,12 +217,12 @@ shim_fp_read_free(struct shim_fp *fp)
 static void
 rd_requeue_locked(struct shim_handle *h, int fd, uint32_t index)
 {
-	struct v4l2_buffer b = { .index = index, .type = h->fp->rd.type,
+	struct v4l2_buffer b = { .index = index, .type = shim_fp_of(h)->rd.type,
 				 .memory = V4L2_MEMORY_MMAP };
 	int r = 0;
 
 	if (!shim_fp_qbuf(h, &b, &r)) {
-		b = (struct v4l2_buffer){ .index = index, .type = h->fp->rd.type,
+		b = (struct v4l2_buffer){ .index = index, .type = shim_fp_of(h)->rd.type,
 					  .memory = V4L2_MEMORY_MMAP };
 		r = cuse_ioctl(fd, VIDIOC_QBUF, &b);
 	}
@@ -244,7 +244,7 @@ rd_requeue_locked(struct shim_handle *h, int fd, uint32_t index)
 static int
 rd_next_frame_locked(struct shim_handle *h, struct shim_fp_file *file, bool *woken)
 {
-	struct shim_fp *fp = h->fp;
+	struct shim_fp *fp = shim_fp_of(h);
 
 	for (;;) {
 		struct v4l2_buffer b = { .type = fp->rd.type, .memory = V4L2_MEMORY_MMAP };
@@ -305,7 +305,7 @@ static ssize_t
 rd_read_locked(struct shim_handle *h, struct shim_fp_file *file, void *buf, size_t count,
 	       bool *ret_stopped)
 {
-	struct shim_fp *fp = h->fp;
+	struct shim_fp *fp = shim_fp_of(h);
 	bool woken = false;
 	size_t n;
 	int r;
@@ -340,7 +340,7 @@ rd_read_locked(struct shim_handle *h, struct shim_fp_file *file, void *buf, size
 bool
 shim_fp_read(struct shim_handle *h, int fd, void *buf, size_t count, ssize_t *ret)
 {
-	struct shim_fp *fp = h->fp;
+	struct shim_fp *fp = shim_fp_of(h);
 	struct shim_fp_file file = { fd, -1 };
 	bool stopped;
 
@@ -372,7 +372,7 @@ shim_fp_read(struct shim_handle *h, int fd, void *buf, size_t count, ssize_t *re
 void
 shim_fp_read_autostart(struct shim_handle *h, int fd, short events)
 {
-	struct shim_fp *fp = h->fp;
+	struct shim_fp *fp = shim_fp_of(h);
 	struct v4l2cuse_fp_state st;
 	int saved = errno;
 
@@ -389,7 +389,7 @@ shim_fp_read_autostart(struct shim_handle *h, int fd, short events)
 bool
 shim_fp_read_ioctl(struct shim_handle *h, int fd, unsigned long request, void *arg, int *ret)
 {
-	struct shim_fp *fp = h->fp;
+	struct shim_fp *fp = shim_fp_of(h);
 	bool done = true;
 	int r = 0;
 
@@ -474,7 +474,9 @@ shim_read(int fd, void *buf, size_t count)
 	int saved = errno;
 	struct stat st;
 
-	if (h && h->fp) {
+	if (h)
+		shim_fp_want(h);	/* read() streams: the first one sets it up */
+	if (h && shim_fp_of(h)) {
 		/* Still our node? (An fd closed behind our back may be reused.) */
 		if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == h->rdev)
 			done = shim_fp_read(h, fd, buf, count, &r);

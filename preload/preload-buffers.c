@@ -337,13 +337,13 @@ answer_reading(struct shim_handle *h, int fd, unsigned long request, void *arg, 
 static bool
 answer_qbuf(struct shim_handle *h, int fd, unsigned long request, void *arg, int *r)
 {
-	return h->fp && shim_fp_qbuf(h, arg, r);
+	return shim_fp_of(h) && shim_fp_qbuf(h, arg, r);
 }
 
 static bool
 answer_dqbuf(struct shim_handle *h, int fd, unsigned long request, void *arg, int *r)
 {
-	return h->fp && shim_fp_dqbuf(h, fd, arg, r);
+	return shim_fp_of(h) && shim_fp_dqbuf(h, fd, arg, r);
 }
 
 /* @answer for @fd's handle: true with *ret and errno as the ioctl leaves them. */
@@ -372,6 +372,15 @@ shim_ioctl(int fd, unsigned long request, void *arg)
 	struct v4l2_buffer *b = arg;
 	int r, saved;
 
+	if (request == VIDIOC_REQBUFS || request == VIDIOC_CREATE_BUFS) {
+		struct shim_handle *h = shim_fd_get(fd);
+
+		saved = errno;
+		if (h)
+			shim_fp_want_ioctl(h, request, arg);	/* before the buffers exist */
+		shim_handle_unref(h);
+		errno = saved;
+	}
 	switch (request) {
 	case VIDIOC_REQBUFS:
 	case VIDIOC_CREATE_BUFS:

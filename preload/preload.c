@@ -69,7 +69,6 @@ shim_debug(const char *fmt, ...)
 /* Resolving the real functions, once */
 
 pthread_once_t shim_init_once = PTHREAD_ONCE_INIT;
-static bool fastpath_on;		/* V4L2CUSE_FASTPATH is not 0 */
 
 void
 shim_init_real(void)
@@ -113,7 +112,7 @@ shim_init_real(void)
 	R(read, "read");
 	R(read_chk, "__read_chk");
 #undef R
-	fastpath_on = shim_fp_enabled();
+	shim_fp_auto = shim_fp_enabled();
 	if (!shim_real.fcntl64)
 		shim_real.fcntl64 = shim_real.fcntl;
 	if (!shim_real.mmap64)
@@ -154,8 +153,7 @@ after_open(int fd, int flags)
 	if (!(flags & O_PATH)) {
 		h = shim_attach(fd);
 		if (h) {
-			if (fastpath_on)
-				shim_fp_setup(h);
+			/* The fast path waits for the first call that streams. */
 			shim_fd_set(fd, h);
 			shim_handle_unref(h);
 		}

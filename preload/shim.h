@@ -105,8 +105,21 @@ struct shim_handle {
 	/* USERPTR: the daemon's staging memfd of each buffer, mapped read-only. */
 	void *staging[SHIM_MAX_BUFFERS];
 	size_t staging_len[SHIM_MAX_BUFFERS];
-	struct shim_fp *fp;		/* the fast path (fastpath.c), or NULL */
+	/*
+	 * The fast path (fastpath.c), or NULL: set once, at the first call
+	 * that streams (shim_fp_want()), never changed after but in a forked
+	 * child; read it with shim_fp_of(). @fp_asked: it was asked for
+	 * (set up or refused), never again.
+	 */
+	struct shim_fp *fp;
+	bool fp_asked;
 };
+
+static inline struct shim_fp *
+shim_fp_of(struct shim_handle *h)
+{
+	return __atomic_load_n(&h->fp, __ATOMIC_ACQUIRE);
+}
 
 /* --- track.c --- */
 void shim_lock(void);
@@ -273,6 +286,20 @@ int shim_fp_wait_fd(struct shim_handle *h);
 void shim_fp_woken(struct shim_handle *h, short revents);
 /* fork(): the child goes through CUSE (its parent's rings are not its own). */
 void shim_fp_forget_child(struct shim_handle *h);
+/*
+ * Set up the fast path lazily (issue 28, item 12): a probe of the node
+ * (open, QUERYCAP, ENUM_FMT, close) costs the daemon no memfd, socketpair
+ * or watch. shim_fp_want() sets it up once, if @shim_fp_auto (the
+ * library's init sets it unless V4L2CUSE_FASTPATH=0; the unit tests set
+ * up by hand); callers: REQBUFS and CREATE_BUFS of MMAP or USERPTR buffers
+ * with a count (shim_fp_want_ioctl()), read(), and poll(), select() or
+ * epoll_ctl() asking POLLIN (shim_fp_want_poll()), where vb2 starts its
+ * read() emulation.
+ */
+extern bool shim_fp_auto;
+void shim_fp_want(struct shim_handle *h);
+void shim_fp_want_ioctl(struct shim_handle *h, unsigned long request, const void *arg);
+void shim_fp_want_poll(struct shim_handle *h, short events);
 /* The shared state under its sequence lock; false if it never settled. */
 bool shim_fp_state(struct shim_fp *fp, struct v4l2cuse_fp_state *st);
 /*
@@ -284,6 +311,7 @@ enum shim_fp_point {
 	SHIM_FP_STATE_READ,	/* DQBUF read the state, has not looked at the ring yet */
 	SHIM_FP_SETTLE,		/* about to take the wake-ups (fp->lock held) */
 	SHIM_FP_WAIT,		/* a blocking DQBUF or read() is about to wait */
+	SHIM_FP_QBUF_POST,	/* QBUF's entry is written, not posted yet (fp->lock held) */
 };
 extern void (*shim_fp_test_hook)(struct shim_fp *fp, enum shim_fp_point point);
 

@@ -152,6 +152,8 @@ shim_poll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
 		struct shim_handle *h = shim_fd_get(fds[i].fd);
 
 		slots[i] = (struct slot){ 0 };
+		if (h)
+			shim_fp_want_poll(h, fds[i].events);	/* POLLIN: read() starts */
 		if (h && shim_fp_wait_fd(h) >= 0) {
 			/* Where the daemon's poll would start read() emulation, ours starts. */
 			shim_fp_read_autostart(h, fds[i].fd, fds[i].events);
@@ -372,6 +374,8 @@ shim_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	struct epreg *reg;
 	int r = 0, err = 0;
 
+	if (h && op != EPOLL_CTL_DEL && ev)
+		shim_fp_want_poll(h, (short)(ev->events & 0xffff));	/* POLLIN: read() starts */
 	if (!h || shim_fp_wait_fd(h) < 0) {
 		shim_handle_unref(h);
 		return shim_real.epoll_ctl(epfd, op, fd, ev);

@@ -72,6 +72,8 @@ static const bool vb_buf_transitions[VB_BUF_N_STATES][VB_BUF_N_STATES] = {
 	[VB_BUF_DEQUEUED][VB_BUF_PREPARING] = true,
 	[VB_BUF_DEQUEUED][VB_BUF_PREPARED] = true,
 	[VB_BUF_DEQUEUED][VB_BUF_QUEUED] = true,
+	/* a QBUF the client was told had succeeded, refused (vb_queue_return_refused) */
+	[VB_BUF_DEQUEUED][VB_BUF_ERROR] = true,
 	/* buf_prepare failed; succeeded for PREPARE_BUF; for QBUF */
 	[VB_BUF_PREPARING][VB_BUF_DEQUEUED] = true,
 	[VB_BUF_PREPARING][VB_BUF_PREPARED] = true,

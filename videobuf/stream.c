@@ -437,6 +437,33 @@ vb_queue_dqbuf_serial(struct vb_queue *q, const void *owner, uint64_t serial)
 	return r;
 }
 
+int
+vb_queue_return_refused(struct vb_queue *q, const void *owner, uint32_t index)
+{
+	struct vb_buffer *b;
+	int r;
+
+	if (!owner)
+		return -EINVAL;
+	vb_queue_lock(q);
+	r = vb_check_dqbuf_locked(q, owner, q->cfg.type);
+	if (r < 0)
+		goto out_unlock;
+	if (index >= q->n_buffers || q->bufs[index]->state != VB_BUF_DEQUEUED) {
+		r = -EINVAL;	/* queued after all (twice), or gone with its queue */
+		goto out_unlock;
+	}
+	b = q->bufs[index];
+	if (!vb_is_output(q))
+		b->bytesused = 0;
+	r = vb_buf_set_state(q, b, VB_BUF_ERROR);
+out_unlock:
+	vb_queue_unlock(q);
+	if (r == 0)
+		vb_queue_wake(q);	/* pollers and a parked DQBUF */
+	return r;
+}
+
 void
 vb_queue_snapshot(struct vb_queue *q, const void *owner, struct vb_queue_snapshot *ret)
 {

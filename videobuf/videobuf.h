@@ -337,6 +337,17 @@ int vb_queue_peek_done(struct vb_queue *q, const void *owner, uint64_t after,
 		       struct v4l2_buffer *dq, struct v4l2_buffer *requeue, uint64_t *ret_serial,
 		       uint32_t *ret_length);
 int vb_queue_dqbuf_serial(struct vb_queue *q, const void *owner, uint64_t serial);
+/*
+ * A QBUF of buffer @index that the client was already told had succeeded
+ * (the fast path answers in the client and the daemon applies it later)
+ * and that vb_queue_qbuf() then refused: the buffer joins the done list as
+ * ERROR (bytesused 0 on a capture queue), so the client's next DQBUF
+ * returns it, as a buffer the driver could not fill, instead of the client
+ * waiting for it forever. Only for a DEQUEUED buffer of a streaming queue
+ * without error that @owner owns: -EINVAL, -EBUSY or -EIO otherwise (then
+ * the STREAMOFF or REQBUFS the client is about to need takes it back).
+ */
+int vb_queue_return_refused(struct vb_queue *q, const void *owner, uint32_t index);
 
 /* A queue as the fast path publishes it to one handle, read under one lock. */
 struct vb_queue_snapshot {

@@ -194,15 +194,26 @@ struct v4l2cuse_fp_done {
 	struct v4l2_buffer requeue;	/* what QBUF of it returns (see above) */
 };
 
+/*
+ * The shim answers a QBUF before the daemon applies it. The daemon
+ * applies it with the checks of a CUSE QBUF; if it refuses it while the
+ * epoch is still the one the shim answered in (@serial), the buffer comes
+ * back as a completion with V4L2_BUF_FLAG_ERROR (bytesused 0 on capture),
+ * which the shim dequeues and acknowledges as any other: the app, told
+ * its QBUF succeeded, gets its buffer back, never waits for it forever.
+ * A refusal in another epoch needs nothing: that epoch's STREAMOFF or
+ * REQBUFS took every buffer back already.
+ */
 enum v4l2cuse_fp_op {
-	V4L2CUSE_FP_QBUF = 1,		/* index; userptr, length (USERPTR); bytesused (output) */
+	V4L2CUSE_FP_QBUF = 1,		/* index; userptr, length (USERPTR); bytesused (output);
+					 * serial: the epoch of the state the shim answered in */
 	V4L2CUSE_FP_ACK = 2,		/* serial: the client dequeued that completion */
 };
 
 struct v4l2cuse_fp_sub {
 	uint32_t op;			/* enum v4l2cuse_fp_op */
 	uint32_t index;
-	uint64_t serial;
+	uint64_t serial;		/* ACK: the completion's; QBUF: the state's epoch */
 	uint64_t userptr;
 	uint32_t length;
 	uint32_t bytesused;

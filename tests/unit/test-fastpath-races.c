@@ -512,3 +512,91 @@ V4L2CUSE_TEST_F("/fastpath-races/close-waiting", test_close_waiting)
 {
 	run_app(f, app_close_waiting);
 }
+
+/* ---------------------------------------------------------------------- */
+/* A QBUF the shim answered and the daemon refused */
+
+#define OUTPUT V4L2_BUF_TYPE_VIDEO_OUTPUT
+
+/*
+ * In the window between the shim's checks and the daemon's, the entry is
+ * made to say what the daemon refuses (a payload beyond the buffer: vb2's
+ * EINVAL): the two sets of checks disagree, as they would if they drifted
+ * apart.
+ */
+static void
+drift_in_window(struct shim_fp *fp, void *data)
+{
+	struct v4l2cuse_fp_sub *e = &fp->sh->sub[fp->sub_head % V4L2CUSE_FP_SUB_RING];
+
+	e->bytesused = *(const uint32_t *)data + 1;
+}
+
+/* DQBUF without blocking until @deadline: 0 and the buffer, or -EAGAIN. */
+static int
+dqbuf_until(struct client *c, struct v4l2_buffer *b, gint64 deadline)
+{
+	for (;;) {
+		int r = -1;
+
+		*b = (struct v4l2_buffer){ .type = c->type, .memory = V4L2_MEMORY_MMAP };
+		g_assert_true(shim_fp_dqbuf(c->h, c->fd, b, &r));	/* O_NONBLOCK */
+		if (r != -EAGAIN || g_get_monotonic_time() >= deadline)
+			return r;
+		g_usleep(5000);
+	}
+}
+
+/*
+ * The shim answers a QBUF of the ring at once and the daemon applies it
+ * later (issue 28, item 10): when the daemon refuses it, the app has been
+ * told it is queued. The buffer comes back through DQBUF with
+ * V4L2_BUF_FLAG_ERROR, as a buffer the driver could not fill: never lost.
+ */
+static void
+app_qbuf_refused(struct fixture *f)
+{
+	struct v4l2_format fmt = { .type = OUTPUT };
+	struct v4l2_buffer b, lost, got[2];
+	gint64 deadline;
+	struct client w;
+	uint32_t len;
+	int r = -1;
+
+	client_open(f, f->dev, &w, true);
+	fmt.fmt.pix = (struct v4l2_pix_format){ .width = W, .height = H,
+						.pixelformat = V4L2_PIX_FMT_YUYV };
+	g_assert_cmpint(cuse_ioctl(w.fh, VIDIOC_S_FMT, &fmt), ==, 0);
+	client_stream(&w, 2, 2);
+	fast_dqbuf(&w, &b);
+	len = (uint32_t)w.len[b.index];
+	hook_at(SHIM_FP_QBUF_POST, drift_in_window, &len);
+	lost = (struct v4l2_buffer){ .index = b.index, .type = OUTPUT,
+				     .memory = V4L2_MEMORY_MMAP };
+	g_assert_true(shim_fp_qbuf(w.h, &lost, &r));
+	g_assert_cmpint(r, ==, 0);		/* what the app was told */
+	g_assert_null(hook_fn);
+
+	/* Both buffers come back: the other one consumed, the refused one as ERROR. */
+	deadline = g_get_monotonic_time() + 2 * G_USEC_PER_SEC;
+	for (unsigned int i = 0; i < 2; i++)
+		g_assert_cmpint(dqbuf_until(&w, &got[i], deadline), ==, 0);
+	g_assert_cmpuint(got[0].index, !=, got[1].index);
+	for (unsigned int i = 0; i < 2; i++) {
+		bool refused = got[i].index == lost.index;
+
+		g_assert_cmpint(!!(got[i].flags & V4L2_BUF_FLAG_ERROR), ==, refused);
+	}
+	/* And it goes back to the queue as any dequeued buffer. */
+	fast_qbuf(&w, lost.index);
+	deadline = g_get_monotonic_time() + 2 * G_USEC_PER_SEC;
+	g_assert_cmpint(dqbuf_until(&w, &b, deadline), ==, 0);
+	g_assert_cmpuint(b.index, ==, lost.index);
+	g_assert_false(b.flags & V4L2_BUF_FLAG_ERROR);
+	client_close(&w);
+}
+
+V4L2CUSE_TEST_F_DATA("/fastpath-races/qbuf-refused", test_qbuf_refused, "output")
+{
+	run_app(f, app_qbuf_refused);
+}

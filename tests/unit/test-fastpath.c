@@ -659,3 +659,71 @@ V4L2CUSE_TEST_F_DATA("/fastpath/hostile", test_hostile, "shared")
 {
 	run_app(f, app_hostile);
 }
+
+/*
+ * The fast path is set up at the first call that streams, not at open
+ * (issue 28, item 12): probes of the node (open, QUERYCAP, REQBUFS(0), a
+ * poll for events) cost the daemon no memfd (charged to the buffer
+ * budget), socketpair or watch; a streaming session's REQBUFS sets up one.
+ */
+static void
+app_lazy(struct fixture *f)
+{
+	struct v4l2_requestbuffers rb = { .count = 0, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					  .memory = V4L2_MEMORY_MMAP };
+	struct v4l2_create_buffers cb = { .count = 0, .memory = V4L2_MEMORY_MMAP,
+					  .format.type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	struct v4l2cuse_device_stats st;
+	struct client probe[6], c;
+	struct v4l2_buffer b;
+
+	shim_fp_auto = true;	/* as the library's init sets it */
+	for (unsigned int i = 0; i < G_N_ELEMENTS(probe); i++) {
+		struct v4l2_capability cap;
+
+		client_open(f, f->dev, &probe[i], false);	/* attached, as after open() */
+		g_assert_cmpint(cuse_ioctl(probe[i].fh, VIDIOC_QUERYCAP, &cap), ==, 0);
+		g_assert_true(cap.device_caps & V4L2_CAP_STREAMING);
+		/* What the library's ioctl(), poll() and epoll_ctl() ask first. */
+		shim_fp_want_ioctl(probe[i].h, VIDIOC_REQBUFS, &rb);
+		g_assert_cmpint(cuse_ioctl(probe[i].fh, VIDIOC_REQBUFS, &rb), ==, 0);
+		g_assert_cmpint(cuse_ioctl(probe[i].fh, VIDIOC_G_FMT, &cb.format), ==, 0);
+		shim_fp_want_ioctl(probe[i].h, VIDIOC_CREATE_BUFS, &cb);
+		shim_fp_want_poll(probe[i].h, POLLPRI);
+		g_assert_null(shim_fp_of(probe[i].h));
+	}
+	st = stats(f->dev);
+	g_assert_cmpuint(st.opens, ==, G_N_ELEMENTS(probe));
+	g_assert_cmpuint(st.fast_handles, ==, 0);
+	g_assert_cmpuint(st.buffer_memory, ==, 0);	/* no fast-path memfd charged */
+	for (unsigned int i = 0; i < G_N_ELEMENTS(probe); i++)
+		client_close(&probe[i]);
+
+	client_open(f, f->dev, &c, false);
+	rb.count = 4;
+	shim_fp_want_ioctl(c.h, VIDIOC_REQBUFS, &rb);
+	g_assert_nonnull(shim_fp_of(c.h));
+	shim_fp_want(c.h);			/* once per handle */
+	client_stream(&c, 4, 4);
+	for (unsigned int i = 0; i < 3; i++) {
+		fast_dqbuf(&c, &b);
+		fast_qbuf(&c, b.index);
+	}
+	st = stats(f->dev);
+	g_assert_cmpuint(st.fast_handles, ==, 1);
+	g_assert_cmpuint(st.fast_frames, >=, 1);
+	client_close(&c);
+
+	/* A read() client: its first poll for POLLIN sets it up (read() emulation starts). */
+	client_open(f, f->dev, &c, false);
+	shim_fp_want_poll(c.h, POLLIN);
+	g_assert_nonnull(shim_fp_of(c.h));
+	g_assert_cmpuint(stats(f->dev).fast_handles, ==, 1);
+	client_close(&c);
+	shim_fp_auto = false;
+}
+
+V4L2CUSE_TEST_F("/fastpath/lazy", test_lazy)
+{
+	run_app(f, app_lazy);
+}
