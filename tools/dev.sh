@@ -28,7 +28,7 @@ DEV_PACKAGES=(
 	# clients the tests drive
 	v4l-utils ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
 	procps iproute2
-	usbip						# usbip list/attach of the remote USB test (tests/vm/test-usb.sh)
+	usbip udev					# usbip list/attach, by-id links (tests/vm/test-usb.sh)
 	python3-opencv mpv chromium util-linux		# apps under v4l2cuse-run (tests/vm/test-shim*.sh)
 	pipewire pipewire-bin wireplumber dbus-daemon jq	# PipeWire in the VM (tests/vm/test-pipewire.sh)
 	gstreamer1.0-pipewire gstreamer1.0-plugins-base-apps

@@ -7,7 +7,9 @@
 # 1. vhci-hcd not loaded: one line naming it, the CUSE node serves; loaded
 #    later, the camera appears by itself.
 # 2. The uvcvideo node: within 5 s, the label as its card and product, the
-#    device id as its serial, in /sys/class/video4linux.
+#    device id as its serial, in /sys/class/video4linux; udev's by-id link
+#    (systemd-udevd runs in the VM for it); PipeWire with WirePlumber lists
+#    it through its own V4L2 monitor, with no v4l2cuse-pipewire running.
 # 3. Pixels from the test pattern through v4l2-ctl --stream-mmap, ffmpeg
 #    (YUYV, NV12, MJPEG at 640x480 and 1280x720), GStreamer v4l2src
 #    (io-mode=mmap, io-mode=dmabuf), OpenCV (CAP_V4L2), and Chromium's
@@ -26,8 +28,14 @@
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
 
-vm_require v4l2-ctl ffmpeg gst-launch-1.0 python3 v4l2-compliance usbip ip || exit 1
+vm_require v4l2-ctl ffmpeg gst-launch-1.0 python3 v4l2-compliance usbip ip udevadm \
+	pipewire wireplumber pw-dump jq dbus-daemon || exit 1
 ip link set lo up
+# udev, as on a desktop: the by-id links, and the properties PipeWire's
+# V4L2 monitor reads.
+mkdir -p /run/udev
+/lib/systemd/systemd-udevd --daemon
+vm_on_exit udevadm control --exit
 
 cycles=${V4L2CUSE_TEST_USB_CYCLES:-50}
 check_frames=$V4L2CUSE_SRC/tests/vm/check-frames.py
@@ -140,6 +148,41 @@ check "USB serial is the device id" grep -qx "cam" "$usbdev/serial"
 v4l2-ctl -d "$node" --all >"$R/uvc-all.txt" 2>&1 || true
 check "QUERYCAP card is the label" grep -q "Card type *: $label" "$R/uvc-all.txt"
 check "QUERYCAP driver is uvcvideo" grep -q "Driver name *: uvcvideo" "$R/uvc-all.txt"
+udevadm settle -t 60 || true
+check "udev's by-id link names the label and the device id" \
+	test "$(readlink -f /dev/v4l/by-id/usb-v4l2cuse_v4l2cuse_USB_test_cam-video-index0)" = "$node"
+
+# PipeWire and WirePlumber as root without systemd or logind (their
+# bluetooth part left out), and no v4l2cuse-pipewire.
+T=$(mktemp -d)
+export XDG_RUNTIME_DIR=$T/xdg DBUS_SESSION_BUS_ADDRESS=unix:path=$T/xdg/bus
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+cp -r /usr/share/wireplumber "$T/wpconf"
+sed -i '/bluetooth.lua/d' "$T/wpconf/wireplumber.conf"
+dbus-daemon --session --fork --address="$DBUS_SESSION_BUS_ADDRESS" --print-pid >"$T/dbus.pid"
+pipewire >"$R/pipewire.log" 2>&1 &
+pw=$!
+vm_wait_for "pipewire answers" 120 pw-cli info 0
+WIREPLUMBER_CONFIG_DIR=$T/wpconf wireplumber >"$R/wireplumber.log" 2>&1 &
+wp=$!
+# pw_camera: "media.class<TAB>object.path<TAB>description" of PipeWire's V4L2 node of $node.
+pw_camera()
+{
+	pw-dump 2>/dev/null | jq -r --arg p "v4l2:$node" '.[] | select(.type == "PipeWire:Interface:Node") |
+		.info.props | select(."object.path" == $p) |
+		[."media.class", ."object.path", ."node.description"] | @tsv'
+}
+vm_wait_for "PipeWire's own V4L2 monitor lists the camera" 120 \
+	bash -c "$(declare -f pw_camera); node=$node; pw_camera | grep -q ."
+pw_camera >"$R/pw-camera.tsv"
+check "... as a Video/Source with the label ($(cut -f3 "$R/pw-camera.tsv"))" \
+	bash -c "grep -q $'^Video/Source\tv4l2:$node\t$label' $R/pw-camera.tsv"
+n=$(pw-dump | jq --arg l "$label" '[.[] | select(.type == "PipeWire:Interface:Node") |
+	select((.info.props."node.description" // "") | startswith($l))] | length')
+check "... once (no v4l2cuse-pipewire: $n node)" test "$n" = 1
+kill "$wp" "$pw" 2>/dev/null || true
+wait "$wp" "$pw" 2>/dev/null || true
+kill "$(cat "$T/dbus.pid")" 2>/dev/null || true
 # Listed once: users' apps cannot open the CUSE node while the USB face runs.
 check "listed once: the CUSE node is root's alone (600)" test "$(stat -c %a /dev/video42)" = 600
 check "listed once: another user cannot open it" bash -c "! setpriv --reuid=65534 --regid=65534 --clear-groups -- sh -c ': <> /dev/video42' 2>/dev/null"
