@@ -21,6 +21,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -462,8 +463,12 @@ usb_face_new(int sock, const char *node_path, int ctrl_fd, const struct uvc_ctrl
 		usb_face_free(face);
 		return NULL;
 	}
-	/* Sends block (the host reads as fast as it can), but not forever. */
+	/*
+	 * Sends block (the host reads as fast as it can), but not forever; an
+	 * inherited socket may be non-blocking (the daemon's GSocket made it so).
+	 */
 	setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) & ~O_NONBLOCK);
 	face->sock_watch = g_unix_fd_add(sock, G_IO_IN | G_IO_HUP | G_IO_ERR, face_readable, face);
 	return face;
 }
