@@ -70,6 +70,12 @@
  * uvcvideo maps each to (uvc_ctrl.c's mappings: same values, no scaling
  * for these). @bit is the control's bit in the unit's bmControls.
  */
+enum ctrl_kind {
+	CTRL_PLAIN,		/* one value, little-endian, @size bytes */
+	CTRL_PAIR,		/* two signed 32-bit halves: @id, then @id2 */
+	CTRL_AE_MODE,		/* one byte, a bit per V4L2 menu item (ae_mode_bits) */
+};
+
 struct ctrl_def {
 	uint32_t id;
 	uint8_t unit;		/* ID_CAMERA or ID_PROCESSING */
@@ -77,7 +83,12 @@ struct ctrl_def {
 	uint8_t bit;
 	uint8_t size;		/* bytes */
 	bool is_signed;
+	enum ctrl_kind kind;
+	uint32_t id2;		/* CTRL_PAIR: the second half's control */
 };
+
+/* V4L2_CID_EXPOSURE_AUTO's items (AUTO, MANUAL, SHUTTER_, APERTURE_PRIORITY) in UVC's AE mode. */
+static const uint8_t ae_mode_bits[] = { 0x02, 0x01, 0x04, 0x08 };
 
 static const struct ctrl_def ctrl_defs[] = {
 	{ V4L2_CID_BRIGHTNESS, ID_PROCESSING, 0x02, 0, 2, true },
@@ -95,11 +106,15 @@ static const struct ctrl_def ctrl_defs[] = {
 	{ V4L2_CID_FOCUS_ABSOLUTE, ID_CAMERA, 0x06, 5, 2, false },
 	{ V4L2_CID_ZOOM_ABSOLUTE, ID_CAMERA, 0x0b, 9, 2, false },
 	{ V4L2_CID_FOCUS_AUTO, ID_CAMERA, 0x08, 17, 1, false },
+	{ V4L2_CID_EXPOSURE_AUTO, ID_CAMERA, 0x02, 1, 1, false, CTRL_AE_MODE },
+	{ V4L2_CID_PAN_ABSOLUTE, ID_CAMERA, 0x0d, 11, 8, true, CTRL_PAIR, V4L2_CID_TILT_ABSOLUTE },
 };
 
+/* A control the function offers: one or (CTRL_PAIR) two of the node's. */
 struct fn_ctrl {
 	const struct ctrl_def *def;
-	struct uvc_ctrl_range range;
+	struct uvc_ctrl_range range, range2;
+	bool has, has2;		/* which halves the node has */
 };
 
 /* A format: its modes (frames) in the node's order, 1-based in UVC. */
@@ -515,6 +530,31 @@ probe_mode(const struct uvc_fn *fn, const uint8_t *p, struct client_rate *ret_ra
 	return m;
 }
 
+/* --- controls --- */
+
+/* The node's first control @id of @ctrls, or NULL. */
+static const struct uvc_ctrl_range *
+find_range(const struct uvc_ctrl_range *ctrls, unsigned int n, uint32_t id)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (ctrls[i].id == id)
+			return &ctrls[i];
+	return NULL;
+}
+
+/* Does @r fit @d's UVC field (a half of it for a pair; the menu for AE mode)? */
+static bool
+range_fits(const struct ctrl_def *d, const struct uvc_ctrl_range *r)
+{
+	unsigned int bits = d->kind == CTRL_PAIR ? 32 : d->size * 8;
+	int64_t lo = d->is_signed ? -(1ll << (bits - 1)) : 0;
+	int64_t hi = d->is_signed ? (1ll << (bits - 1)) - 1 : (int64_t)((1ull << bits) - 1);
+
+	if (d->kind == CTRL_AE_MODE)
+		hi = G_N_ELEMENTS(ae_mode_bits) - 1;
+	return r->min <= r->max && r->min >= lo && r->max <= hi;
+}
+
 /* --- life cycle --- */
 
 struct uvc_fn *
@@ -571,30 +611,25 @@ uvc_fn_new(const struct client_mode *modes, unsigned int n_modes,
 	}
 	/* One entry per UVC control: a node listing an id twice gets its first. */
 	fn->ctrls = g_new0(struct fn_ctrl, G_N_ELEMENTS(ctrl_defs));
-	for (unsigned int i = 0; i < n_ctrls; i++) {
-		for (unsigned int k = 0; k < G_N_ELEMENTS(ctrl_defs); k++) {
-			const struct ctrl_def *d = &ctrl_defs[k];
-			int64_t lo = d->is_signed ? -(1ll << (d->size * 8 - 1)) : 0;
-			int64_t hi = d->is_signed ? (1ll << (d->size * 8 - 1)) - 1
-						  : (int64_t)((1ull << (d->size * 8)) - 1);
-			bool taken = false;
+	for (unsigned int k = 0; k < G_N_ELEMENTS(ctrl_defs); k++) {
+		const struct ctrl_def *d = &ctrl_defs[k];
+		const struct uvc_ctrl_range *r1 = find_range(ctrls, n_ctrls, d->id);
+		const struct uvc_ctrl_range *r2 = d->id2 ? find_range(ctrls, n_ctrls, d->id2) : NULL;
 
-			if (d->id != ctrls[i].id)
-				continue;
-			for (unsigned int j = 0; j < fn->n_ctrls; j++)
-				taken |= fn->ctrls[j].def == d;
-			if (taken) {
-				g_debug("control %#x listed twice: the first kept", ctrls[i].id);
-				break;
-			}
-			if (ctrls[i].min < lo || ctrls[i].max > hi || ctrls[i].min > ctrls[i].max) {
-				g_debug("control %#x: range %d..%d does not fit UVC's", ctrls[i].id,
-					ctrls[i].min, ctrls[i].max);
-				break;
-			}
-			fn->ctrls[fn->n_ctrls++] = (struct fn_ctrl){ d, ctrls[i] };
-			break;
+		if (!r1 && !r2)
+			continue;
+		if ((r1 && !range_fits(d, r1)) || (r2 && !range_fits(d, r2))) {
+			g_debug("control %#x: range %d..%d does not fit UVC's", r1 ? r1->id : r2->id,
+				r1 ? r1->min : r2->min, r1 ? r1->max : r2->max);
+			continue;
 		}
+		fn->ctrls[fn->n_ctrls++] = (struct fn_ctrl){
+			.def = d,
+			.range = r1 ? *r1 : (struct uvc_ctrl_range){ 0 },
+			.range2 = r2 ? *r2 : (struct uvc_ctrl_range){ 0 },
+			.has = r1 != NULL,
+			.has2 = r2 != NULL,
+		};
 	}
 	build_device(fn);
 	build_config(fn);
@@ -810,23 +845,91 @@ streaming_request(struct uvc_fn *fn, uint8_t request, uint8_t selector, uint16_t
 	}
 }
 
+/* The UVC bytes (c->def->size of them) of the values @v1 and (CTRL_PAIR) @v2. */
 static void
-ctrl_encode(const struct ctrl_def *d, int32_t v, uint8_t *buf)
+ctrl_encode(const struct fn_ctrl *c, int32_t v1, int32_t v2, uint8_t *buf)
 {
-	for (unsigned int i = 0; i < d->size; i++)
-		buf[i] = (uint8_t)((uint32_t)v >> (8 * i));
+	switch (c->def->kind) {
+	case CTRL_AE_MODE:
+		buf[0] = v1 >= 0 && (size_t)v1 < G_N_ELEMENTS(ae_mode_bits) ? ae_mode_bits[v1] : 0;
+		return;
+	case CTRL_PAIR:
+		set32(buf, (uint32_t)v1);
+		set32(buf + 4, (uint32_t)v2);
+		return;
+	case CTRL_PLAIN:
+		for (unsigned int i = 0; i < c->def->size; i++)
+			buf[i] = (uint8_t)((uint32_t)v1 >> (8 * i));
+		return;
+	}
 }
 
-static int32_t
-ctrl_decode(const struct ctrl_def *d, const uint8_t *buf)
+/* The values of UVC bytes: false if they name none (an AE mode that is not one item's bit). */
+static bool
+ctrl_decode(const struct fn_ctrl *c, const uint8_t *buf, int32_t *ret_v1, int32_t *ret_v2)
 {
 	uint32_t v = 0;
 
-	for (unsigned int i = 0; i < d->size; i++)
-		v |= (uint32_t)buf[i] << (8 * i);
-	if (d->is_signed && d->size < 4 && (v & (1u << (d->size * 8 - 1))))
-		v |= ~0u << (d->size * 8);
-	return (int32_t)v;
+	*ret_v2 = 0;
+	switch (c->def->kind) {
+	case CTRL_AE_MODE:
+		for (unsigned int i = 0; i < G_N_ELEMENTS(ae_mode_bits); i++) {
+			if (buf[0] == ae_mode_bits[i]) {
+				*ret_v1 = (int32_t)i;
+				return true;
+			}
+		}
+		return false;
+	case CTRL_PAIR:
+		*ret_v1 = (int32_t)get32(buf);
+		*ret_v2 = (int32_t)get32(buf + 4);
+		return true;
+	case CTRL_PLAIN:
+		for (unsigned int i = 0; i < c->def->size; i++)
+			v |= (uint32_t)buf[i] << (8 * i);
+		if (c->def->is_signed && c->def->size < 4 && (v & (1u << (c->def->size * 8 - 1))))
+			v |= ~0u << (c->def->size * 8);
+		*ret_v1 = (int32_t)v;
+		return true;
+	}
+	return false;
+}
+
+/* The value of each half the node has, through get_ctrl(); 0 for a missing one. */
+static int
+ctrl_get(struct uvc_fn *fn, const struct fn_ctrl *c, int32_t *ret_v1, int32_t *ret_v2)
+{
+	int r = 0;
+
+	*ret_v1 = *ret_v2 = 0;
+	if (c->has)
+		r = fn->ops->get_ctrl(fn->data, c->range.id, ret_v1);
+	if (r == 0 && c->has2)
+		r = fn->ops->get_ctrl(fn->data, c->range2.id, ret_v2);
+	return r;
+}
+
+/* SET_CUR: each half the node has, checked against its range, then set. */
+static int
+ctrl_set(struct uvc_fn *fn, const struct fn_ctrl *c, const uint8_t *out)
+{
+	int32_t v1, v2;
+	int r = 0;
+
+	if (!ctrl_decode(c, out, &v1, &v2) || (c->has && (v1 < c->range.min || v1 > c->range.max)) ||
+	    (c->has2 && (v2 < c->range2.min || v2 > c->range2.max))) {
+		fn->error_code = ERR_OUT_OF_RANGE;
+		return -EPIPE;
+	}
+	if (c->has)
+		r = fn->ops->set_ctrl(fn->data, c->range.id, v1);
+	if (r == 0 && c->has2)
+		r = fn->ops->set_ctrl(fn->data, c->range2.id, v2);
+	if (r < 0) {
+		fn->error_code = r == -EBUSY ? ERR_WRONG_STATE : ERR_UNKNOWN;
+		return -EPIPE;
+	}
+	return 0;
 }
 
 static int
@@ -834,8 +937,8 @@ unit_request(struct uvc_fn *fn, uint8_t unit, uint8_t request, uint8_t selector,
 	     uint16_t w_length, const uint8_t *out, size_t out_len, uint8_t *reply)
 {
 	const struct fn_ctrl *c = NULL;
-	uint8_t buf[4] = { 0 };
-	int32_t v;
+	uint8_t buf[8] = { 0 };
+	int32_t v1, v2;
 	int r;
 
 	if (unit == 0 && selector == VC_REQUEST_ERROR_CODE_CONTROL) {
@@ -863,35 +966,36 @@ unit_request(struct uvc_fn *fn, uint8_t unit, uint8_t request, uint8_t selector,
 			fn->error_code = ERR_UNKNOWN;
 			return -EPIPE;
 		}
-		v = ctrl_decode(c->def, out);
-		if (v < c->range.min || v > c->range.max) {
-			fn->error_code = ERR_OUT_OF_RANGE;
-			return -EPIPE;
-		}
-		r = fn->ops->set_ctrl(fn->data, c->range.id, v);
-		if (r < 0) {
-			fn->error_code = r == -EBUSY ? ERR_WRONG_STATE : ERR_UNKNOWN;
-			return -EPIPE;
-		}
-		return (int)out_len;
+		r = ctrl_set(fn, c, out);
+		return r < 0 ? r : (int)out_len;
 	case GET_CUR:
-		r = fn->ops->get_ctrl(fn->data, c->range.id, &v);
+		r = ctrl_get(fn, c, &v1, &v2);
 		if (r < 0) {
 			fn->error_code = ERR_UNKNOWN;
 			return -EPIPE;
 		}
 		break;
 	case GET_MIN:
-		v = c->range.min;
+		v1 = c->range.min;
+		v2 = c->range2.min;
 		break;
 	case GET_MAX:
-		v = c->range.max;
+		v1 = c->range.max;
+		v2 = c->range2.max;
 		break;
 	case GET_RES:
-		v = MAX(c->range.step, 1);
+		if (c->def->kind == CTRL_AE_MODE) {
+			/* The modes the node offers, as uvcvideo reads AE mode's resolution. */
+			for (int32_t i = c->range.min; i <= c->range.max; i++)
+				buf[0] |= ae_mode_bits[i];
+			return reply_with(reply, w_length, buf, 1);
+		}
+		v1 = MAX(c->range.step, 1);
+		v2 = MAX(c->range2.step, 1);
 		break;
 	case GET_DEF:
-		v = c->range.def;
+		v1 = c->range.def;
+		v2 = c->range2.def;
 		break;
 	case GET_INFO:
 		return reply_with(reply, w_length, (const uint8_t[]){ 0x03 }, 1);
@@ -904,7 +1008,7 @@ unit_request(struct uvc_fn *fn, uint8_t unit, uint8_t request, uint8_t selector,
 		fn->error_code = ERR_INVALID_REQUEST;
 		return -EPIPE;
 	}
-	ctrl_encode(c->def, v, buf);
+	ctrl_encode(c, v1, v2, buf);
 	return reply_with(reply, w_length, buf, c->def->size);
 }
 

@@ -1322,6 +1322,74 @@ V4L2CUSE_TEST("/usb/uvc/controls-duplicate", test_controls_duplicate)
 	uvc_fn_free(fn);
 }
 
+/* A passed-through camera's auto exposure menu and pan/tilt pair. */
+V4L2CUSE_TEST("/usb/uvc/controls-ae-pan-tilt", test_controls_ae_pan_tilt)
+{
+	static const struct uvc_ctrl_range ctrls[] = {
+		/* AUTO..APERTURE_PRIORITY offered; MANUAL (1) the default. */
+		{ V4L2_CID_EXPOSURE_AUTO, 0, 3, 1, 1 },
+		{ V4L2_CID_PAN_ABSOLUTE, -36000, 36000, 3600, 0 },
+		{ V4L2_CID_TILT_ABSOLUTE, -18000, 18000, 3600, 100 },
+	};
+	struct fake fk = { 0 };
+	struct uvc_fn *fn;
+	g_autoptr(GByteArray) c = NULL;
+	g_autofree uint8_t *r = NULL;
+	struct parsed p;
+	uint8_t b[4];
+
+	fk.values[0].id = V4L2_CID_EXPOSURE_AUTO;
+	fk.values[0].value = 3;
+	fk.values[1].id = V4L2_CID_PAN_ABSOLUTE;
+	fk.values[1].value = -7200;
+	fk.values[2].id = V4L2_CID_TILT_ABSOLUTE;
+	fk.values[2].value = 3600;
+	fn = uvc_fn_new(test_modes, 1, ctrls, G_N_ELEMENTS(ctrls), "p", "s", &fake_ops, &fk);
+	c = get_config(fn);
+	parse_config(c->data, c->len, &p);
+	/* Camera terminal: AE mode D1, pan/tilt absolute D11. */
+	g_assert_cmpuint(p.ct_controls[0], ==, 0x02);
+	g_assert_cmpuint(p.ct_controls[1], ==, 0x08);
+
+	/* AE mode: one byte, a bit per menu item; RES the bitmap of those offered. */
+	g_assert_cmpint(ctrl_get(fn, GET_RES, UNIT_CAMERA, 0x02, 1, b), ==, 1);
+	g_assert_cmpuint(b[0], ==, 0x0f);
+	g_assert_cmpint(ctrl_get(fn, GET_DEF, UNIT_CAMERA, 0x02, 1, b), ==, 1);
+	g_assert_cmpuint(b[0], ==, 0x01);	/* MANUAL */
+	g_assert_cmpint(ctrl_get(fn, GET_CUR, UNIT_CAMERA, 0x02, 1, b), ==, 1);
+	g_assert_cmpuint(b[0], ==, 0x08);	/* APERTURE_PRIORITY */
+	g_assert_cmpint(ctrl_set(fn, UNIT_CAMERA, 0x02, (const uint8_t *)"\x02", 1), ==, 1);
+	g_assert_cmpuint(fk.set_id, ==, V4L2_CID_EXPOSURE_AUTO);
+	g_assert_cmpint(fk.set_value, ==, V4L2_EXPOSURE_AUTO);
+	/* Not one mode's bit: out of range. */
+	g_assert_cmpint(ctrl_set(fn, UNIT_CAMERA, 0x02, (const uint8_t *)"\x03", 1), ==, -EPIPE);
+	g_assert_cmpuint(error_code(fn), ==, 4);
+
+	/* Pan/tilt: 8 bytes, pan then tilt, each a signed 32-bit little-endian half. */
+	g_assert_cmpint(ctl_in(fn, RT_CLASS_IN, GET_MIN, 0x0d << 8, UNIT_CAMERA << 8, 8, &r), ==, 8);
+	g_assert_cmpint((int32_t)le32(r), ==, -36000);
+	g_assert_cmpint((int32_t)le32(r + 4), ==, -18000);
+	g_clear_pointer(&r, g_free);
+	g_assert_cmpint(ctl_in(fn, RT_CLASS_IN, GET_DEF, 0x0d << 8, UNIT_CAMERA << 8, 8, &r), ==, 8);
+	g_assert_cmpint((int32_t)le32(r), ==, 0);
+	g_assert_cmpint((int32_t)le32(r + 4), ==, 100);
+	g_clear_pointer(&r, g_free);
+	g_assert_cmpint(ctl_in(fn, RT_CLASS_IN, GET_CUR, 0x0d << 8, UNIT_CAMERA << 8, 8, &r), ==, 8);
+	g_assert_cmpint((int32_t)le32(r), ==, -7200);
+	g_assert_cmpint((int32_t)le32(r + 4), ==, 3600);
+	g_clear_pointer(&r, g_free);
+	/* pan 10800, tilt -3600: both set, tilt last. */
+	g_assert_cmpint(ctrl_set(fn, UNIT_CAMERA, 0x0d,
+				 (const uint8_t *)"\x30\x2a\x00\x00\xf0\xf1\xff\xff", 8), ==, 8);
+	g_assert_cmpuint(fk.set_id, ==, V4L2_CID_TILT_ABSOLUTE);
+	g_assert_cmpint(fk.set_value, ==, -3600);
+	/* A tilt beyond its range: stall, out of range. */
+	g_assert_cmpint(ctrl_set(fn, UNIT_CAMERA, 0x0d,
+				 (const uint8_t *)"\x00\x00\x00\x00\x20\x4e\x00\x00", 8), ==, -EPIPE);
+	g_assert_cmpuint(error_code(fn), ==, 4);
+	uvc_fn_free(fn);
+}
+
 /* --- payload headers --- */
 
 V4L2CUSE_TEST_F("/usb/uvc/payload", test_payload)
