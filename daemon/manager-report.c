@@ -15,6 +15,7 @@
 #include "loopback.h"
 #include "shim.h"
 #include "manager-private.h"
+#include "usbface.h"
 
 
 static void
@@ -145,6 +146,9 @@ v4l2cuse_manager_list(struct v4l2cuse_manager *m, GString *out)
 			mgr_list_sharing(m, md, st.input, out);
 		if (md->writer_node)
 			mgr_list_writer(md, out);
+		/* "    usb: attached" (usb=true: daemon/usbface.h). */
+		if (md->usb)
+			g_string_append_printf(out, "    usb: %s\n", v4l2cuse_usbface_state(md->usb));
 		if (md->error && md->state != MDEV_SERVING) {
 			g_string_append_printf(out, "    error: %s", md->error);
 			if (md->state == MDEV_FAILED)

@@ -35,7 +35,10 @@ struct v4l2cuse_usbface *v4l2cuse_usbface_new(struct v4l2cuse_device *dev, const
 					      const char *node, mode_t mode, bool hide);
 /* Stop it (the camera is unplugged). NULL-safe. */
 void v4l2cuse_usbface_free(struct v4l2cuse_usbface *f);
-/* What `v4l2cuse-ctl list` says of it: "attached", "no vhci-hcd", ... */
+/*
+ * What `v4l2cuse-ctl list` says of it: "attached" (its process runs), "no
+ * vhci-hcd", "restarting", "cannot start".
+ */
 const char *v4l2cuse_usbface_state(const struct v4l2cuse_usbface *f);
 
 /* The program, found next to the daemon in a build tree, else installed. */

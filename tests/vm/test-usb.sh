@@ -145,6 +145,7 @@ usbdev=$(readlink -f "$sys/device/..")
 check "in /sys/class/video4linux, driver uvcvideo" test -e "$sys/dev"
 check "USB product string is the label" grep -qx "$label" "$usbdev/product"
 check "USB serial is the device id" grep -qx "cam" "$usbdev/serial"
+check "v4l2cuse-ctl list: usb: attached" bash -c "'$ctl' list | grep -A3 '^cam ' | grep -q '    usb: attached'"
 v4l2-ctl -d "$node" --all >"$R/uvc-all.txt" 2>&1 || true
 check "QUERYCAP card is the label" grep -q "Card type *: $label" "$R/uvc-all.txt"
 check "QUERYCAP driver is uvcvideo" grep -q "Driver name *: uvcvideo" "$R/uvc-all.txt"
