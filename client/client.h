@@ -10,7 +10,8 @@
  *            ENUM_FRAMEINTERVALS list them, with TRY_FMT's line and image
  *            sizes (the daemon owns that math; clients never recompute it).
  * capture.c  one capture: open, attach through the shim protocol
- *            (preload/client.c, docs/shim.md), MMAP buffers, DQBUF/QBUF.
+ *            (preload/client.c, docs/shim.md), MMAP buffers, DQBUF/QBUF,
+ *            through the fast path (preload/fastpath.c) when there is one.
  *
  * shim-libc.c the libc table the shim protocol's client calls through.
  *
@@ -74,13 +75,23 @@ int client_capture_start(const char *path, const struct client_mode *mode,
 			 struct client_capture **ret, char **ret_error);
 /* Stop streaming, unmap, close: the node is free for other apps. NULL-safe. */
 void client_capture_stop(struct client_capture *c);
-/* The fd to poll for G_IO_IN (a frame is ready) and G_IO_ERR. */
+/*
+ * The fd to poll for G_IO_IN (a frame may be ready: call
+ * client_capture_dequeue()) and G_IO_ERR: while the capture streams
+ * through the fast path, its wake-up socket, else the node. A readiness
+ * that brings no frame is taken by client_capture_dequeue()'s -EAGAIN, so
+ * a level-triggered watch fires once per change, and none is lost. It
+ * changes (for good, from the socket to the node) only in
+ * client_capture_dequeue(), when the fast path ends: a caller that keeps
+ * its watch compares the fd after each call.
+ */
 int client_capture_fd(const struct client_capture *c);
 /*
  * Dequeue every finished buffer; keep the newest as the pending frame and
  * give older ones back (counted as dropped). 0 if a frame is pending,
  * -EAGAIN if none, other -errno when the device failed (-ENODEV,
- * -ECONNABORTED: the daemon is gone).
+ * -ECONNABORTED: the daemon is gone). Through the fast path no CUSE
+ * request is made.
  */
 int client_capture_dequeue(struct client_capture *c);
 /* The pending frame, or NULL. */

@@ -99,20 +99,35 @@ capture_stop(struct bridge_camera *cam)
 	cam->cap = NULL;
 }
 
+static gboolean on_frame(gint fd, GIOCondition cond, gpointer data);
+
+/* Wake up when the capture may have a frame, for the whole stream. */
+static void
+capture_watch(struct bridge_camera *cam)
+{
+	cam->cap_watch = g_unix_fd_add(client_capture_fd(cam->cap),
+				       G_IO_IN | G_IO_ERR | G_IO_HUP, on_frame, cam);
+}
+
 static gboolean
 on_frame(gint fd, GIOCondition cond, gpointer data)
 {
 	struct bridge_camera *cam = data;
 	g_autofree char *msg = NULL;
+	bool moved;
 	int r;
 
 	r = client_capture_dequeue(cam->cap);
-	if (r == 0) {
-		pw_stream_trigger_process(cam->stream);
-		return G_SOURCE_CONTINUE;
+	/* The fast path ended: the node's fd from now on (@cond was the old fd's). */
+	moved = client_capture_fd(cam->cap) != fd;
+	if (r == 0 || (r == -EAGAIN && (moved || !(cond & (G_IO_ERR | G_IO_HUP | G_IO_NVAL))))) {
+		if (r == 0)
+			pw_stream_trigger_process(cam->stream);
+		if (!moved)
+			return G_SOURCE_CONTINUE;
+		capture_watch(cam);
+		return G_SOURCE_REMOVE;
 	}
-	if (r == -EAGAIN && !(cond & (G_IO_ERR | G_IO_HUP | G_IO_NVAL)))
-		return G_SOURCE_CONTINUE;
 	if (r == -EAGAIN)
 		r = -EIO;
 	/* The daemon went away (ECONNABORTED, ENODEV) or the device failed. */
@@ -146,8 +161,7 @@ capture_start(struct bridge_camera *cam)
 	g_info("%s: streaming %ux%u %.4s at %u/%u fps to PipeWire", cam->dev->name,
 	       cam->mode->width, cam->mode->height, (const char *)&cam->mode->fourcc,
 	       cam->rate.num, cam->rate.denom);
-	cam->cap_watch = g_unix_fd_add(client_capture_fd(cam->cap),
-				       G_IO_IN | G_IO_ERR | G_IO_HUP, on_frame, cam);
+	capture_watch(cam);
 }
 
 static void

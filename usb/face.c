@@ -200,7 +200,11 @@ face_capture_ready(gint fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-/* Wake up when the node has a frame (only while none is being sent). */
+/*
+ * Wake up when the capture may have a frame (only while none is being
+ * sent): on client_capture_fd() as it is now, the fast path's wake-up
+ * socket or the node.
+ */
 static void
 face_watch_capture(struct usb_face *face)
 {
