@@ -124,8 +124,8 @@ cmd_build_asan()
 # project's libraries instrumented for coverage, ASan and UBSan (b_lundef:
 # clang's sanitizer runtimes are linked into executables only).
 # `meson test` builds just what the 'fuzz' suite runs (every fuzz-* harness
-# in tests/fuzz/meson.build), then runs each on its checked-in corpus for 60 s
-# (FUZZ_SECONDS), one after the other.
+# in tests/fuzz/meson.build), then runs each on its checked-in corpus for 30 s
+# (FUZZ_SECONDS, default 30), one after the other.
 cmd_fuzz()
 {
 	cd "$root"
@@ -210,7 +210,7 @@ Commands:
                  (the vm suite's churn soak runs it).
   vm-prepare     Download the VM's kernel and build its initramfs (once).
   fuzz           Build the fuzz harnesses with clang, ASan and UBSan into
-                 build-fuzz/ and run each for FUZZ_SECONDS (default 60) seconds.
+                 build-fuzz/ and run each for FUZZ_SECONDS (default 30) seconds.
   help           Print this text.
 EOF
 }
