@@ -45,6 +45,7 @@ def main():
     udevdir = opts.get("udevrulesdir") or os.path.join(prefix, "lib/udev/rules.d")
     sbindir = under_prefix(opts["sbindir"])
     bindir = under_prefix(opts["bindir"])
+    libexecdir = under_prefix(opts["libexecdir"])
     mandir = under_prefix(opts["mandir"])
     datadir = under_prefix(opts["datadir"])
     userunitdir = (opts.get("systemduserunitdir") or
@@ -55,6 +56,8 @@ def main():
         os.path.join(sbindir, "v4l2cuse"),
         os.path.join(bindir, "v4l2cuse-ctl"),
         os.path.join(bindir, "v4l2cuse-run"),
+        # usb=true: the daemon starts it from there (config.h V4L2CUSE_USB_PROGRAM).
+        os.path.join(libexecdir, "v4l2cuse-usb"),
         os.path.join(unitdir, "v4l2cuse.service"),
         os.path.join(udevdir, "70-v4l2cuse.rules"),
         os.path.join(datadir, "doc/v4l2cuse/examples/v4l2cuse.conf"),
