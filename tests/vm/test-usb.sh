@@ -424,7 +424,10 @@ else
 fi
 vm_wait_for "daemon SIGKILL: every vhci port free" 10 bash -c "$(declare -f ports_used); vhci=$vhci; [[ \$(ports_used) == 0 ]]"
 
-"$daemon" --config "$conf" >"$R/daemon2.log" 2>&1 &
+# The heap measured exactly (mallinfo2() through v4l2cuse-ctl stats): no
+# per-thread cache or slice magazine counted as in use (as test-churn.sh).
+GLIBC_TUNABLES=glibc.malloc.tcache_count=0 G_SLICE=always-malloc \
+	"$daemon" --config "$conf" >"$R/daemon2.log" 2>&1 &
 daemon_pid=$!
 vm_on_exit kill "$daemon_pid"
 if node=$(wait_uvc "$label" 120); then
@@ -435,11 +438,16 @@ fi
 
 # Add/remove cycles; the figures are taken after the first five (the heap's
 # first growth is no leak).
+heap()
+{
+	"$ctl" stats | vm_stat heap-in-use-bytes
+}
 bad=0
 for ((i = 0; i < cycles; i++)); do
 	if ((i == 5 || (i == 0 && cycles <= 5))); then
 		fds0=$(ls /proc/$daemon_pid/fd | wc -l)
 		rss0=$(awk '/VmRSS/ { print $2 }' /proc/$daemon_pid/status)
+		heap0=$(heap)
 	fi
 	"$ctl" add cyc node=video47 "label=Cycle cam" usb=true >/dev/null || { bad=1; diag "add $i failed"; break; }
 	if ! wait_uvc "Cycle cam" 60 >/dev/null; then
@@ -455,11 +463,16 @@ sleep 2
 used=$(ports_used)
 fds1=$(ls /proc/$daemon_pid/fd | wc -l)
 rss1=$(awk '/VmRSS/ { print $2 }' /proc/$daemon_pid/status)
-diag "after $i cycles: ports used $used (2 devices of the configuration), fds $fds0 -> $fds1, RSS $rss0 -> $rss1 KiB"
+heap1=$(heap)
+diag "after $i cycles: ports used $used (2 devices of the configuration), fds $fds0 -> $fds1, RSS $rss0 -> $rss1 KiB, heap in use $heap0 -> $heap1 bytes"
 check "$cycles add/remove cycles" test "$bad" -eq 0
 check "no vhci port left taken (only the 2 configured devices')" test "$used" -eq 2
 check "daemon's fds flat ($fds0 -> $fds1)" test "$fds1" -le "$((fds0 + 2))"
-check "daemon's RSS flat ($rss0 -> $rss1 KiB, at most +1 MiB)" test "$rss1" -le "$((rss0 + 1024))"
+# The heap in use exactly; RSS only roughly (glibc keeps freed pages of a
+# thread's arena, GLib's child-watch thread included).
+check "daemon's heap in use flat ($heap0 -> $heap1 bytes, at most +64 KiB)" \
+	test "$heap1" -le "$((heap0 + 65536))"
+check "daemon's RSS flat ($rss0 -> $rss1 KiB, at most +4 MiB)" test "$rss1" -le "$((rss0 + 4096))"
 pgrep -c v4l2cuse-usb >"$R/faces.txt" || true
 check "one v4l2cuse-usb per configured device ($(cat "$R/faces.txt"))" test "$(cat "$R/faces.txt")" -eq 2
 
