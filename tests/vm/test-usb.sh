@@ -260,7 +260,7 @@ for i, want in enumerate(bars):
 sys.exit(1 if bad else 0)
 EOF
 
-# Chromium takes 2-9 minutes to start under TCG: only on request
+# Chromium takes 1-9 minutes to start under TCG: only on request
 # (V4L2CUSE_TEST_USB_CHROMIUM=1), to keep the suite's run short.
 if [[ ${V4L2CUSE_TEST_USB_CHROMIUM:-0} == 1 ]]; then
 	check "Chromium (headless) getUserMedia, no preload: canvas shows the bars" \
