@@ -29,6 +29,7 @@ struct v4l2cuse_usbface {
 	char *node_path;
 	struct proc *proc;
 	gint64 started;			/* monotonic µs, of the running process */
+	int last_status;		/* of the last end (1000 + signal); -1: none yet */
 	guint timer;
 	unsigned int backoff_s;
 	bool told_no_vhci;
@@ -102,16 +103,25 @@ proc_exited(GObject *source, GAsyncResult *res, gpointer data)
 	if (f) {
 		f->proc = NULL;
 		/* A face that ran for a while starts again quickly. */
-		if (g_get_monotonic_time() - f->started > BACKOFF_MAX_S * G_USEC_PER_SEC)
+		if (g_get_monotonic_time() - f->started > BACKOFF_MAX_S * G_USEC_PER_SEC) {
 			f->backoff_s = BACKOFF_MIN_S;
-		/* It said why on our stderr; start it again, later each time. */
+			f->last_status = -1;
+		}
+		/*
+		 * It said why on our stderr; start it again, later each time. The
+		 * same end again (a face that cannot start) is logged once.
+		 */
 		if (status == -1)
-			g_warning("%s: the USB face (v4l2cuse-usb) died of signal %d; "
-				  "restarting it in %u s", f->id, g_subprocess_get_term_sig(p->sub),
-				  f->backoff_s);
+			status = 1000 + g_subprocess_get_term_sig(p->sub);
+		if (status != f->last_status)
+			g_warning("%s: the USB face (v4l2cuse-usb) %s %d; restarting it in %u s"
+				  "%s", f->id, status >= 1000 ? "died of signal" : "ended with status",
+				  status >= 1000 ? status - 1000 : status, f->backoff_s,
+				  f->last_status < 0 ? " (the same end again: at debug level)" : "");
 		else
-			g_warning("%s: the USB face (v4l2cuse-usb) ended (status %d); "
-				  "restarting it in %u s", f->id, status, f->backoff_s);
+			g_debug("%s: the USB face ended the same way; restarting it in %u s", f->id,
+				f->backoff_s);
+		f->last_status = status;
 		f->state = "restarting";
 		face_hide_node(f, false);
 		face_retry_in(f, f->backoff_s);
@@ -176,6 +186,7 @@ v4l2cuse_usbface_new(struct v4l2cuse_device *dev, const char *id, const char *no
 	f->id = g_strdup(id);
 	f->node_path = g_strconcat("/dev/", node, NULL);
 	f->backoff_s = BACKOFF_MIN_S;
+	f->last_status = -1;
 	face_spawn(f);
 	return f;
 }
