@@ -364,7 +364,11 @@ part_daemon_kill()
 	out=$(timeout 120 "$run" "$client" dqbuf "${knode[dqbuf]}" --count 5 2>&1) || true
 	echo "$out" >"$R/reopen-dqbuf.log"
 	seqs=$(sed -n 's/^frame [0-9]* seq=\([0-9]*\) .*/\1/p' <<<"$out" | tr '\n' ' ')
-	if grep -q '^DONE' <<<"$out" && [[ $seqs == "0 1 2 3 4 " ]]; then
+	# From 0 and rising: a gap is a frame the source made while every
+	# buffer was with the app (vb2 drivers count those too; under TCG at
+	# load a client falls 4 frames behind now and then, CI saw 0 1 2 4 5).
+	rising=$(awk '{ ok = NF == 5 && $1 == 0; for (i = 2; i <= NF; i++) if ($i <= $(i - 1)) ok = 0; print ok ? "yes" : "no" }' <<<"$seqs")
+	if grep -q '^DONE' <<<"$out" && [[ $rising == yes ]]; then
 		ok "reopened MMAP client (shim): 5 frames, sequence $seqs"
 	else
 		not_ok "reopened MMAP client streams from sequence 0" "sequence: $seqs" "$(tail -2 <<<"$out")"
