@@ -11,6 +11,11 @@
  *                                       never read/DQBUF again
  *   abuse-client count DEV SECONDS      MMAP streaming (v4l2cuse-run):
  *                                       DQBUF/QBUF for SECONDS, sequence gaps
+ *   abuse-client connects PATH N        N connections to the AF_UNIX seqpacket
+ *                                       socket PATH that never say anything
+ *   abuse-client attach DEV             MMAP streaming set up (v4l2cuse-run:
+ *                                       the shim attaches at REQBUFS) and one
+ *                                       frame, timed
  *   abuse-client intr DEV SECONDS read|dqbuf USEC MIN_EINTR
  *                                       blocking read()/DQBUF with a SIGALRM
  *                                       every USEC µs (handler, no SA_RESTART)
@@ -19,7 +24,7 @@
  *                                       SECONDS: a slow machine interrupts
  *                                       fewer calls per second)
  *
- * opens, reqbufs and noread print "HOLD" once set up and keep everything
+ * opens, reqbufs, connects and noread print "HOLD" once set up and keep everything
  * until SIGUSR1 or SIGTERM, then print "released" and exit 0. Each mode
  * prints "key=value" result lines; errno values are printed by name.
  * Exit status: 0 done, 1 a setup step failed (one "error: ..." line), 2 usage.
@@ -37,8 +42,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <poll.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/videodev2.h>
@@ -233,6 +241,102 @@ stream_start(struct stream *s, const char *dev)
 	return 0;
 }
 
+/*
+ * Idle connections to a shim socket, as anybody may open them (the socket
+ * is 0666): connected, then never a word. One the daemon closes (it makes
+ * room for others, or times a silent one out) is opened again at once, as
+ * an attacker would, so that N are held until SIGUSR1 or SIGTERM.
+ */
+static int
+unix_connect(const struct sockaddr_un *sa)
+{
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static int
+do_connects(const char *path, long n)
+{
+	static struct pollfd fds[MAX_HANDLES];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const struct timespec zero = { 0, 0 };
+	struct rlimit rl;
+	sigset_t set;
+	long i, reopened = 0;
+
+	if (n < 1 || n > MAX_HANDLES - 16 || strlen(path) >= sizeof(sa.sun_path))
+		return 2;
+	strcpy(sa.sun_path, path);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)n + 16) {
+		rl.rlim_cur = (rlim_t)n + 16;
+		if (rl.rlim_max < rl.rlim_cur)
+			rl.rlim_max = rl.rlim_cur;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			return fail("setrlimit", errno);
+	}
+	for (i = 0; i < n; i++) {
+		fds[i].fd = unix_connect(&sa);
+		if (fds[i].fd < 0)
+			return fail("connect", -fds[i].fd);
+		fds[i].events = POLLIN;
+	}
+	printf("connected=%ld\n", n);
+	printf("HOLD\n");
+	fflush(stdout);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGTERM);
+	while (sigtimedwait(&set, NULL, &zero) < 0) {
+		if (poll(fds, (nfds_t)n, 50) <= 0)
+			continue;
+		for (i = 0; i < n; i++) {
+			if (!fds[i].revents)
+				continue;
+			close(fds[i].fd);	/* anything readable is the daemon's EOF */
+			fds[i].fd = unix_connect(&sa);
+			if (fds[i].fd < 0)
+				return fail("connect again", -fds[i].fd);
+			reopened++;
+		}
+	}
+	for (i = 0; i < n; i++)
+		close(fds[i].fd);
+	printf("released reopened=%ld\n", reopened);
+	return 0;
+}
+
+/* One app's attach through the shim: streaming set up, then a frame. */
+static int
+do_attach(const char *dev)
+{
+	struct stream s;
+	struct v4l2_buffer vb = {
+		.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+		.memory = V4L2_MEMORY_MMAP,
+	};
+	double t0 = now_ms(), t1;
+	int r;
+
+	if (stream_start(&s, dev))
+		return 1;
+	t1 = now_ms();
+	if ((r = xioctl(s.fd, VIDIOC_DQBUF, &vb)) < 0)
+		return fail("DQBUF", -r);
+	printf("attach-ms=%.1f frame-ms=%.1f seq=%u bytes=%u\n", t1 - t0, now_ms() - t1,
+	       vb.sequence, vb.bytesused);
+	close(s.fd);
+	return 0;
+}
+
 static int
 do_noread(const char *dev, const char *how)
 {
@@ -395,6 +499,10 @@ main(int argc, char **argv)
 		return do_opens(argv[2], atol(argv[3]), atol(argv[4]));
 	if (argc == 5 && strcmp(argv[1], "reqbufs") == 0)
 		return do_reqbufs(argv[2], atol(argv[3]), atol(argv[4]));
+	if (argc == 4 && strcmp(argv[1], "connects") == 0)
+		return do_connects(argv[2], atol(argv[3]));
+	if (argc == 3 && strcmp(argv[1], "attach") == 0)
+		return do_attach(argv[2]);
 	if (argc == 4 && strcmp(argv[1], "noread") == 0)
 		return do_noread(argv[2], argv[3]);
 	if (argc == 4 && strcmp(argv[1], "count") == 0)
