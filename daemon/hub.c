@@ -69,6 +69,8 @@ struct hub_input {
 	/* fanout */
 	uint8_t *staging;
 	size_t staging_len;
+	bool staged;			/* staging holds a frame in fmt; the fields below
+					 * describe it and mean nothing without one */
 	int result;			/* of the newest produce(): 0 or -errno */
 	uint32_t bytesused;
 	bool error;			/* V4L2_BUF_FLAG_ERROR */
@@ -183,6 +185,7 @@ hub_produce(struct hub_input *in)
 	hub_watch(in);		/* the source may have changed its wake fd */
 	if (r == -EAGAIN)
 		return;
+	in->staged = true;
 	in->frames++;
 	in->result = r;
 	in->bytesused = frame.bytesused ? frame.bytesused : in->fmt.sizeimage;
@@ -328,6 +331,16 @@ hub_reconfigure(struct hub_input *in)
 	}
 	in->fmt = big->fmt;
 	in->interval = iv;
+	/*
+	 * Staging keeps its frame only while the hub produces into it without
+	 * a break. After a restart (the input is idle here) it holds the old
+	 * format's bytes, or none (reallocated below); after direct mode, a
+	 * frame older than those its device took meanwhile. A tap that had
+	 * not taken it would deliver it (or its result, an error) as the new
+	 * format's: empty until the first frame produced from now on.
+	 */
+	if (in->mode != HUB_FANOUT)
+		in->staged = false;
 	if (mode == HUB_FANOUT && in->staging_len < in->fmt.sizeimage) {
 		g_free(in->staging);
 		in->staging = g_malloc(in->fmt.sizeimage);
@@ -501,7 +514,7 @@ tap_produce_fanout(struct hub_tap *t, struct v4l2cuse_frame *frame)
 	uint64_t ts = in->timestamp_ns;
 
 	tap_drain(t);
-	if (t->gen == in->gen)
+	if (!in->staged || t->gen == in->gen)
 		return -EAGAIN;
 	t->gen = in->gen;
 	/* Slower than the input: take the frames that keep its cadence. */

@@ -7,7 +7,9 @@
  * larger size, each device converting), and the other alone again. Every
  * frame is checked whole and showing one of the file's frames. A shared
  * camera's frames converted for another device are read in the
- * colorimetry the camera reports (pixels against colour-ref.h).
+ * colorimetry the camera reports (pixels against colour-ref.h). A device
+ * that lags behind the others when the input restarts or changes mode
+ * gets no frame staged before that, only the next one.
  */
 #include "config.h"
 
@@ -268,6 +270,187 @@ V4L2CUSE_TEST("/hub/camera-colour", test_camera_colour)
 	v4l2cuse_hub_free(hub);
 	fake_camera_remove();
 	g_unlink(node);
+}
+
+/*
+ * One camera, three taps driven by hand (no devices): the test says when
+ * the camera has a frame and when each tap takes one, so that a tap lags
+ * behind the others when the input restarts or changes mode. The camera's
+ * frames are flat, of the luma set before each: a frame a tap delivers
+ * shows which one it was. All sizes have the same colorimetry, so that
+ * scaling keeps the luma.
+ */
+struct shared_camera {
+	struct fake_camera_mode modes[3];
+	struct fake_camera cam;
+	char *node;
+	struct v4l2cuse_hub *hub;
+	struct v4l2cuse_source *tap[3];
+};
+
+static void
+shared_camera_setup(struct shared_camera *f, gconstpointer data)
+{
+	static const uint32_t sizes[3][2] = { { 160, 120 }, { 320, 240 }, { 640, 480 } };
+	g_autofree char *spec = NULL;
+
+	for (unsigned int i = 0; i < 3; i++)
+		f->modes[i] = (struct fake_camera_mode){
+			sizes[i][0], sizes[i][1], V4L2_COLORSPACE_SMPTE170M, V4L2_YCBCR_ENC_601,
+			V4L2_QUANTIZATION_LIM_RANGE, V4L2_XFER_FUNC_709,
+		};
+	f->cam = (struct fake_camera){ .modes = f->modes, .n_modes = 3, .cb = 128, .cr = 128 };
+	f->node = g_build_filename(tmpdir, "camera", NULL);
+	spec = g_strdup_printf("uvc:%s", f->node);
+	g_assert_true(g_file_set_contents(f->node, "", 0, NULL));
+	fake_camera_install(&f->cam);
+	f->hub = v4l2cuse_hub_new();
+	for (unsigned int i = 0; i < 3; i++)
+		g_assert_cmpint(v4l2cuse_hub_source_create(f->hub, spec, &f->tap[i], NULL), ==, 0);
+}
+
+static void
+shared_camera_teardown(struct shared_camera *f, gconstpointer data)
+{
+	for (unsigned int i = 0; i < 3; i++)
+		v4l2cuse_source_destroy(f->tap[i]);
+	v4l2cuse_hub_free(f->hub);
+	fake_camera_remove();
+	g_unlink(f->node);
+	g_free(f->node);
+}
+
+V4L2CUSE_TEST_FIXTURE(struct shared_camera, shared_camera_setup, shared_camera_teardown);
+
+static void
+tap_start(struct v4l2cuse_source *tap, uint32_t w, uint32_t h)
+{
+	struct v4l2_pix_format pix = { .width = w, .height = h,
+				       .pixelformat = V4L2_PIX_FMT_YUYV };
+	/* 0 ns: every frame is due, the test and not the clock says when one comes. */
+	const struct v4l2_fract iv = { 1, UINT32_MAX };
+
+	g_assert_cmpint(v4l2cuse_source_negotiate(tap, &pix), ==, 0);
+	g_assert_cmpuint(pix.width, ==, w);
+	g_assert_cmpuint(pix.height, ==, h);
+	g_assert_cmpint(tap->ops->start(tap, &pix, &iv), ==, 0);
+}
+
+/* The camera has a frame of luma @y; in fanout the hub stages it. */
+static void
+camera_frame(struct shared_camera *f, uint8_t y)
+{
+	uint64_t n;
+
+	f->cam.y = y;
+	g_assert_cmpint(write(fake_camera_fd(), &(uint64_t){ 1 }, sizeof(n)), ==, sizeof(n));
+	g_main_context_iteration(NULL, FALSE);
+	g_assert_cmpint(read(fake_camera_fd(), &n, sizeof(n)), ==, sizeof(n));
+}
+
+/*
+ * One produce() of @tap streaming YUYV @w x @h; a frame must fill exactly
+ * that size and show the camera's frame of luma @y.
+ */
+static int
+tap_take(struct v4l2cuse_source *tap, uint32_t w, uint32_t h, uint8_t y)
+{
+	size_t len = (size_t)w * h * 2;
+	g_autofree uint8_t *p = g_malloc(len);
+	struct v4l2_pix_format pix = { .width = w, .height = h, .pixelformat = V4L2_PIX_FMT_YUYV,
+				       .bytesperline = w * 2, .sizeimage = (uint32_t)len };
+	struct v4l2cuse_frame frame = { .data = p, .length = len, .fmt = &pix };
+	int r;
+
+	memset(p, 0xee, len);
+	r = tap->ops->produce(tap, &frame);
+	if (r < 0)
+		return r;
+	g_assert_cmpuint(frame.bytesused, ==, len);
+	g_assert_false(frame.error);
+	for (size_t i = 0; i < len; i += 2) {
+		if (p[i] != y || ABS((int)p[i + 1] - 128) > 1)
+			g_error("byte %zu of %ux%u: Y' %u C %u, want Y' %u C 128", i, w, h, p[i],
+				p[i + 1], y);
+	}
+	return 0;
+}
+
+/*
+ * A tap that had not taken the newest staged frame when a larger device
+ * restarts the input (staging reallocated): it waits for the first frame
+ * at the new size, and does not convert what staging held as it.
+ */
+V4L2CUSE_TEST_F("/hub/restart-larger", test_restart_larger)
+{
+	uint32_t w, h;
+
+	tap_start(f->tap[0], 320, 240);
+	tap_start(f->tap[1], 160, 120);		/* fanout at 320x240 */
+	camera_frame(f, 60);
+	g_assert_cmpint(tap_take(f->tap[0], 320, 240, 60), ==, 0);
+	/* tap 1 lags; tap 2 joins larger: the input restarts at 640x480. */
+	tap_start(f->tap[2], 640, 480);
+	fake_camera_current(&w, &h);
+	g_assert_cmpuint(w, ==, 640);
+	g_assert_cmpuint(h, ==, 480);
+	g_assert_cmpint(tap_take(f->tap[1], 160, 120, 60), ==, -EAGAIN);
+	g_assert_cmpint(tap_take(f->tap[0], 320, 240, 60), ==, -EAGAIN);
+	g_assert_cmpint(tap_take(f->tap[2], 640, 480, 60), ==, -EAGAIN);
+	camera_frame(f, 100);
+	g_assert_cmpint(tap_take(f->tap[1], 160, 120, 100), ==, 0);
+	g_assert_cmpint(tap_take(f->tap[0], 320, 240, 100), ==, 0);
+	g_assert_cmpint(tap_take(f->tap[2], 640, 480, 100), ==, 0);
+	g_assert_cmpint(tap_take(f->tap[1], 160, 120, 100), ==, -EAGAIN);
+}
+
+/*
+ * The largest device stops and the input restarts smaller (staging kept):
+ * the taps that had not taken its last frame do not take it at the new
+ * size, neither one at that size (a copy of the old, larger frame) nor
+ * one converting (the old rows read as the new ones).
+ */
+V4L2CUSE_TEST_F("/hub/restart-smaller", test_restart_smaller)
+{
+	uint32_t w, h;
+
+	tap_start(f->tap[0], 320, 240);
+	tap_start(f->tap[1], 160, 120);
+	tap_start(f->tap[2], 640, 480);		/* fanout at 640x480 */
+	camera_frame(f, 60);
+	g_assert_cmpint(tap_take(f->tap[2], 640, 480, 60), ==, 0);
+	/* Taps 0 and 1 lag; tap 2 stops: the input restarts at 320x240. */
+	f->tap[2]->ops->stop(f->tap[2]);
+	fake_camera_current(&w, &h);
+	g_assert_cmpuint(w, ==, 320);
+	g_assert_cmpuint(h, ==, 240);
+	g_assert_cmpint(tap_take(f->tap[0], 320, 240, 60), ==, -EAGAIN);
+	g_assert_cmpint(tap_take(f->tap[1], 160, 120, 60), ==, -EAGAIN);
+	camera_frame(f, 100);
+	g_assert_cmpint(tap_take(f->tap[0], 320, 240, 100), ==, 0);
+	g_assert_cmpint(tap_take(f->tap[1], 160, 120, 100), ==, 0);
+}
+
+/*
+ * Fanout, direct, fanout again at the same format (no restart): the frame
+ * staged before the direct spell is older than those the remaining device
+ * took straight from the camera meanwhile, and is not delivered after them.
+ */
+V4L2CUSE_TEST_F("/hub/direct-then-fanout", test_direct_then_fanout)
+{
+	tap_start(f->tap[0], 320, 240);
+	tap_start(f->tap[1], 320, 240);		/* fanout at 320x240 */
+	camera_frame(f, 60);
+	g_assert_cmpint(tap_take(f->tap[1], 320, 240, 60), ==, 0);
+	/* Tap 0 lags; tap 1 stops: tap 0 alone, straight from the camera. */
+	f->tap[1]->ops->stop(f->tap[1]);
+	f->cam.y = 80;
+	g_assert_cmpint(tap_take(f->tap[0], 320, 240, 80), ==, 0);
+	tap_start(f->tap[1], 320, 240);		/* fanout again */
+	g_assert_cmpint(tap_take(f->tap[0], 320, 240, 60), ==, -EAGAIN);
+	camera_frame(f, 100);
+	g_assert_cmpint(tap_take(f->tap[0], 320, 240, 100), ==, 0);
+	g_assert_cmpint(tap_take(f->tap[1], 320, 240, 100), ==, 0);
 }
 
 int
