@@ -49,7 +49,7 @@
 #define MAX_OPS 256
 
 enum op {
-	OP_SUB,		/* [op][index][serial u8][userptr u8][length u8][bytesused u8] */
+	OP_SUB,		/* [op][index][serial u8: 0x80+ the epoch][userptr u8][length u8][bytesused u8] */
 	OP_SUB_HEAD,	/* [u32]: A's submission index, anywhere */
 	OP_DONE_TAIL,	/* [u32]: A's completion index, anywhere */
 	OP_SCRIBBLE,	/* [offset u16][len u8][bytes...]: anywhere in A's region */
@@ -192,7 +192,8 @@ honest(void)
 		sh->sub[b.sub_head++ % V4L2CUSE_FP_SUB_RING] =
 			(struct v4l2cuse_fp_sub){ .op = V4L2CUSE_FP_ACK, .serial = d.serial };
 		sh->sub[b.sub_head++ % V4L2CUSE_FP_SUB_RING] =
-			(struct v4l2cuse_fp_sub){ .op = V4L2CUSE_FP_QBUF, .index = d.index };
+			(struct v4l2cuse_fp_sub){ .op = V4L2CUSE_FP_QBUF, .index = d.index,
+						  .serial = epoch };
 	}
 	__atomic_store_n(&sh->done_tail, b.done_tail, __ATOMIC_RELEASE);
 	__atomic_store_n(&sh->sub_head, b.sub_head, __ATOMIC_RELEASE);
@@ -308,10 +309,18 @@ run(struct fuzz_input *in)
 			b_states(before);
 		switch (o) {
 		case OP_SUB: {
+			uint8_t op = fuzz_in_u8(in), index = fuzz_in_u8(in), serial = fuzz_in_u8(in);
+			/*
+			 * A serial with its top bit set is the state's epoch, as
+			 * the shim writes into a QBUF: a QBUF the daemon then
+			 * refuses comes back as an ERROR completion (issue 28,
+			 * item 10), a path a random serial would seldom reach.
+			 */
 			struct v4l2cuse_fp_sub e = {
-				.op = fuzz_in_u8(in) % 4,
-				.index = fuzz_in_u8(in),
-				.serial = fuzz_in_u8(in),
+				.op = op % 4,
+				.index = index,
+				.serial = serial & 0x80 ? __atomic_load_n(&a.sh->state.epoch,
+									  __ATOMIC_ACQUIRE) : serial,
 				.userptr = (uint64_t)fuzz_in_u8(in) << 12,
 				.length = (uint32_t)fuzz_in_u8(in) << 10,
 				.bytesused = (uint32_t)fuzz_in_u8(in) << 10,
