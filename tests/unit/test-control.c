@@ -10,7 +10,8 @@
  * v4l2cuse-ctl says when nobody listens.
  *
  * The "other daemon" is this program run again (--holder KIND PATH): it
- * serves until SIGTERM, so the daemon under test may block on it.
+ * serves until SIGTERM or the end of the test (its stdin), so the daemon
+ * under test may block on it.
  */
 #include "config.h"
 
@@ -103,6 +104,14 @@ on_sigterm(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
+/* Our stdin is a pipe from the test, never written: it ends when the test does. */
+static gboolean
+on_test_gone(int fd, GIOCondition cond, gpointer data)
+{
+	g_main_loop_quit(data);
+	return G_SOURCE_REMOVE;
+}
+
 /* The other daemon: this program with --holder KIND PATH. */
 static int
 holder_main(const char *kind, const char *path)
@@ -116,6 +125,7 @@ holder_main(const char *kind, const char *path)
 	printf("serving %d\n", v4l2cuse_control_serving(d.c));
 	fflush(stdout);
 	g_unix_signal_add(SIGTERM, on_sigterm, loop);
+	g_unix_fd_add(STDIN_FILENO, G_IO_IN | G_IO_HUP | G_IO_ERR, on_test_gone, loop);
 	g_main_loop_run(loop);
 	daemon_stop(&d);
 	return 0;
@@ -247,7 +257,9 @@ holder_start(struct fixture *f, const char *kind, bool serving)
 	GInputStream *out;
 	char line[32] = "";
 
-	f->holder = g_subprocess_newv(argv, G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+	/* Its stdin: a failed test (abort) does not leave it running. */
+	f->holder = g_subprocess_newv(argv, G_SUBPROCESS_FLAGS_STDIN_PIPE |
+				      G_SUBPROCESS_FLAGS_STDOUT_PIPE |
 				      G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
 	g_assert_no_error(error);
 	out = g_subprocess_get_stdout_pipe(f->holder);
