@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -22,6 +23,8 @@
 #include "control.h"
 
 #define CTL_MAX_GROUPS	65536
+/* How long a daemon waits for the one it takes the socket over from. */
+#define CTL_YIELD_TIMEOUT_MS	2000
 
 struct ctl_client {
 	struct v4l2cuse_control *c;
@@ -36,8 +39,11 @@ struct ctl_client {
 struct v4l2cuse_control {
 	char *path;
 	gid_t gid;
-	int listen_fd;
+	enum v4l2cuse_control_kind kind;
+	int listen_fd;		/* -1: no socket (never had one, or gave it away) */
 	guint listen_watch;
+	dev_t dev;		/* the socket file it bound: only that one is removed */
+	ino_t ino;
 	GQueue clients;
 	struct v4l2cuse_manager *m;
 	v4l2cuse_control_reload_fn reload;
@@ -152,6 +158,60 @@ cmd_add(struct v4l2cuse_control *c, char **argv, GString *out, char **ret_error)
 	return r;
 }
 
+/* add, remove and reload in a daemon whose one device is its command line. */
+static int
+cmd_refused_cmdline(const char *cmd, char **ret_error)
+{
+	*ret_error = g_strdup_printf("this v4l2cuse (pid %d) serves the one device of its command "
+				     "line (--device): %s", (int)getpid(),
+				     strcmp(cmd, "reload") == 0
+					? "it has no configuration to reload"
+					: "devices are added and removed in a daemon started with "
+					  "a configuration");
+	return -EOPNOTSUPP;
+}
+
+static void
+control_stop_listening(struct v4l2cuse_control *c)
+{
+	struct stat st;
+
+	if (c->listen_fd < 0)
+		return;
+	g_source_remove(c->listen_watch);
+	c->listen_watch = 0;
+	clear_fd(&c->listen_fd);
+	/*
+	 * Only our own file: the directory may have been emptied since
+	 * (systemd removes RuntimeDirectory= when its service stops) and
+	 * another daemon may listen on the path now.
+	 */
+	if (lstat(c->path, &st) == 0 && st.st_dev == c->dev && st.st_ino == c->ino)
+		unlink(c->path);
+}
+
+/* "yield-socket": a daemon started with a configuration takes the path over. */
+static int
+cmd_yield_socket(struct ctl_client *cl, char **ret_error)
+{
+	struct v4l2cuse_control *c = cl->c;
+
+	if (c->kind != V4L2CUSE_CONTROL_CMDLINE) {
+		*ret_error = g_strdup("this daemon was started with a configuration and keeps "
+				      "its control socket");
+		return -EBUSY;
+	}
+	if (c->listen_fd < 0) {
+		*ret_error = g_strdup("this daemon has given its control socket up already");
+		return -EALREADY;
+	}
+	/* Closed and removed before the answer: the asker binds when it reads "ok". */
+	control_stop_listening(c);
+	g_message("control socket %s given to v4l2cuse pid %d, started with a configuration: "
+		  "v4l2cuse-ctl reaches that one now", c->path, (int)cl->cred.pid);
+	return 0;
+}
+
 static int
 client_run(struct ctl_client *cl, char **argv, GString *out, char **ret_error)
 {
@@ -167,6 +227,9 @@ client_run(struct ctl_client *cl, char **argv, GString *out, char **ret_error)
 		v4l2cuse_manager_stats(c->m, out);
 		return 0;
 	}
+	if (c->kind == V4L2CUSE_CONTROL_CMDLINE &&
+	    (strcmp(cmd, "add") == 0 || strcmp(cmd, "remove") == 0 || strcmp(cmd, "reload") == 0))
+		return cmd_refused_cmdline(cmd, ret_error);
 	if (strcmp(cmd, "add") == 0)
 		return cmd_add(c, argv, out, ret_error);
 	if (strcmp(cmd, "remove") == 0 && argc == 2)
@@ -177,13 +240,11 @@ client_run(struct ctl_client *cl, char **argv, GString *out, char **ret_error)
 		return v4l2cuse_manager_set_placeholder(c->m, argv[1],
 							g_ascii_strcasecmp(argv[2], "none") == 0
 								? NULL : argv[2], ret_error);
-	if (strcmp(cmd, "reload") == 0 && argc == 1) {
-		if (!c->reload) {
-			*ret_error = g_strdup("this daemon runs without a configuration file");
-			return -EOPNOTSUPP;
-		}
+	if (strcmp(cmd, "reload") == 0 && argc == 1)
 		return c->reload(c->data, ret_error);
-	}
+	/* Daemon to daemon (v4l2cuse_control_new()), not in v4l2cuse-ctl's list. */
+	if (strcmp(cmd, "yield-socket") == 0 && argc == 1)
+		return cmd_yield_socket(cl, ret_error);
 	*ret_error = g_strdup_printf("unknown command or wrong arguments: '%s' (known: list, stats, "
 				     "add ID [KEY=VALUE...], remove ID, set-source ID SPEC, "
 				     "set-placeholder ID SPEC|none, reload)", cmd);
@@ -299,69 +360,214 @@ control_on_accept(int fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
-struct v4l2cuse_control *
-v4l2cuse_control_new(const char *path, gid_t gid, struct v4l2cuse_manager *m,
-		     v4l2cuse_control_reload_fn reload, void *data, char **ret_error)
+/* "v4l2cuse pid 123", or "another v4l2cuse" when its pid is not known here. */
+static char *
+holder_name(pid_t pid)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	g_autofree char *dir = g_path_get_dirname(path);
-	struct v4l2cuse_control *c;
-	struct stat st;
-	int fd;
+	return pid > 0 ? g_strdup_printf("v4l2cuse pid %d", (int)pid)
+		       : g_strdup("another v4l2cuse");
+}
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		*ret_error = g_strdup_printf("control socket path %s is too long", path);
-		return NULL;
+/*
+ * Who holds @sa's path. 0: nobody, the path is free (no file, or a socket
+ * nobody listens on, left by a daemon that ended: removed). -EADDRINUSE: a
+ * daemon listens there; *ret_fd is a connection to it, *ret_pid its pid
+ * (0: unknown). Else -errno, and nothing is removed: any other connect()
+ * error (EACCES, ...) says nothing about whether a daemon listens.
+ */
+static int
+control_probe(const struct sockaddr_un *sa, int *ret_fd, pid_t *ret_pid, char **ret_error)
+{
+	_cleanup_close_ int fd = -1;
+	struct ucred cred = { 0 };
+	socklen_t len = sizeof(cred);
+	struct stat st;
+	int r;
+
+	if (lstat(sa->sun_path, &st) < 0) {
+		r = -errno;
+		if (r == -ENOENT)
+			return 0;
+		*ret_error = g_strdup_printf("cannot look at %s: %s", sa->sun_path, g_strerror(-r));
+		return r;
 	}
-	strcpy(sa.sun_path, path);
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		*ret_error = g_strdup_printf("cannot create %s: %s", dir, g_strerror(errno));
-		return NULL;
+	if (!S_ISSOCK(st.st_mode)) {
+		*ret_error = g_strdup_printf("%s exists and is not a socket", sa->sun_path);
+		return -EEXIST;
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
-		*ret_error = g_strdup_printf("socket: %s", g_strerror(errno));
-		return NULL;
+		r = -errno;
+		*ret_error = g_strdup_printf("socket: %s", g_strerror(-r));
+		return r;
 	}
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			*ret_error = g_strdup_printf("%s exists and is not a socket", path);
-			close(fd);
-			return NULL;
-		}
-		/* Another daemon's, if someone listens; else stale, from one that died. */
-		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN) {
-			*ret_error = g_strdup_printf("another v4l2cuse listens on %s", path);
-			close(fd);
-			return NULL;
-		}
-		close(fd);
-		unlink(path);
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (fd < 0) {
-			*ret_error = g_strdup_printf("socket: %s", g_strerror(errno));
-			return NULL;
-		}
+	/* EAGAIN: its backlog is full, so someone listens. */
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0 || errno == EAGAIN) {
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+			cred.pid = 0;
+		*ret_fd = steal_fd(&fd);
+		*ret_pid = cred.pid;
+		return -EADDRINUSE;
 	}
+	r = -errno;
+	if (r == -ENOENT)
+		return 0;		/* removed since the lstat() */
+	if (r != -ECONNREFUSED) {
+		*ret_error = g_strdup_printf("cannot tell whether a daemon listens on %s: %s",
+					     sa->sun_path, g_strerror(-r));
+		return r;
+	}
+	if (unlink(sa->sun_path) < 0 && errno != ENOENT) {
+		r = -errno;
+		*ret_error = g_strdup_printf("cannot remove the stale %s: %s", sa->sun_path,
+					     g_strerror(-r));
+		return r;
+	}
+	g_debug("control: removed %s, left by a daemon that ended", sa->sun_path);
+	return 0;
+}
+
+/*
+ * Ask the daemon at the other end of @fd to give its socket up
+ * ("yield-socket"): 0 once it has closed and removed it, else -errno and
+ * why in *ret_error. Waits at most CTL_YIELD_TIMEOUT_MS, before our loop
+ * runs (the socket is there before READY=1, as without a holder).
+ */
+static int
+control_ask_yield(int fd, char **ret_error)
+{
+	static const char req[] = "yield-socket\n";
+	gint64 end = g_get_monotonic_time() + CTL_YIELD_TIMEOUT_MS * G_GINT64_CONSTANT(1000);
+	g_autoptr(GString) reply = g_string_new(NULL);
+	char buf[512];
+	ssize_t n;
+
+	if (send(fd, req, strlen(req), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)strlen(req)) {
+		*ret_error = g_strdup_printf("asking it: %s", g_strerror(errno));
+		return -EIO;
+	}
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		gint64 left_ms = (end - g_get_monotonic_time()) / 1000;
+
+		if (left_ms <= 0) {
+			*ret_error = g_strdup_printf("no answer in %d ms", CTL_YIELD_TIMEOUT_MS);
+			return -ETIMEDOUT;
+		}
+		if (poll(&pfd, 1, (int)left_ms) < 0 && errno != EINTR) {
+			*ret_error = g_strdup_printf("poll: %s", g_strerror(errno));
+			return -EIO;
+		}
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n == 0)
+			break;
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n < 0 || reply->len + (size_t)n > V4L2CUSE_CTL_MAX_REQUEST) {
+			*ret_error = g_strdup_printf("its answer: %s",
+						     n < 0 ? g_strerror(errno) : "too long");
+			return -EIO;
+		}
+		g_string_append_len(reply, buf, n);
+	}
+	/* The whole answer is one line: "ok", or "error <why>". */
+	if (strcmp(reply->str, "ok\n") == 0)
+		return 0;
+	g_strchomp(reply->str);
+	*ret_error = g_strdup(g_str_has_prefix(reply->str, "error ") ? reply->str + 6
+				: "it closed the connection without an answer");
+	return -EBUSY;
+}
+
+/* Listen on c->path, as v4l2cuse_control_new() says; 0 or -errno and why. */
+static int
+control_listen(struct v4l2cuse_control *c, char **ret_error)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	g_autofree char *dir = g_path_get_dirname(c->path);
+	g_autofree char *holder = NULL;
+	g_autofree char *why = NULL;
+	_cleanup_close_ int holder_fd = -1;
+	_cleanup_close_ int fd = -1;
+	pid_t pid = 0;
+	struct stat st;
+	int r;
+
+	if (strlen(c->path) >= sizeof(sa.sun_path)) {
+		*ret_error = g_strdup_printf("control socket path %s is too long", c->path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, c->path);
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		r = -errno;
+		*ret_error = g_strdup_printf("cannot create %s: %s", dir, g_strerror(-r));
+		return r;
+	}
+	r = control_probe(&sa, &holder_fd, &pid, ret_error);
+	if (r == -EADDRINUSE) {
+		holder = holder_name(pid);
+		if (c->kind == V4L2CUSE_CONTROL_CMDLINE) {
+			*ret_error = g_strdup_printf("%s listens on %s", holder, c->path);
+			return r;
+		}
+		/* Only a --device daemon gives it up; another configured one keeps it. */
+		if (control_ask_yield(holder_fd, &why) < 0) {
+			*ret_error = g_strdup_printf("%s listens on %s and did not give it up: %s",
+						     holder, c->path, why);
+			return r;
+		}
+		g_message("control socket %s taken over from %s, started with --device",
+			  c->path, holder);
+	} else if (r < 0) {
+		return r;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	/* Mode and group before listen(): no window where others may connect. */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(path, gid == (gid_t)-1 ? 0600 : 0660) < 0 ||
-	    (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) < 0) ||
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(c->path, c->gid == (gid_t)-1 ? 0600 : 0660) < 0 ||
+	    (c->gid != (gid_t)-1 && chown(c->path, (uid_t)-1, c->gid) < 0) ||
+	    lstat(c->path, &st) < 0 ||
 	    listen(fd, V4L2CUSE_CTL_MAX_CLIENTS) < 0) {
-		*ret_error = g_strdup_printf("cannot listen on %s: %s", path, g_strerror(errno));
-		close(fd);
-		return NULL;
+		r = -errno;
+		*ret_error = g_strdup_printf("cannot listen on %s: %s", c->path, g_strerror(-r));
+		return r;
 	}
-	c = g_new0(struct v4l2cuse_control, 1);
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
+	c->listen_fd = steal_fd(&fd);
+	c->listen_watch = g_unix_fd_add(c->listen_fd, G_IO_IN, control_on_accept, c);
+	return 0;
+}
+
+struct v4l2cuse_control *
+v4l2cuse_control_new(const char *path, gid_t gid, enum v4l2cuse_control_kind kind,
+		     struct v4l2cuse_manager *m, v4l2cuse_control_reload_fn reload, void *data)
+{
+	struct v4l2cuse_control *c = g_new0(struct v4l2cuse_control, 1);
+	g_autofree char *err = NULL;
+	int r;
+
 	c->path = g_strdup(path);
 	c->gid = gid;
-	c->listen_fd = fd;
+	c->kind = kind;
+	c->listen_fd = -1;
 	c->m = m;
 	c->reload = reload;
 	c->data = data;
 	g_queue_init(&c->clients);
-	c->listen_watch = g_unix_fd_add(fd, G_IO_IN, control_on_accept, c);
+	r = control_listen(c, &err);
+	if (r == -EADDRINUSE)
+		g_message("no control socket: %s; v4l2cuse-ctl reaches that one, not this daemon",
+			  err);
+	else if (r < 0)
+		g_message("no control socket: %s; v4l2cuse-ctl cannot reach this daemon", err);
 	return c;
+}
+
+bool
+v4l2cuse_control_serving(const struct v4l2cuse_control *c)
+{
+	return c->listen_fd >= 0;
 }
 
 void
@@ -373,9 +579,7 @@ v4l2cuse_control_free(struct v4l2cuse_control *c)
 		return;
 	while ((l = c->clients.head))
 		client_free(l->data);
-	g_source_remove(c->listen_watch);
-	close(c->listen_fd);
-	unlink(c->path);
+	control_stop_listening(c);
 	g_free(c->path);
 	g_free(c);
 }

@@ -91,8 +91,20 @@ main(int argc, char **argv)
 		int e = errno;
 
 		fprintf(stderr, "v4l2cuse-ctl: cannot connect to %s: %s%s\n", path, g_strerror(e),
-			e == ENOENT || e == ECONNREFUSED ? " (is v4l2cuse running?)"
-			: e == EACCES ? " (root or the daemon's control-group only)" : "");
+			e == EACCES ? " (root or the daemon's control-group only)" : "");
+		/*
+		 * Nobody listens. A running daemon may still have no socket:
+		 * every daemon shares this path, and one that found it taken
+		 * stays without it when the other ends (daemon/control.h).
+		 */
+		if (e == ENOENT || e == ECONNREFUSED)
+			fprintf(stderr, "v4l2cuse-ctl: %sno v4l2cuse listens there: none is "
+				"running, or the one running has another control-socket= (use "
+				"--socket), or it runs without a control socket because another "
+				"daemon held this one when it started, or it could not create it "
+				"(its log says which)\n",
+				e == ECONNREFUSED ? "the socket was left by a v4l2cuse that ended; "
+						  : "");
 		return 1;
 	}
 	for (size_t done = 0; done < req->len;) {

@@ -481,13 +481,14 @@ serve(struct daemon_state *st, struct v4l2cuse_conf *conf, bool cli)
 		st->exit_code = EXIT_USAGE;
 	} else {
 		g_message("sandbox: %s", v4l2cuse_sandbox_summary());
-		/* The one-device command line leaves the control socket to the service. */
-		if (!cli)
-			st->control = v4l2cuse_control_new(ctl_path, ctl_gid, st->m, reload, st,
-							   &err);
-		if (!cli && !st->control)
-			g_message("no control socket (%s): v4l2cuse-ctl cannot reach this daemon",
-				  err);
+		/*
+		 * A --device daemon serves the shared path too, while no other
+		 * daemon does, and gives it to the service (control.h).
+		 */
+		st->control = v4l2cuse_control_new(ctl_path, ctl_gid,
+						   cli ? V4L2CUSE_CONTROL_CMDLINE
+						       : V4L2CUSE_CONTROL_CONFIGURED,
+						   st->m, cli ? NULL : reload, st);
 		apply_usbip(st);
 #if HAVE_LIBSYSTEMD
 		if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec)

@@ -33,6 +33,13 @@
  *      set-source ID SPEC         switch the source live (same format)
  *      set-placeholder ID SPEC    "none" removes it
  *      reload                     like SIGHUP
+ *      yield-socket               daemon to daemon: one started with a
+ *                                 configuration asks one started with
+ *                                 --device for the socket, which closes
+ *                                 and removes it, then answers ok
+ *                                 (daemon/control.h); others refuse
+ *
+ *    A daemon started with --device refuses add, remove and reload.
  */
 
 #include <stdint.h>

@@ -67,6 +67,18 @@ check "driver name is v4l2cuse" grep -q "Driver name *: v4l2cuse" "$V4L2CUSE_RES
 check "bus info" grep -q "Bus info *: platform:v4l2cuse-042" "$V4L2CUSE_RESULTS/all.txt"
 check "640x480 YUYV by default" grep -q "Width/Height *: 640/480" "$V4L2CUSE_RESULTS/all.txt"
 
+# v4l2cuse-ctl reaches a --device daemon (no other one holds the socket),
+# which refuses what needs a configuration.
+for _ in $(seq 100); do
+	"$ctl" list 2>/dev/null | grep -qE '^video42 +video42 +serving' && break
+	sleep 0.2
+done
+check "v4l2cuse-ctl list reaches the --device daemon" \
+	bash -c "'$ctl' list | grep -qE '^video42 +video42 +serving'"
+check "v4l2cuse-ctl add is refused, naming the command line" bash -c "
+	out=\$('$ctl' add extra node=video43 2>&1); rc=\$?
+	[[ \$rc == 1 && \$out == *'command line (--device)'* ]]"
+
 # Three frames by read(): exact size, bar values, only the overlay changes.
 check "read three frames: size, 75% bar values, only the overlay changes" \
 	python3 "$V4L2CUSE_SRC/tests/vm/check-frames.py" /dev/video42 640 480 \
@@ -83,6 +95,8 @@ expect_fail "second daemon: name taken (precheck)" "already taken" "$daemon" --d
 expect_fail "second daemon: name taken (CUSE abort detected)" "already taken" \
 	env V4L2CUSE_TEST_SKIP_NAME_CHECK=1 "$daemon" --device video42
 check "the first daemon still serves" v4l2-ctl -d /dev/video42 --info
+check "v4l2cuse-ctl still reaches the first daemon" \
+	bash -c "'$ctl' list | grep -qE '^video42 +video42 +serving'"
 
 # 5. SIGTERM: clean exit, the node disappears.
 vm_term_check "daemon exits 0 on SIGTERM" "$pid" 10
@@ -92,5 +106,6 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 if [[ $gone == yes ]]; then ok "the node disappears"; else not_ok "the node disappears"; fi
+check "the control socket is gone" bash -c "[[ ! -e /run/v4l2cuse/control.sock ]]"
 diag "daemon log:"
 sed 's/^/#   /' "$log"
