@@ -8,7 +8,7 @@
  */
 
 #include "client.h"
-#include "../preload/shim.h"
+#include "shim-client.h"
 
 /*
  * client_capture_start() after its open() and shim_attach(): @fd and

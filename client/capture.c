@@ -2,12 +2,12 @@
 /*
  * One capture from a v4l2cuse node: a plain MMAP streaming client. CUSE
  * has no mmap, so the handle attaches through the preload shim's protocol
- * (preload/client.c, docs/shim.md): the daemon hands us the memfd of each
+ * (shim-client/client.c, docs/shim.md): the daemon hands us the memfd of each
  * buffer and we map it read-only. What the caller does with a frame (copy
  * it into a PipeWire buffer, send it to uvcvideo) is its own business.
  *
  * Streaming goes through the handle's fast path when the daemon gives one
- * (preload/fastpath.c, docs/shim.md "The fast path"): QBUF, DQBUF and the
+ * (shim-client/fastpath.c, docs/shim.md "The fast path"): QBUF, DQBUF and the
  * wait for a frame through shared memory and a wake-up socket, as the
  * shim does inside an app, so a frame costs no CUSE request. Without it
  * (V4L2CUSE_FASTPATH=0, an older daemon, or once it ended) the node
@@ -25,7 +25,7 @@
 
 #include "util/cleanup.h"
 #include "v4l2cuse/ctl-protocol.h"
-#include "../preload/shim.h"
+#include "shim-client.h"
 #include "client.h"
 #include "capture-private.h"
 
@@ -185,7 +185,7 @@ client_capture_start(const char *path, const struct client_mode *mode, struct cl
 	/* The private ioctl and the authenticated socket (docs/shim.md). */
 	shim = shim_attach(fd);
 	if (!shim) {
-		/* preload/client.c said why at debug level. */
+		/* shim-client/client.c said why at debug level. */
 		*ret_error = g_strdup("cannot attach to the daemon's buffer socket "
 				      "(is " V4L2CUSE_CTL_RUNDIR " reachable? --verbose says more)");
 		shim_real.close(fd);

@@ -10,10 +10,11 @@
  *            ENUM_FRAMEINTERVALS list them, with TRY_FMT's line and image
  *            sizes (the daemon owns that math; clients never recompute it).
  * capture.c  one capture: open, attach through the shim protocol
- *            (preload/client.c, docs/shim.md), MMAP buffers, DQBUF/QBUF,
- *            through the fast path (preload/fastpath.c) when there is one.
+ *            (shim-client/client.c, docs/shim.md), MMAP buffers, DQBUF/QBUF,
+ *            through the fast path (shim-client/fastpath.c) when there is one.
  *
- * shim-libc.c the libc table the shim protocol's client calls through.
+ * shim-libc.c the libc table the shim protocol's client (shim-client/)
+ *            calls through.
  *
  * GLib, no main loop of its own: the caller polls client_capture_fd().
  */

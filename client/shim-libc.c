@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What libv4l2cuse-preload.so resolves with dlsym(RTLD_NEXT) inside apps
- * (preload/shim.h, struct shim_libc) is, in our own programs, libc itself:
- * the whole table, so that a protocol path that starts using another call
- * never finds a NULL.
+ * (struct shim_libc, shim-client/shim-client.h) is, in our own programs,
+ * libc itself: the whole table, so that a protocol path that starts using
+ * another call never finds a NULL.
  */
 #include "config.h"
 
@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <glib.h>
 
-#include "../preload/shim.h"
+#include "shim-client.h"
 
 struct shim_libc shim_real = {
 	.open = open,

@@ -37,6 +37,15 @@
 #include "videobuf.h"
 #include "device-private.h"
 
+/*
+ * What we publish (buffer indices, n_buffers, read_buffers) must fit the
+ * protocol's buffer limit, which sizes the clients' per-buffer tables;
+ * with it, the completion ring holds a voided epoch and a full current one
+ * of our queues (the protocol header checks the ring against the limit).
+ */
+_Static_assert(VB_MAX_BUFFERS <= V4L2CUSE_SHIM_MAX_BUFFERS,
+	       "a queue has more buffers than the shim protocol carries");
+
 struct dev_fp {
 	struct v4l2cuse_fh *fh;
 	struct v4l2cuse_fp_shared *sh;	/* our mapping of the memfd */

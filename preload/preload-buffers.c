@@ -4,8 +4,8 @@
  * mmap() of an attached handle maps the daemon's buffer memfd (zero copy),
  * munmap() tells the daemon; ioctl() copies USERPTR payloads through the
  * daemon's staging memfds and takes QBUF/DQBUF on the fast path
- * (fastpath.c). Everything else passes straight through; errno is what the
- * real call left.
+ * (shim-client/fastpath.c). Everything else passes straight through; errno
+ * is what the real call left.
  */
 #undef _FORTIFY_SOURCE
 #include "config.h"
@@ -22,7 +22,6 @@
 #include <unistd.h>
 #include <linux/videodev2.h>
 
-#include "shim.h"
 #include "preload-private.h"
 
 /* ---------------------------------------------------------------------- */

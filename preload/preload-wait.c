@@ -15,7 +15,6 @@
 #include <sys/select.h>
 #include <time.h>
 
-#include "shim.h"
 #include "preload-private.h"
 
 /* ---------------------------------------------------------------------- */

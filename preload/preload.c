@@ -7,10 +7,10 @@
  * lock-free table check. errno is what the real call left.
  *
  * This file resolves the real functions and follows the fds: open (where a
- * handle attaches), close, dup, fcntl, raw syscall() and read() (the
- * emulation itself is fpread.c). The buffers'
- * functions (mmap, munmap, ioctl) are in preload-buffers.c, the waits
- * (poll, select, epoll) in preload-wait.c.
+ * handle attaches), close, dup, fcntl, raw syscall() and read() (read.c;
+ * the emulation itself is shim-client/fpread.c). The buffers' functions
+ * (mmap, munmap, ioctl) are in preload-buffers.c, the waits (poll, select,
+ * epoll) in preload-wait.c.
  *
  * Built with -U_FILE_OFFSET_BITS so that open/open64, mmap/mmap64, ... are
  * distinct symbols, and with -fvisibility=hidden plus a version script, so
@@ -40,7 +40,6 @@
 #include <time.h>
 #include <linux/videodev2.h>
 
-#include "shim.h"
 #include "preload-private.h"
 
 struct shim_libc shim_real;
@@ -462,7 +461,7 @@ syscall(long nr, ...)
 }
 
 /* ---------------------------------------------------------------------- */
-/* read(): the shim's read() emulation on the fast path (fpread.c) */
+/* read(): the shim's read() emulation on the fast path (read.c) */
 
 EXPORT ssize_t
 read(int fd, void *buf, size_t count)

@@ -4,7 +4,8 @@
  * map daemon buffers. Every untracked fd and mapping must cost next to
  * nothing, so the hot checks are lock-free loads (an fd-indexed two-level
  * table of atomic pointers, a mapping counter); the lock is taken only when
- * they say "maybe ours".
+ * they say "maybe ours". The lock is the handles' shim_lock
+ * (shim-client/handle.c): a table entry holds a reference to its handle.
  */
 #include "config.h"
 
@@ -16,17 +17,16 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "preload-private.h"
 
 #define FD_CHUNK	1024
 #define FD_CHUNKS	1024		/* fds up to 1M */
 
 typedef _Atomic(struct shim_handle *) shim_slot;
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(shim_slot *) fd_chunks[FD_CHUNKS];
 static atomic_uint n_fds;
-static unsigned int max_fd_plus_one;	/* under lock */
+static unsigned int max_fd_plus_one;	/* under shim_lock */
 
 struct shim_mapping {
 	uintptr_t start, end;
@@ -34,83 +34,9 @@ struct shim_mapping {
 	uint64_t map_id;
 };
 
-static struct shim_mapping *maps;	/* under lock */
+static struct shim_mapping *maps;	/* under shim_lock */
 static size_t n_maps_alloc;
 static atomic_uint n_maps;
-static struct shim_handle *all_handles;	/* under lock */
-
-void
-shim_lock(void)
-{
-	pthread_mutex_lock(&lock);
-}
-
-void
-shim_unlock(void)
-{
-	pthread_mutex_unlock(&lock);
-}
-
-/* ---------------------------------------------------------------------- */
-/* Handles */
-
-struct shim_handle *
-shim_handle_new(int sock, dev_t rdev)
-{
-	struct shim_handle *h = calloc(1, sizeof(*h));
-
-	if (!h)
-		return NULL;
-	h->refs = 1;
-	h->sock = sock;
-	h->rdev = rdev;
-	pthread_mutex_init(&h->io, NULL);
-	shim_lock();
-	h->next = all_handles;
-	all_handles = h;
-	shim_unlock();
-	return h;
-}
-
-void
-shim_handle_ref_locked(struct shim_handle *h)
-{
-	h->refs++;
-}
-
-void
-shim_handle_unref_locked(struct shim_handle *h)
-{
-	struct shim_handle **pp;
-
-	if (--h->refs > 0)
-		return;
-	for (pp = &all_handles; *pp; pp = &(*pp)->next) {
-		if (*pp == h) {
-			*pp = h->next;
-			break;
-		}
-	}
-	for (int i = 0; i < SHIM_MAX_BUFFERS; i++)
-		if (h->staging[i])
-			shim_real.munmap(h->staging[i], h->staging_len[i]);
-	shim_fp_free(h->fp);
-	/* The daemon drops this connection's mapping records with it. */
-	if (h->sock >= 0)
-		shim_real.close(h->sock);
-	pthread_mutex_destroy(&h->io);
-	free(h);
-}
-
-void
-shim_handle_unref(struct shim_handle *h)
-{
-	if (!h)
-		return;
-	shim_lock();
-	shim_handle_unref_locked(h);
-	shim_unlock();
-}
 
 /* ---------------------------------------------------------------------- */
 /* fd table */
@@ -376,20 +302,10 @@ void
 shim_track_after_fork_child(void)
 {
 	/*
-	 * The child shares the parent's connections: talking on them would
-	 * mix both processes' requests and let the child drop the parent's
-	 * mapping counts. It keeps its copies of the tables (fds and mappings
-	 * it inherited), but without a socket: munmap and close are only
-	 * local, and mmap of new buffers fails (docs/shim.md).
+	 * The child keeps its copies of the tables (the fds and mappings it
+	 * inherited); their handles lose the parent's connections.
 	 */
-	pthread_mutex_init(&lock, NULL);
-	for (struct shim_handle *h = all_handles; h; h = h->next) {
-		if (h->sock >= 0)
-			shim_real.close(h->sock);
-		h->sock = -1;
-		pthread_mutex_init(&h->io, NULL);
-		shim_fp_forget_child(h);	/* the rings are the parent's */
-	}
+	shim_handles_after_fork_child();
 	shim_epoll_forget_child();
 }
 

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "preload-private.h"
 
 #define POLL_STACK 32
 

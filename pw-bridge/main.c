@@ -28,7 +28,6 @@
 #include <glib-unix.h>
 #include <spa/utils/result.h>
 
-#include "../preload/shim.h"
 #include "bridge.h"
 
 #define EXIT_USAGE 2

@@ -28,7 +28,7 @@
 #include <glib-unix.h>
 
 #include "util/cleanup.h"
-#include "../preload/shim.h"
+#include "shim-client.h"
 #include "bridge.h"
 
 #define SYSFS_CUSE "/sys/class/cuse"

@@ -21,7 +21,6 @@
 
 #include "util/cleanup.h"
 #include "v4l2cuse/ctl-protocol.h"
-#include "../preload/shim.h"
 #include "usb.h"
 
 struct usb_main {

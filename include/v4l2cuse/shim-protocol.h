@@ -44,6 +44,16 @@
 #define V4L2CUSE_SHIM_TOKEN_SIZE	32
 #define V4L2CUSE_SHIM_PATH_SIZE		108		/* sizeof(sun_path) */
 
+/*
+ * The most buffers a handle's queue has. Every buffer index on the wire
+ * (MAP's reply, STAGING, the fast path's completions and submissions) is
+ * below it, and the fast path's n_buffers and read_buffers are at most it:
+ * a client sizes its per-buffer tables by it (and still checks every
+ * index it reads). The daemon's queues never have more (VB_MAX_BUFFERS,
+ * checked at compile time where the daemon sees both).
+ */
+#define V4L2CUSE_SHIM_MAX_BUFFERS	32
+
 /* VIDIOC_V4L2CUSE_ATTACH: in magic + version, out everything. */
 struct v4l2cuse_shim_attach {
 	uint32_t magic;		/* in and out: V4L2CUSE_SHIM_MAGIC */
@@ -152,7 +162,14 @@ struct v4l2cuse_shim_reply {
  */
 #define V4L2CUSE_FP_VERSION		1u
 #define V4L2CUSE_FP_MAGIC		0x48545046u	/* "FPTH" */
-#define V4L2CUSE_FP_DONE_RING		64u	/* > 2 * VB_MAX_BUFFERS */
+/*
+ * The completion ring has room for every completion the shim may not have
+ * looked at yet: one per buffer of the current epoch (a buffer is published
+ * again only once its ACK dequeued it) behind as many of a voided epoch
+ * (the shim skips them at its next look). Were it ever full, the daemon
+ * would publish the rest later, never overwrite.
+ */
+#define V4L2CUSE_FP_DONE_RING		64u
 #define V4L2CUSE_FP_SUB_RING		128u
 
 /* state.flags */
@@ -234,6 +251,8 @@ struct v4l2cuse_fp_shared {
 	struct v4l2cuse_fp_sub sub[V4L2CUSE_FP_SUB_RING];
 };
 
+_Static_assert(V4L2CUSE_FP_DONE_RING >= 2 * V4L2CUSE_SHIM_MAX_BUFFERS,
+	       "the completion ring holds a voided epoch and a current one");
 _Static_assert(sizeof(struct v4l2cuse_shim_attach) == 176, "attach ABI");
 _Static_assert(sizeof(struct v4l2cuse_fp_done) == 200, "fast path ABI");
 _Static_assert(sizeof(struct v4l2cuse_fp_sub) == 32, "fast path ABI");

@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../../preload/shim.h"
+#include "shim-client.h"
 #include "fake-shim-libc.h"
 
 struct shim_libc shim_real;

@@ -24,7 +24,7 @@
 #include "device.h"
 #include "hub.h"
 #include "shim.h"
-#include "../../preload/shim.h"
+#include "preload-private.h"
 #include "fake-req.h"
 #include "fake-shim-libc.h"
 #include "fastpath-harness.h"

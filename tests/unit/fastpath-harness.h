@@ -23,7 +23,7 @@
 #include "device.h"
 #include "hub.h"
 #include "shim.h"
-#include "../../preload/shim.h"
+#include "preload-private.h"
 
 #define W 160
 #define H 120

@@ -35,7 +35,7 @@
 #include "videobuf.h"
 #include "device.h"
 #include "shim.h"
-#include "../../preload/shim.h"
+#include "shim-client.h"
 #include "../../client/capture-private.h"
 #include "fastpath-harness.h"
 #include "test-main.h"

@@ -36,7 +36,7 @@
 #include "videobuf.h"
 #include "device.h"
 #include "shim.h"
-#include "../../preload/shim.h"
+#include "shim-client.h"
 #include "fake-req.h"
 #include "fastpath-harness.h"
 #include "test-main.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * read() of a fast-path handle, emulated in the shim (preload/fpread.c)
+ * read() of a fast-path handle, emulated in the shim (shim-client/fpread.c)
  * on top of the fast path, end to end with the harness of test-fastpath.c
  * (fastpath-harness.h): the daemon's side on this process's main loop, an
  * "app" thread using the shim's side.
@@ -35,7 +35,7 @@
 #include "device.h"
 #include "hub.h"
 #include "shim.h"
-#include "../../preload/shim.h"
+#include "preload-private.h"
 #include "fake-req.h"
 #include "fastpath-harness.h"
 #include "test-main.h"

@@ -3,9 +3,9 @@
  * The preload shim's fast path end to end, without CUSE: the daemon's side
  * (daemon/fastpath.c, the device through the fake transport, the shim
  * socket server) runs on this process's main loop, and an "app" thread
- * uses the shim's side (preload/fastpath.c, wait.c) as the library does
- * inside an app, with CUSE requests handed to the loop thread as the
- * kernel would hand them to the daemon.
+ * uses the shim's side (shim-client/fastpath.c, preload/wait.c) as the
+ * library does inside an app, with CUSE requests handed to the loop thread
+ * as the kernel would hand them to the daemon.
  *
  * Checked: a streamed frame costs no CUSE request; DQBUF and QBUF answer
  * exactly what CUSE answers (flags, sequence numbers, timestamps at the
@@ -37,7 +37,7 @@
 #include "device.h"
 #include "hub.h"
 #include "shim.h"
-#include "../../preload/shim.h"
+#include "preload-private.h"
 #include "fake-req.h"
 #include "fastpath-harness.h"
 #include "test-main.h"

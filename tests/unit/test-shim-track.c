@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The preload shim's bookkeeping (preload/track.c) and its protocol client
- * (preload/client.c), linked directly: fd tracking across dup, close,
+ * (shim-client/client.c), linked directly: fd tracking across dup, close,
  * close_range and fork; the mapping table (full and partial unmaps,
  * MAP_FIXED replacement); vb2's mmap argument rules; request/reply with a
  * passed fd over a socketpair standing in for the daemon.
@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <glib.h>
 
-#include "../../preload/shim.h"
+#include "preload-private.h"
 #include "fake-shim-libc.h"
 #include "test-main.h"
 

@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <linux/videodev2.h>
 
-#include "shim.h"
+#include "shim-client.h"
 
 void (*shim_fp_test_hook)(struct shim_fp *fp, enum shim_fp_point point);
 

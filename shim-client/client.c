@@ -16,7 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "shim-client.h"
 
 bool
 shim_is_cuse_node(int fd, dev_t *ret_rdev)

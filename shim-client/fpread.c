@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * read() emulation of the preload shim (docs/shim.md, "read() through the
- * fast path"), built the way vb2 builds its file I/O on top of its own
- * streaming calls: on the first read() (or a poll asking POLLIN, where the
- * daemon's own emulation would start) of a handle whose fast path can
+ * read() emulation of the preload shim (an app's read() comes through
+ * preload/read.c; docs/shim.md, "read() through the fast path"), built the
+ * way vb2 builds its file I/O on top of its own streaming calls: on the
+ * first read() (or a poll asking POLLIN, where the daemon's own emulation
+ * would start) of a handle whose fast path can
  * stream and which has no buffers, the shim asks REQBUFS for the queue's
  * read-buffers= count of MMAP buffers through CUSE, maps them (MAP, as an
  * app's mmap() does, read-only and outside the mapping table: their life
@@ -36,11 +37,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <linux/videodev2.h>
 
-#include "shim.h"
+#include "shim-client.h"
 
 /* An ioctl through CUSE (the real one): 0 or -errno. */
 static int
@@ -463,31 +463,4 @@ shim_fp_read_ioctl(struct shim_handle *h, int fd, unsigned long request, void *a
 	if (done)
 		*ret = r;
 	return done;
-}
-
-ssize_t
-shim_read(int fd, void *buf, size_t count)
-{
-	struct shim_handle *h = shim_fd_get(fd);
-	ssize_t r = 0;
-	bool done = false;
-	int saved = errno;
-	struct stat st;
-
-	if (h)
-		shim_fp_want(h);	/* read() streams: the first one sets it up */
-	if (h && shim_fp_of(h)) {
-		/* Still our node? (An fd closed behind our back may be reused.) */
-		if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == h->rdev)
-			done = shim_fp_read(h, fd, buf, count, &r);
-	}
-	shim_handle_unref(h);
-	errno = saved;
-	if (!done)
-		return shim_real.read(fd, buf, count);
-	if (r < 0) {
-		errno = (int)-r;
-		return -1;
-	}
-	return r;
 }

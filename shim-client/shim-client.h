@@ -2,29 +2,32 @@
 #pragma once
 
 /*
- * libv4l2cuse-preload.so internals. The library runs inside foreign
- * processes: libc only, no GLib, nothing exported but the interposed libc
- * names (preload*.c), errno kept as the real call left it.
+ * The client side of the shim protocol (include/v4l2cuse/shim-protocol.h,
+ * docs/shim.md): one library shared by libv4l2cuse-preload.so (preload/),
+ * which runs it inside foreign processes, and our own consumers of a node
+ * (client/, for v4l2cuse-pipewire and v4l2cuse-usb). libc only, no GLib;
+ * built -fvisibility=hidden and as PIC for the preload library.
  *
- * track.c   which fds are attached v4l2cuse handles, which address ranges
- *           are mappings of their buffers; fork handling. Pure bookkeeping
- *           plus the mmap argument rules: the unit tests link it directly.
- * client.c  the daemon protocol: detection, attach, MAP/UNMAP/STAGING.
+ * handle.c   handles (one per open file description of a node): their
+ *            reference counts, shim_lock, the fork child's reset.
+ * client.c   the connection: detection, attach, MAP/UNMAP/STAGING.
  * fastpath.c the fast path: QBUF, DQBUF and readiness through the handle's
- *           shared-memory queue instead of CUSE.
- * fpread.c  read() emulation on top of the fast path (as vb2's fileio on
- *           top of its streaming calls).
- * wait.c    poll/ppoll/select/pselect and epoll for fast-path handles.
- * preload.c the interposed functions of the fds (open, close, dup, fcntl,
- *           syscall) and the resolution of the real ones;
- *           preload-buffers.c mmap, munmap, ioctl; preload-wait.c poll,
- *           select, epoll (preload-private.h between them).
+ *            shared-memory queue instead of CUSE.
+ * fpread.c   read() emulation on top of the fast path (as vb2's fileio on
+ *            top of its streaming calls).
  *
- * Locking: shim_lock (track.c) guards the tables and handle reference
- * counts and is held only for short bookkeeping (plus the real munmap/mmap
- * whose result changes the mapping table). A handle's io lock serializes
- * its socket conversation and its USERPTR staging maps. Never take an io
- * lock while holding shim_lock.
+ * The program that links it provides the real libc functions (shim_real),
+ * shim_debug() and shim_debug_enabled: preload/preload.c resolves them
+ * with dlsym(RTLD_NEXT), client/shim-libc.c takes libc's own, the unit
+ * tests their fakes (tests/unit/fake-shim-libc.c). The library never calls
+ * libc's interposable entry points (open, close, mmap, ioctl, ...) but
+ * through shim_real, so the preload library never calls itself.
+ *
+ * Locking: shim_lock (handle.c) guards the handle reference counts (and
+ * the preload library's tables of fds and mappings) and is held only for
+ * short bookkeeping. A handle's io lock serializes its socket conversation
+ * and its USERPTR staging maps. Never take an io lock while holding
+ * shim_lock.
  */
 
 #include <pthread.h>
@@ -37,13 +40,18 @@
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/types.h>
+#include <linux/videodev2.h>
 
 #include "v4l2cuse/shim-protocol.h"
 
-#define SHIM_MAX_BUFFERS 32		/* VB_MAX_BUFFERS */
+/* Per-buffer tables of a handle are sized by the protocol's buffer limit. */
+#define SHIM_MAX_BUFFERS V4L2CUSE_SHIM_MAX_BUFFERS
 #define SHIM_MAX_REPLY_FDS 2		/* FASTPATH: memfd and socket */
 
-/* The real libc functions (dlsym(RTLD_NEXT) in the library, libc in tests). */
+/*
+ * The real libc functions: dlsym(RTLD_NEXT) in the preload library, libc
+ * itself in our programs (client/shim-libc.c), fakes in the unit tests.
+ */
 struct shim_libc {
 	int (*open)(const char *path, int flags, ...);
 	int (*open64)(const char *path, int flags, ...);
@@ -88,6 +96,7 @@ struct shim_libc {
 	ssize_t (*read_chk)(int fd, void *buf, size_t count, size_t buflen);
 };
 
+/* The program's (see the top of this file). */
 extern struct shim_libc shim_real;
 extern bool shim_debug_enabled;
 
@@ -121,63 +130,23 @@ shim_fp_of(struct shim_handle *h)
 	return __atomic_load_n(&h->fp, __ATOMIC_ACQUIRE);
 }
 
-/* --- track.c --- */
+/* --- handle.c --- */
 void shim_lock(void);
 void shim_unlock(void);
-
-/* Lock-free hint: could @fd be tracked? (false: certainly not.) */
-bool shim_fd_maybe_tracked(int fd);
-/* Is any mapping tracked? (false: munmap/MAP_FIXED need no lookup.) */
-bool shim_maps_maybe_tracked(void);
 
 /* A new handle with one reference (the caller's), socket @sock. */
 struct shim_handle *shim_handle_new(int sock, dev_t rdev);
 /* Under shim_lock. */
 void shim_handle_ref_locked(struct shim_handle *h);
 void shim_handle_unref_locked(struct shim_handle *h);
+/* Accepts NULL. */
 void shim_handle_unref(struct shim_handle *h);
-
-/* The handle behind @fd with a new reference, or NULL. */
-struct shim_handle *shim_fd_get(int fd);
-/* @fd now refers to @h (takes a reference); replaces what @fd had. */
-void shim_fd_set(int fd, struct shim_handle *h);
-/* @fd was closed or reused: forget it. Returns whether it was tracked. */
-bool shim_fd_forget(int fd);
-/* close_range(): forget every fd in [first, last]. */
-void shim_fd_forget_range(unsigned int first, unsigned int last);
-/* @newfd is a duplicate of @oldfd (dup, dup2, dup3, F_DUPFD*). */
-void shim_fd_dup(int oldfd, int newfd);
-/* Number of tracked fds (tests). */
-unsigned int shim_fd_count(void);
-
-/* A mapping that went away: the daemon hears about it through @h. */
-struct shim_unmapped {
-	struct shim_handle *h;		/* holds the mapping's reference */
-	uint64_t map_id;
-};
-
-/* Record [addr, addr+len) as mapping @map_id of @h (takes a reference). */
-int shim_map_add_locked(void *addr, size_t len, struct shim_handle *h, uint64_t map_id);
 /*
- * [addr, addr+len) was unmapped (or replaced by MAP_FIXED). Mappings it
- * covers entirely are removed and returned in @out (at most @max; the
- * caller sends UNMAP and drops the references); mappings it overlaps at one
- * end are trimmed. Returns the number stored in @out.
+ * In the child of fork(), before anything else: shim_lock and every
+ * handle's io lock start unlocked, and the handles lose their socket and
+ * their fast path, which are the parent's (docs/shim.md).
  */
-size_t shim_map_remove_locked(void *addr, size_t len, struct shim_unmapped *out, size_t max);
-unsigned int shim_map_count(void);
-
-/*
- * vb2's mmap rules for a capture buffer: MAP_SHARED (or
- * MAP_SHARED_VALIDATE), PROT_READ, a non-zero length, and an offset that
- * can be a cookie (page-aligned, below 4 GiB). 0 or -EINVAL.
- */
-int shim_mmap_check(size_t len, int prot, int flags, int64_t off);
-
-/* Install the fork handlers (once). In a child, handles lose their socket. */
-void shim_track_init(void);
-/* The atfork child handler, for tests. */
-void shim_track_after_fork_child(void);
+void shim_handles_after_fork_child(void);
 
 /* --- client.c --- */
 /* If @fd is a v4l2cuse node whose daemon accepts us, a new handle (1 ref). */
@@ -202,8 +171,6 @@ extern unsigned int shim_reply_timeout_ms;
 bool shim_is_cuse_node(int fd, dev_t *ret_rdev);
 
 /* --- fastpath.c --- */
-#include <linux/videodev2.h>
-
 /* A handle's fast path: the shared-memory queue and the wake-up socket. */
 struct shim_fp {
 	struct v4l2cuse_fp_shared *sh;	/* mapped read-write, shared with the daemon */
@@ -317,14 +284,9 @@ extern void (*shim_fp_test_hook)(struct shim_fp *fp, enum shim_fp_point point);
 
 /* --- fpread.c --- */
 /*
- * read() of @fd (the library's read(), __read_chk and syscall(SYS_read)):
- * an attached handle whose fast path can serve it reads through the
- * shim's emulation, everything else through the real read().
- */
-ssize_t shim_read(int fd, void *buf, size_t count);
-/*
- * The same for attached @h: true when answered (*ret: bytes or -errno),
- * false when the real read() (CUSE) must answer.
+ * read() of attached @h through the emulation, @fd being the caller's fd
+ * of it: true when answered (*ret: bytes or -errno), false when the real
+ * read() (CUSE) must answer.
  */
 bool shim_fp_read(struct shim_handle *h, int fd, void *buf, size_t count, ssize_t *ret);
 /* Is read() emulation running on @h? (A lock-free hint.) */
@@ -342,30 +304,3 @@ bool shim_fp_read_ioctl(struct shim_handle *h, int fd, unsigned long request, vo
 			int *ret);
 /* Unmap the emulation's buffers (the handle goes; the daemon's records go with it). */
 void shim_fp_read_free(struct shim_fp *fp);
-
-/* --- wait.c --- */
-/* CLOCK_MONOTONIC in ns. */
-int64_t shim_now_ns(void);
-/* What is left of @total (NULL: forever) after @start; false when nothing. */
-bool shim_time_left(const struct timespec *total, int64_t start, struct timespec *left);
-/*
- * poll()/ppoll() with fast-path handles: their readiness from the shared
- * state, their waits on the wake-up socket. @timeout NULL: forever. @ppoll
- * selects ppoll() (with @sigmask) for the waits.
- */
-int shim_poll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
-	      const sigset_t *sigmask, bool ppoll);
-/* Does any fd of @fds (or of the fd_sets) belong to a fast-path handle? */
-bool shim_poll_needed(const struct pollfd *fds, nfds_t n);
-bool shim_select_needed(int n, const fd_set *r, const fd_set *w, const fd_set *e);
-/* select()/pselect() on top of shim_poll(); updates @timeout (µs) like Linux. */
-int shim_select(int n, fd_set *r, fd_set *w, fd_set *e, struct timespec *timeout,
-		const sigset_t *sigmask, bool pselect);
-/* epoll: a fast-path handle is watched through its wake-up socket. */
-int shim_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev);
-/* After epoll_wait: our registrations' events rewritten or dropped. */
-int shim_epoll_fix(int epfd, struct epoll_event *ev, int n);
-bool shim_epoll_maybe_ours(void);
-/* @fd (an app's node fd, or an epoll fd) is closed: drop our registrations. */
-void shim_epoll_forget_fd(int fd);
-void shim_epoll_forget_child(void);
