@@ -34,6 +34,16 @@ T=$(mktemp -d)
 vm_require pipewire wireplumber pw-cli pw-dump jq dbus-daemon gst-launch-1.0 ||
 	bail_out "missing programs"
 [[ -x $bridge ]] || bail_out "$bridge is not built (meson -Dpipewire=enabled)"
+# until SECS CMD...: CMD (a function too) succeeds within SECS.
+until_ok()
+{
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		((SECONDS < end)) || return 1
+		sleep 0.2
+	done
+}
 vm_modprobe cuse
 vm_wait_node /dev/cuse 10
 
@@ -61,7 +71,7 @@ sed -i '/bluetooth.lua/d' "$T/wpconf/wireplumber.conf"
 pipewire >"$V4L2CUSE_RESULTS/pipewire.log" 2>&1 &
 pw_pid=$!
 vm_on_exit kill $pw_pid
-vm_wait_for "pipewire answers" 120 pw-cli info 0 || bail_out "pipewire did not start"
+until_ok 120 pw-cli info 0 >/dev/null 2>&1 || bail_out "pipewire did not start"
 WIREPLUMBER_CONFIG_DIR=$T/wpconf wireplumber >"$V4L2CUSE_RESULTS/wireplumber.log" 2>&1 &
 wp_pid=$!
 vm_on_exit kill $wp_pid
@@ -94,7 +104,7 @@ one()
 	shift
 	env "$@" "$bridge" >"$V4L2CUSE_RESULTS/bridge-$tag.log" 2>&1 &
 	bp=$!
-	vm_wait_for "the bridge publishes v4l2cuse.video42 ($tag)" 120 has_node || return 1
+	until_ok 120 has_node || { echo "the bridge did not publish v4l2cuse.video42 ($tag)"; return 1; }
 	gst-launch-1.0 -q pipewiresrc target-object=v4l2cuse.video42 ! \
 		"video/x-raw,format=YUY2,width=${size%x*},height=${size#*x}" ! fakesink \
 		>"$V4L2CUSE_RESULTS/gst-$tag.log" 2>&1 &
@@ -122,7 +132,7 @@ one()
 			tag, size, f, f / s, f ? req / f : 0, ms(b), ms(m), ms(p), ms(w), ms(g), load }' |
 		tee -a "$out"
 	# The node goes with the bridge; wait so that the next bridge's is its own.
-	vm_wait_for "v4l2cuse.video42 gone ($tag)" 60 bash -c '! pw-dump 2>/dev/null | grep -q "\"v4l2cuse.video42\""' || true
+	until_ok 60 bash -c '! pw-dump 2>/dev/null | grep -q "\"v4l2cuse.video42\""' || true
 }
 
 for ((round = 1; round <= rounds; round++)); do
