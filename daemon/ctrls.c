@@ -380,22 +380,6 @@ dev_ctrl_fill_event(struct dev_ctrl *c, uint32_t changes, struct v4l2_event *ev)
 	}
 }
 
-static bool
-fh_subscribed(struct v4l2cuse_fh *fh, uint32_t type, uint32_t id, uint32_t *ret_flags)
-{
-	for (unsigned int i = 0; i < fh->subs->len; i++) {
-		struct v4l2_event_subscription *s =
-			&g_array_index(fh->subs, struct v4l2_event_subscription, i);
-
-		if (s->type == type && s->id == id) {
-			if (ret_flags)
-				*ret_flags = s->flags;
-			return true;
-		}
-	}
-	return false;
-}
-
 void
 dev_ctrl_send_event(struct v4l2cuse_device *dev, struct v4l2cuse_fh *origin,
 		    struct dev_ctrl *c, uint32_t changes)
@@ -407,7 +391,7 @@ dev_ctrl_send_event(struct v4l2cuse_device *dev, struct v4l2cuse_fh *origin,
 		struct v4l2cuse_fh *fh = l->data;
 		uint32_t flags;
 
-		if (!fh_subscribed(fh, V4L2_EVENT_CTRL, c->id, &flags))
+		if (!dev_subscribed(fh, V4L2_EVENT_CTRL, c->id, &flags))
 			continue;
 		/* The setter hears its own change only with ALLOW_FEEDBACK. */
 		if (fh == origin && !(flags & V4L2_EVENT_SUB_FL_ALLOW_FEEDBACK))

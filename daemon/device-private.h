@@ -163,6 +163,15 @@ void dev_wake_fh(struct v4l2cuse_fh *fh);
 void dev_wake_all(struct v4l2cuse_device *dev);
 int dev_prio_check(struct v4l2cuse_fh *fh);
 void dev_queue_event(struct v4l2cuse_fh *fh, const struct v4l2_event *ev);
+/* Whether @fh subscribed to events of @type and @id (its flags in *ret_flags, may be NULL). */
+bool dev_subscribed(struct v4l2cuse_fh *fh, uint32_t type, uint32_t id, uint32_t *ret_flags);
+/*
+ * A writer node: v4l2loopback's client-usage event (v4l2cuse/loopback-abi.h)
+ * of @type, the loopback's readers now, to @fh; it replaces one pending.
+ */
+void dev_client_usage_event(struct v4l2cuse_fh *fh, uint32_t type);
+/* A writer node's readers changed (@data: the device): every subscriber hears. */
+void dev_client_usage_changed(void *data);
 void dev_dqbuf(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, const struct v4l2_buffer *arg);
 /* output: @fh becomes the writer (-EBUSY: another one is); the writer goes. */
 int dev_writer_join(struct v4l2cuse_fh *fh);

@@ -213,6 +213,9 @@ v4l2cuse_device_new(const struct v4l2cuse_device_config *cfg, char **ret_error)
 			goto err_free;
 		}
 	}
+	/* A writer node tells its writers how many read (until its source goes). */
+	if (dev->output)
+		v4l2cuse_loopback_watch_readers(dev->src, dev_client_usage_changed, dev);
 	return dev;
 
 err_free:

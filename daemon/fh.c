@@ -14,12 +14,14 @@
 #include <time.h>
 #include <glib.h>
 
+#include "v4l2cuse/loopback-abi.h"
 #include "v4l2cuse/source.h"
 #include "util/clock.h"
 #include "util/macros.h"
 #include "videobuf.h"
 #include "device-private.h"
 #include "loopback.h"
+#include "offer.h"
 #include "shim.h"
 
 /* ---------------------------------------------------------------------- */
@@ -182,6 +184,22 @@ v4l2cuse_device_cancel_all(struct v4l2cuse_device *dev, int r)
 /* ---------------------------------------------------------------------- */
 /* Events */
 
+bool
+dev_subscribed(struct v4l2cuse_fh *fh, uint32_t type, uint32_t id, uint32_t *ret_flags)
+{
+	for (unsigned int i = 0; i < fh->subs->len; i++) {
+		struct v4l2_event_subscription *s =
+			&g_array_index(fh->subs, struct v4l2_event_subscription, i);
+
+		if (s->type == type && s->id == id) {
+			if (ret_flags)
+				*ret_flags = s->flags;
+			return true;
+		}
+	}
+	return false;
+}
+
 void
 dev_queue_event(struct v4l2cuse_fh *fh, const struct v4l2_event *ev)
 {
@@ -196,6 +214,48 @@ dev_queue_event(struct v4l2cuse_fh *fh, const struct v4l2_event *ev)
 	g_queue_push_tail(&fh->events, e);
 	dev_fp_publish(fh);
 	dev_notify_poll(fh);
+}
+
+void
+dev_client_usage_event(struct v4l2cuse_fh *fh, uint32_t type)
+{
+	struct v4l2cuse_event_client_usage u = {
+		.count = v4l2cuse_loopback_readers(v4l2cuse_offer_inner(fh->dev->src)),
+	};
+	struct v4l2_event ev = { .type = type };
+
+	/*
+	 * v4l2loopback subscribes it with a one-element queue whose newer
+	 * event replaces the pending one: a writer that was away reads the
+	 * count of now, not a backlog of counts.
+	 */
+	for (GList *l = fh->events.head, *next; l; l = next) {
+		struct v4l2_event *e = l->data;
+
+		next = l->next;
+		if (e->type == type) {
+			g_free(e);
+			g_queue_delete_link(&fh->events, l);
+		}
+	}
+	memcpy(ev.u.data, &u, sizeof(u));
+	dev_queue_event(fh, &ev);
+}
+
+void
+dev_client_usage_changed(void *data)
+{
+	static const uint32_t types[] = {
+		V4L2CUSE_EVENT_CLIENT_USAGE, V4L2CUSE_EVENT_CLIENT_USAGE_OLD,
+	};
+	struct v4l2cuse_device *dev = data;
+
+	for (GList *l = dev->fhs.head; l; l = l->next) {
+		for (size_t i = 0; i < G_N_ELEMENTS(types); i++) {
+			if (dev_subscribed(l->data, types[i], 0, NULL))
+				dev_client_usage_event(l->data, types[i]);
+		}
+	}
 }
 
 /* ---------------------------------------------------------------------- */

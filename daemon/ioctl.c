@@ -22,6 +22,7 @@
 
 #include "v4l2cuse/ctl-protocol.h"
 #include "v4l2cuse/format.h"
+#include "v4l2cuse/loopback-abi.h"
 #include "v4l2cuse/source.h"
 #include "util/macros.h"
 #include "videobuf.h"
@@ -509,6 +510,12 @@ ioc_subscribe_event(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 		if (sub->id != 0 || fh->dev->output)
 			return -EINVAL;
 		break;
+	case V4L2CUSE_EVENT_CLIENT_USAGE:
+	case V4L2CUSE_EVENT_CLIENT_USAGE_OLD:
+		/* v4l2loopback's readers count, for writers (v4l2-relayd): a writer node's. */
+		if (sub->id != 0 || !fh->dev->output)
+			return -EINVAL;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -529,6 +536,9 @@ ioc_subscribe_event(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 			return r;
 	}
 	g_array_append_val(fh->subs, *sub);
+	if (v4l2cuse_event_is_client_usage(sub->type) &&
+	    (sub->flags & V4L2_EVENT_SUB_FL_SEND_INITIAL))
+		dev_client_usage_event(fh, sub->type);	/* the count now */
 	return 0;
 }
 

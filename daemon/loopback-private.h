@@ -66,6 +66,7 @@ struct loopback {
 	bool has_kept;			/* keep_format: later writers keep writer_fmt */
 	uint64_t refused, dropped;
 	GQueue captures;		/* struct lb_source *, started capture ends */
+	GQueue watchers;		/* struct lb_source *, writer ends told of readers */
 };
 
 struct v4l2cuse_loopbacks {
@@ -83,7 +84,13 @@ struct lb_source {
 	struct loopback *lb;
 	enum lb_end end;
 
+	/* The writer end: who hears of changes in the number of readers. */
+	void (*readers_changed)(void *data);
+	void *readers_data;
+	GList watch_link;		/* in lb->watchers while watching */
+
 	/* The capture end. */
+	unsigned int readers;		/* its device's consumers that stream */
 	struct lb_knobs knobs;		/* its options */
 	struct lb_knobs found;		/* the loopback's knobs before them */
 	GList end_link;			/* in lb->ends once set up */

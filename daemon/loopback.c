@@ -177,7 +177,11 @@ lb_destroy(struct v4l2cuse_source *src)
 		return;
 	if (s->end == LB_WRITER && s->lb->connected)
 		v4l2cuse_loopback_set_writer(src, 0);
+	if (s->end == LB_WRITER)
+		v4l2cuse_loopback_watch_readers(src, NULL, NULL);
 	if (s->end == LB_CAPTURE) {
+		/* Its device stopped its streams first; if not, they end here. */
+		v4l2cuse_loopback_set_readers(src, 0);
 		lb_capture_stop(src);
 		lb_capture_leave(s);
 	}
@@ -256,6 +260,60 @@ lb_set_control(struct v4l2cuse_source *src, uint32_t id, int64_t value)
 	return -EINVAL;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Readers (loopback.h) */
+
+unsigned int
+v4l2cuse_loopback_readers(struct v4l2cuse_source *src)
+{
+	unsigned int n = 0;
+
+	if (!lb_is(src))
+		return 0;
+	/* Summed afresh: a capture end that leaves takes its readers along. */
+	for (GList *l = lb_of(src)->lb->ends.head; l; l = l->next)
+		n += ((struct lb_source *)l->data)->readers;
+	return n;
+}
+
+void
+v4l2cuse_loopback_set_readers(struct v4l2cuse_source *src, unsigned int n)
+{
+	struct lb_source *s = lb_of(src);
+	struct loopback *lb;
+	GList *l, *next;
+
+	if (!lb_is(src) || s->end != LB_CAPTURE || s->readers == n)
+		return;
+	lb = s->lb;
+	s->readers = n;
+	if (!g_list_find(lb->ends.head, s))
+		return;		/* its setup failed: it counts for nobody */
+	g_debug("loopback %s: readers %u", lb->name, v4l2cuse_loopback_readers(src));
+	for (l = lb->watchers.head; l; l = next) {
+		struct lb_source *w = l->data;
+
+		next = l->next;		/* the one told may stop watching */
+		w->readers_changed(w->readers_data);
+	}
+}
+
+void
+v4l2cuse_loopback_watch_readers(struct v4l2cuse_source *src, void (*changed)(void *data),
+				void *data)
+{
+	struct lb_source *s = lb_of(src);
+
+	if (!lb_is(src) || s->end != LB_WRITER)
+		return;
+	if (s->readers_changed)
+		g_queue_unlink(&s->lb->watchers, &s->watch_link);
+	s->readers_changed = changed;
+	s->readers_data = data;
+	if (changed)
+		g_queue_push_tail_link(&s->lb->watchers, &s->watch_link);
+}
+
 int
 v4l2cuse_loopback_get_stats(struct v4l2cuse_source *src, struct v4l2cuse_loopback_stats *ret)
 {
@@ -305,6 +363,7 @@ v4l2cuse_loopback_create(struct v4l2cuse_loopbacks *reg, const char *spec,
 	s->epfd = s->evfd = s->tfd = -1;
 	s->link.data = s;
 	s->end_link.data = s;
+	s->watch_link.data = s;
 	s->ms.base.ops = writer_end ? &lb_writer_ops : &lb_capture_ops;
 	s->end = writer_end ? LB_WRITER : LB_CAPTURE;
 	s->lb = lb_get(reg, name);

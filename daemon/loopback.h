@@ -76,3 +76,21 @@ int v4l2cuse_loopback_get_stats(struct v4l2cuse_source *src, struct v4l2cuse_loo
 void v4l2cuse_loopback_set_writer(struct v4l2cuse_source *src, pid_t pid);
 /* The writer end: a write that was not a whole frame was refused. */
 void v4l2cuse_loopback_refused(struct v4l2cuse_source *src);
+
+/*
+ * Readers, as v4l2loopback counts them for its client-usage event
+ * (v4l2cuse/loopback-abi.h): the consumers of the capture devices whose
+ * stream runs (STREAMON with a buffer queued, or read()), not those that
+ * merely opened the node.
+ *
+ * The capture end: @n consumers of its device stream now.
+ */
+void v4l2cuse_loopback_set_readers(struct v4l2cuse_source *src, unsigned int n);
+/* Either end: the readers of every capture end of its loopback; 0 for other sources. */
+unsigned int v4l2cuse_loopback_readers(struct v4l2cuse_source *src);
+/*
+ * The writer end: @changed(@data) runs after each change of the number
+ * of readers, until the end is destroyed (@changed NULL: no longer).
+ */
+void v4l2cuse_loopback_watch_readers(struct v4l2cuse_source *src, void (*changed)(void *data),
+				     void *data);

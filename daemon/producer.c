@@ -45,6 +45,7 @@
 #include "placeholder.h"
 #include "device-private.h"
 #include "loopback.h"
+#include "offer.h"
 
 static void dev_timer_stop(struct v4l2cuse_device *dev);
 static int dev_arm_producer(struct v4l2cuse_device *dev);
@@ -519,6 +520,17 @@ dev_return_all(struct dev_queue *dq, enum vb_buf_state state)
 		vb_buffer_done(b, state);
 }
 
+/*
+ * A queue started or stopped: a loopback's capture end counts its readers
+ * (v4l2loopback's client-usage event on the writer node).
+ */
+static void
+dev_streams_changed(struct v4l2cuse_device *dev)
+{
+	v4l2cuse_loopback_set_readers(v4l2cuse_offer_inner(dev->src),
+				      g_queue_get_length(&dev->streams));
+}
+
 static int
 dev_start_streaming(struct vb_queue *q, unsigned int count)
 {
@@ -545,6 +557,7 @@ dev_start_streaming(struct vb_queue *q, unsigned int count)
 		goto err_stop_source;
 	dq->started = true;
 	dev_changed(dev);
+	dev_streams_changed(dev);
 	g_debug("%s: streaming %ux%u %.4s at %u/%u s", dev->name, dev->fmt.width,
 		dev->fmt.height, (const char *)&dev->fmt.pixelformat,
 		dev->interval.numerator, dev->interval.denominator);
@@ -553,6 +566,7 @@ dev_start_streaming(struct vb_queue *q, unsigned int count)
 join:
 	g_queue_push_tail_link(&dev->streams, &dq->link);
 	dq->started = true;
+	dev_streams_changed(dev);
 	g_debug("%s: a consumer joined (%u streaming)", dev->name,
 		g_queue_get_length(&dev->streams));
 	return 0;
@@ -577,6 +591,7 @@ dev_stop_streaming(struct vb_queue *q)
 		dq->started = false;
 		if (!dev_streaming(dev))
 			dev_producer_stop(dev);
+		dev_streams_changed(dev);
 	}
 	dev_return_all(dq, VB_BUF_ERROR);
 }

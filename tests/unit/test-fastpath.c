@@ -12,8 +12,9 @@
  * frame interval, QUERYBUF afterwards); anything the shared state cannot
  * answer goes to CUSE; STREAMOFF voids what was published; O_NONBLOCK,
  * EINTR, a wait woken by STREAMOFF and by the handle's release; poll,
- * select and epoll; shared devices; an output (writer) queue; a client
- * that corrupts its ring loses its fast path and nothing else.
+ * select and epoll; shared devices; an output (writer) queue and its
+ * client-usage event (POLLPRI from the shared state when a reader starts);
+ * a client that corrupts its ring loses its fast path and nothing else.
  */
 #include "config.h"
 
@@ -33,6 +34,7 @@
 #include <glib.h>
 #include <linux/videodev2.h>
 
+#include "v4l2cuse/loopback-abi.h"
 #include "videobuf.h"
 #include "device.h"
 #include "hub.h"
@@ -601,6 +603,94 @@ app_output(struct fixture *f)
 V4L2CUSE_TEST_F_DATA("/fastpath/output", test_output, "output")
 {
 	run_app(f, app_output);
+}
+
+/* The reader's STREAMON, from the loop a moment after the writer began to wait. */
+static gboolean
+reader_streamon_cb(gpointer p)
+{
+	struct client *r = p;
+	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+
+	g_assert_cmpint(fake_ioctl(r->fh, VIDIOC_STREAMON, &type), ==, 0);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+reader_streamon_later(gpointer p)
+{
+	g_timeout_add(20, reader_streamon_cb, p);
+}
+
+static uint32_t
+usage_count(struct client *c)
+{
+	struct v4l2cuse_event_client_usage u;
+	struct v4l2_event ev;
+
+	g_assert_cmpint(cuse_ioctl(c->fh, VIDIOC_DQEVENT, &ev), ==, 0);
+	g_assert_cmpuint(ev.type, ==, V4L2CUSE_EVENT_CLIENT_USAGE);
+	memcpy(&u, ev.u.data, sizeof(u));
+	return u.count;
+}
+
+/*
+ * v4l2-relayd: its v4l2sink streams into the writer node through the fast
+ * path and polls the same fd for POLLPRI, the client-usage event. The
+ * shared state says POLLPRI, and a wait in the shim wakes when a reader
+ * starts, with no CUSE request of the writer's.
+ */
+static void
+app_output_usage(struct fixture *f)
+{
+	struct v4l2_event_subscription sub = { .type = V4L2CUSE_EVENT_CLIENT_USAGE,
+					       .flags = V4L2_EVENT_SUB_FL_SEND_INITIAL };
+	struct v4l2_requestbuffers rb = { .count = 2, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					  .memory = V4L2_MEMORY_MMAP };
+	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
+	struct v4l2cuse_device_stats before, after;
+	struct client w, r;
+
+	client_open(f, f->dev, &w, true);
+	fmt.fmt.pix = (struct v4l2_pix_format){ .width = W, .height = H,
+						.pixelformat = V4L2_PIX_FMT_YUYV };
+	g_assert_cmpint(cuse_ioctl(w.fh, VIDIOC_S_FMT, &fmt), ==, 0);
+	client_stream(&w, 2, 2);
+	g_assert_cmpint(cuse_ioctl(w.fh, VIDIOC_SUBSCRIBE_EVENT, &sub), ==, 0);
+	before = stats(f->dev);
+	g_assert_cmpint(client_poll(&w, POLLPRI, 5000), ==, POLLPRI);
+	after = stats(f->dev);
+	g_assert_cmpuint(after.requests, ==, before.requests);
+	g_assert_cmpuint(usage_count(&w), ==, 0);
+	g_assert_cmpint(client_poll(&w, POLLPRI, 0), ==, 0);
+
+	/* A reader with its buffers queued; its STREAMON comes while the writer waits. */
+	client_open(f, f->capture, &r, false);
+	g_assert_cmpint(cuse_ioctl(r.fh, VIDIOC_REQBUFS, &rb), ==, 0);
+	for (uint32_t i = 0; i < rb.count; i++) {
+		struct v4l2_buffer b = { .index = i, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					 .memory = V4L2_MEMORY_MMAP };
+
+		g_assert_cmpint(cuse_ioctl(r.fh, VIDIOC_QBUF, &b), ==, 0);
+	}
+	g_assert_cmpint(client_poll(&w, POLLPRI, 0), ==, 0);
+	before = stats(f->dev);
+	on_loop(reader_streamon_later, &r);
+	g_assert_cmpint(client_poll(&w, POLLPRI, 5000), ==, POLLPRI);
+	after = stats(f->dev);
+	g_assert_cmpuint(after.requests, ==, before.requests);
+	g_assert_cmpuint(usage_count(&w), ==, 1);
+
+	/* The reader goes: 0 again. */
+	client_close(&r);
+	g_assert_cmpint(client_poll(&w, POLLPRI, 5000), ==, POLLPRI);
+	g_assert_cmpuint(usage_count(&w), ==, 0);
+	client_close(&w);
+}
+
+V4L2CUSE_TEST_F_DATA("/fastpath/output-client-usage", test_output_usage, "output")
+{
+	run_app(f, app_output_usage);
 }
 
 /*

@@ -15,6 +15,7 @@
 #include <glib.h>
 #include <linux/videodev2.h>
 
+#include "v4l2cuse/loopback-abi.h"
 #include "videobuf.h"
 #include "device.h"
 #include "fake-req.h"
@@ -389,6 +390,13 @@ V4L2CUSE_TEST_F("/ioctl/events", test_events)
 	g_assert_cmpint(fake_ioctl(f->fh, VIDIOC_SUBSCRIBE_EVENT, &sub), ==, -EINVAL);
 	sub = (struct v4l2_event_subscription){ .type = 0x7777 };
 	g_assert_cmpint(fake_ioctl(f->fh, VIDIOC_SUBSCRIBE_EVENT, &sub), ==, -EINVAL);
+	/* v4l2loopback's client-usage event is a writer node's (test-loopback.c). */
+	sub = (struct v4l2_event_subscription){ .type = V4L2CUSE_EVENT_CLIENT_USAGE,
+						.flags = V4L2_EVENT_SUB_FL_SEND_INITIAL };
+	g_assert_cmpint(fake_ioctl(f->fh, VIDIOC_SUBSCRIBE_EVENT, &sub), ==, -EINVAL);
+	sub.type = V4L2CUSE_EVENT_CLIENT_USAGE_OLD;
+	g_assert_cmpint(fake_ioctl(f->fh, VIDIOC_SUBSCRIBE_EVENT, &sub), ==, -EINVAL);
+	g_assert_cmpint(fake_ioctl(f->fh, VIDIOC_DQEVENT, &ev), ==, -ENOENT);
 	sub = (struct v4l2_event_subscription){ .type = V4L2_EVENT_ALL };
 	g_assert_cmpint(fake_ioctl(f->fh, VIDIOC_UNSUBSCRIBE_EVENT, &sub), ==, 0);
 }

@@ -6,7 +6,8 @@
  * before any writer; written frames reach them converted and scaled;
  * short, oversized and garbage writes are refused without touching what
  * readers see; one writer at a time; a new writer with another format is
- * picked up; the timeout brings the placeholder back; MJPEG writes decode.
+ * picked up; the timeout brings the placeholder back; MJPEG writes decode;
+ * the writer node's client-usage event (v4l2-relayd) counts the readers.
  */
 #include "config.h"
 
@@ -15,6 +16,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <glib.h>
 #include <linux/videodev2.h>
@@ -24,6 +26,7 @@
 #include "hub.h"
 #include "loopback.h"
 #include "v4l2cuse/format.h"
+#include "v4l2cuse/loopback-abi.h"
 #include "convert.h"
 #include "fake-req.h"
 #include "fake-consumer.h"
@@ -50,6 +53,11 @@ device(struct v4l2cuse_hub *hub, const char *name, const char *spec, bool output
 	return fake_device(&cfg);
 }
 
+/*
+ * The capture device (video42) and its writer node (video43); the reader
+ * streams from the start unless @data says "shared": then the capture
+ * device has share=true and no reader yet (the client-usage tests).
+ */
 static void
 fixture_setup(struct fixture *f, gconstpointer data)
 {
@@ -57,13 +65,20 @@ fixture_setup(struct fixture *f, gconstpointer data)
 	f->capture = device(f->hub, "video42",
 			    "loopback:video43,sizes=160x120+320x240,fps=60+30", false, CW, CH);
 	f->writer = device(f->hub, "video43", "loopback-writer:video43", true, 640, 480);
+	if (g_strcmp0(data, "shared") == 0) {
+		g_autofree char *err = NULL;
+
+		g_assert_cmpint(v4l2cuse_device_set_shared(f->capture, true, &err), ==, 0);
+		return;
+	}
 	fake_consumer_start(&f->reader, f->capture, 4, 0);
 }
 
 static void
 fixture_teardown(struct fixture *f, gconstpointer data)
 {
-	fake_consumer_close(&f->reader);
+	if (f->reader.fh)
+		fake_consumer_close(&f->reader);
 	v4l2cuse_device_free(f->writer);
 	v4l2cuse_device_free(f->capture);
 	v4l2cuse_hub_free(f->hub);
@@ -412,5 +427,212 @@ V4L2CUSE_TEST_F("/loopback/output-streaming", test_output_streaming)
 	munmap(mem[0], len[0]);
 	munmap(mem[1], len[1]);
 	v4l2cuse_fh_release(other);
+	v4l2cuse_fh_release(w);
+}
+
+/* ---------------------------------------------------------------------- */
+/* v4l2loopback's client-usage event (v4l2-relayd) */
+
+static void
+subscribe_usage(struct v4l2cuse_fh *fh, uint32_t type, uint32_t flags, int expect)
+{
+	struct v4l2_event_subscription sub = { .type = type, .flags = flags };
+
+	g_assert_cmpint(fake_ioctl(fh, VIDIOC_SUBSCRIBE_EVENT, &sub), ==, expect);
+}
+
+/* DQEVENT on @fh: a client-usage event of @type, whose count it returns. */
+static uint32_t
+usage_event(struct v4l2cuse_fh *fh, uint32_t type)
+{
+	struct v4l2cuse_event_client_usage u;
+	struct v4l2_event ev;
+
+	g_assert_cmpint(fake_ioctl(fh, VIDIOC_DQEVENT, &ev), ==, 0);
+	g_assert_cmpuint(ev.type, ==, type);
+	g_assert_cmpuint(ev.id, ==, 0);
+	memcpy(&u, ev.u.data, sizeof(u));
+	return u.count;
+}
+
+static void
+no_event(struct v4l2cuse_fh *fh)
+{
+	struct v4l2_event ev;
+
+	g_assert_false(fake_poll(fh, POLLPRI) & POLLPRI);
+	g_assert_cmpint(fake_ioctl(fh, VIDIOC_DQEVENT, &ev), ==, -ENOENT);
+}
+
+/* SEND_INITIAL: the count at once, as POLLPRI; the event's fields as DQEVENT fills them. */
+V4L2CUSE_TEST_F_DATA("/loopback/client-usage/initial", test_usage_initial, "shared")
+{
+	struct v4l2cuse_fh *w = fake_open(f->writer, false, O_RDWR | O_NONBLOCK);
+	struct v4l2cuse_fh *opener = fake_open(f->capture, false, O_RDWR | O_NONBLOCK);
+	struct v4l2cuse_event_client_usage u;
+	struct v4l2_event ev;
+	struct timespec now;
+
+	subscribe_usage(w, V4L2CUSE_EVENT_CLIENT_USAGE, V4L2_EVENT_SUB_FL_SEND_INITIAL, 0);
+	g_assert_true(fake_poll(w, POLLPRI) & POLLPRI);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_DQEVENT, &ev), ==, 0);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	g_assert_cmpuint(ev.type, ==, V4L2CUSE_EVENT_CLIENT_USAGE);
+	g_assert_cmpuint(ev.type, ==, 0x08000000u + 0x08e00000u + 1);	/* v4l2loopback's */
+	memcpy(&u, ev.u.data, sizeof(u));
+	g_assert_cmpuint(u.count, ==, 0);	/* a handle that only opened is no reader */
+	g_assert_cmpuint(ev.pending, ==, 0);
+	g_assert_cmpuint(ev.sequence, ==, 0);
+	g_assert_true(ev.timestamp.tv_sec || ev.timestamp.tv_nsec);
+	g_assert_cmpint(ev.timestamp.tv_sec, <=, now.tv_sec);
+	no_event(w);
+	/* Subscribing again changes nothing: no second initial event (the kernel's). */
+	subscribe_usage(w, V4L2CUSE_EVENT_CLIENT_USAGE, V4L2_EVENT_SUB_FL_SEND_INITIAL, 0);
+	no_event(w);
+	/* Without SEND_INITIAL: nothing until the count changes. */
+	subscribe_usage(w, V4L2CUSE_EVENT_CLIENT_USAGE_OLD, 0, 0);
+	no_event(w);
+	v4l2cuse_fh_release(opener);
+	v4l2cuse_fh_release(w);
+}
+
+/*
+ * Each reader that streams or reads counts, on share=true each one (the
+ * first v4l2loopback counted its readers, later ones say 0 or 1 with one
+ * reader at a time); stopping and closing take them back, and POLLPRI
+ * wakes the writer each time.
+ */
+V4L2CUSE_TEST_F_DATA("/loopback/client-usage/readers", test_usage_readers, "shared")
+{
+	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	struct v4l2cuse_fh *w = fake_open(f->writer, false, O_RDWR | O_NONBLOCK);
+	struct v4l2cuse_fh *opener, *rd;
+	struct fake_consumer second = { 0 };
+	unsigned int woken;
+	uint8_t b[64];
+
+	subscribe_usage(w, V4L2CUSE_EVENT_CLIENT_USAGE, V4L2_EVENT_SUB_FL_SEND_INITIAL, 0);
+	g_assert_cmpuint(usage_event(w, V4L2CUSE_EVENT_CLIENT_USAGE), ==, 0);
+	g_assert_false(fake_poll(w, POLLPRI) & POLLPRI);	/* a poll that waits */
+	woken = fake_poll_notifications();
+
+	/* Opening the capture node is not reading it. */
+	opener = fake_open(f->capture, false, O_RDWR | O_NONBLOCK);
+	no_event(w);
+
+	fake_consumer_start(&f->reader, f->capture, 4, 0);
+	g_assert_cmpuint(fake_poll_notifications(), >, woken);
+	g_assert_true(fake_poll(w, POLLPRI) & POLLPRI);
+	g_assert_cmpuint(usage_event(w, V4L2CUSE_EVENT_CLIENT_USAGE), ==, 1);
+
+	fake_consumer_start(&second, f->capture, 4, 0);
+	g_assert_cmpuint(usage_event(w, V4L2CUSE_EVENT_CLIENT_USAGE), ==, 2);
+
+	/* read() starts a stream too. */
+	rd = fake_open(f->capture, false, O_RDWR | O_NONBLOCK);
+	fake_read(rd, b, sizeof(b), O_NONBLOCK);
+	g_assert_cmpuint(usage_event(w, V4L2CUSE_EVENT_CLIENT_USAGE), ==, 3);
+	v4l2cuse_fh_release(rd);
+	g_assert_cmpuint(usage_event(w, V4L2CUSE_EVENT_CLIENT_USAGE), ==, 2);
+
+	/* STREAMOFF, then close of a streaming reader. */
+	woken = fake_poll_notifications();
+	g_assert_false(fake_poll(w, POLLPRI) & POLLPRI);
+	g_assert_cmpint(fake_ioctl(f->reader.fh, VIDIOC_STREAMOFF, &type), ==, 0);
+	g_assert_cmpuint(fake_poll_notifications(), >, woken);
+	g_assert_cmpuint(usage_event(w, V4L2CUSE_EVENT_CLIENT_USAGE), ==, 1);
+	fake_consumer_close(&second);
+	g_assert_cmpuint(usage_event(w, V4L2CUSE_EVENT_CLIENT_USAGE), ==, 0);
+	no_event(w);
+	/* A stopped reader closing is no change. */
+	fake_consumer_close(&f->reader);
+	v4l2cuse_fh_release(opener);
+	no_event(w);
+	v4l2cuse_fh_release(w);
+}
+
+/*
+ * Both ids: each subscription gets events of its own type; a writer that
+ * did not dequeue finds only the newest count (v4l2loopback's one-element
+ * queue), with the sequence going on and the pending count right.
+ */
+V4L2CUSE_TEST_F_DATA("/loopback/client-usage/both-ids", test_usage_both_ids, "shared")
+{
+	struct v4l2cuse_fh *w = fake_open(f->writer, false, O_RDWR | O_NONBLOCK);
+	struct v4l2cuse_fh *old = fake_open(f->writer, false, O_RDWR | O_NONBLOCK);
+	struct fake_consumer second = { 0 };
+	struct v4l2cuse_event_client_usage u;
+	struct v4l2_event ev;
+
+	subscribe_usage(w, V4L2CUSE_EVENT_CLIENT_USAGE, V4L2_EVENT_SUB_FL_SEND_INITIAL, 0);
+	subscribe_usage(w, V4L2CUSE_EVENT_CLIENT_USAGE_OLD, V4L2_EVENT_SUB_FL_SEND_INITIAL, 0);
+	subscribe_usage(old, V4L2_EVENT_PRIVATE_START, V4L2_EVENT_SUB_FL_SEND_INITIAL, 0);
+	g_assert_cmpuint(usage_event(old, V4L2_EVENT_PRIVATE_START), ==, 0);
+
+	/* Two readers come, the events wait: one of each type, the newest count. */
+	fake_consumer_start(&f->reader, f->capture, 4, 0);
+	fake_consumer_start(&second, f->capture, 4, 0);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_DQEVENT, &ev), ==, 0);
+	g_assert_cmpuint(ev.type, ==, V4L2CUSE_EVENT_CLIENT_USAGE);
+	g_assert_cmpuint(ev.pending, ==, 1);
+	g_assert_cmpuint(ev.sequence, ==, 4);	/* 0, 1: initial; 2, 3: replaced */
+	memcpy(&u, ev.u.data, sizeof(u));
+	g_assert_cmpuint(u.count, ==, 2);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_DQEVENT, &ev), ==, 0);
+	g_assert_cmpuint(ev.type, ==, V4L2CUSE_EVENT_CLIENT_USAGE_OLD);
+	g_assert_cmpuint(ev.pending, ==, 0);
+	g_assert_cmpuint(ev.sequence, ==, 5);
+	memcpy(&u, ev.u.data, sizeof(u));
+	g_assert_cmpuint(u.count, ==, 2);
+	no_event(w);
+	g_assert_cmpuint(usage_event(old, V4L2_EVENT_PRIVATE_START), ==, 2);
+	no_event(old);
+
+	fake_consumer_close(&second);
+	g_assert_cmpuint(usage_event(w, V4L2CUSE_EVENT_CLIENT_USAGE), ==, 1);
+	g_assert_cmpuint(usage_event(w, V4L2CUSE_EVENT_CLIENT_USAGE_OLD), ==, 1);
+	g_assert_cmpuint(usage_event(old, V4L2_EVENT_PRIVATE_START), ==, 1);
+	v4l2cuse_fh_release(old);
+	v4l2cuse_fh_release(w);
+}
+
+/* UNSUBSCRIBE drops what is pending and stops the events; ALL as well. */
+V4L2CUSE_TEST_F_DATA("/loopback/client-usage/unsubscribe", test_usage_unsubscribe, "shared")
+{
+	struct v4l2cuse_fh *w = fake_open(f->writer, false, O_RDWR | O_NONBLOCK);
+	struct v4l2_event_subscription sub = { .type = V4L2CUSE_EVENT_CLIENT_USAGE };
+	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+
+	subscribe_usage(w, V4L2CUSE_EVENT_CLIENT_USAGE, V4L2_EVENT_SUB_FL_SEND_INITIAL, 0);
+	subscribe_usage(w, V4L2CUSE_EVENT_CLIENT_USAGE_OLD, 0, 0);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_UNSUBSCRIBE_EVENT, &sub), ==, 0);
+	no_event(w);	/* the initial event went with it */
+	fake_consumer_start(&f->reader, f->capture, 4, 0);
+	g_assert_cmpuint(usage_event(w, V4L2CUSE_EVENT_CLIENT_USAGE_OLD), ==, 1);
+	no_event(w);
+	sub.type = V4L2_EVENT_ALL;
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_UNSUBSCRIBE_EVENT, &sub), ==, 0);
+	g_assert_cmpint(fake_ioctl(f->reader.fh, VIDIOC_STREAMOFF, &type), ==, 0);
+	no_event(w);
+	v4l2cuse_fh_release(w);
+}
+
+/*
+ * Only a writer node answers the private ids, with id 0; the capture node
+ * refuses them as nodes refuse unknown event types (EINVAL).
+ */
+V4L2CUSE_TEST_F("/loopback/client-usage/writer-only", test_usage_writer_only)
+{
+	struct v4l2cuse_fh *w = fake_open(f->writer, false, O_RDWR | O_NONBLOCK);
+	struct v4l2_event_subscription sub = { .type = V4L2CUSE_EVENT_CLIENT_USAGE, .id = 1 };
+
+	subscribe_usage(f->reader.fh, V4L2CUSE_EVENT_CLIENT_USAGE, 0, -EINVAL);
+	subscribe_usage(f->reader.fh, V4L2CUSE_EVENT_CLIENT_USAGE_OLD,
+			V4L2_EVENT_SUB_FL_SEND_INITIAL, -EINVAL);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_SUBSCRIBE_EVENT, &sub), ==, -EINVAL);
+	subscribe_usage(w, V4L2CUSE_EVENT_CLIENT_USAGE + 1, 0, -EINVAL);
+	/* The fixture's reader streams: the initial count is 1. */
+	subscribe_usage(w, V4L2CUSE_EVENT_CLIENT_USAGE_OLD, V4L2_EVENT_SUB_FL_SEND_INITIAL, 0);
+	g_assert_cmpuint(usage_event(w, V4L2CUSE_EVENT_CLIENT_USAGE_OLD), ==, 1);
 	v4l2cuse_fh_release(w);
 }
