@@ -100,7 +100,7 @@ counter()
 # one CASE ENV...: the bridge started with ENV, a consumer, the window.
 one()
 {
-	local tag=$1 bp gp d0 d1 r0 r1 b0 b1 m0 m1 p0 p1 g0 g1 w0 w1 hz
+	local tag=$1 bp gp d0 d1 r0 r1 b0 b1 m0 m1 p0 p1 g0 g1 w0 w1 t0 t1 hz
 	shift
 	env "$@" "$bridge" >"$V4L2CUSE_RESULTS/bridge-$tag.log" 2>&1 &
 	bp=$!
@@ -118,18 +118,20 @@ one()
 	sleep 1
 	read -r d0 r0 <<<"$(counter delivered) $(counter cuse-requests)"
 	b0=$(ticks $bp) m0=$(ticks $daemon_pid) p0=$(ticks $pw_pid) g0=$(ticks $gp) w0=$(ticks $wp_pid)
+	t0=$EPOCHREALTIME
 	sleep "$secs"
 	read -r d1 r1 <<<"$(counter delivered) $(counter cuse-requests)"
 	b1=$(ticks $bp) m1=$(ticks $daemon_pid) p1=$(ticks $pw_pid) g1=$(ticks $gp) w1=$(ticks $wp_pid)
+	t1=$EPOCHREALTIME	# the window is SECONDS plus the samples' own time
 	kill $gp $bp 2>/dev/null || true
 	wait $gp $bp 2>/dev/null || true
 	hz=$(getconf CLK_TCK)
-	awk -v tag="$tag" -v size="$size" -v s="$secs" -v hz="$hz" -v f=$((d1 - d0)) \
+	awk -v tag="$tag" -v size="$size" -v s="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" -v hz="$hz" -v f=$((d1 - d0)) \
 		-v req=$((r1 - r0)) -v b=$((b1 - b0)) -v m=$((m1 - m0)) -v p=$((p1 - p0)) \
 		-v g=$((g1 - g0)) -v w=$((w1 - w0)) -v load="$(vm_host_load)" '
 		function ms(t) { return f ? t * 1000 / hz / f : 0 }
-		BEGIN { printf "case=%s size=%s frames=%d fps=%.2f cuse_req_per_frame=%.3f bridge_ms_per_frame=%.2f daemon_ms_per_frame=%.2f pipewire_ms_per_frame=%.2f wireplumber_ms_per_frame=%.2f consumer_ms_per_frame=%.2f host_load=%s\n",
-			tag, size, f, f / s, f ? req / f : 0, ms(b), ms(m), ms(p), ms(w), ms(g), load }' |
+		BEGIN { printf "case=%s size=%s frames=%d window_s=%.2f fps=%.2f cuse_req_per_frame=%.3f bridge_ms_per_frame=%.2f daemon_ms_per_frame=%.2f pipewire_ms_per_frame=%.2f wireplumber_ms_per_frame=%.2f consumer_ms_per_frame=%.2f host_load=%s\n",
+			tag, size, f, s, f / s, f ? req / f : 0, ms(b), ms(m), ms(p), ms(w), ms(g), load }' |
 		tee -a "$out"
 	# The node goes with the bridge; wait so that the next bridge's is its own.
 	until_ok 60 bash -c '! pw-dump 2>/dev/null | grep -q "\"v4l2cuse.video42\""' || true
