@@ -145,8 +145,8 @@ struct v4l2cuse_device {
 int dev_set_format(struct v4l2cuse_device *dev, struct v4l2_pix_format *pix, bool try_only);
 bool dev_others_busy(struct v4l2cuse_device *dev, struct v4l2cuse_fh *fh);
 
-/* "v4l2cuse", or "v4l2loopback" for a writer node in compat mode (QUERYCAP bus_info). */
-const char *dev_bus_prefix(struct v4l2cuse_device *dev);
+/* A loopback's writer node with compat=1: QUERYCAP passes for v4l2loopback's. */
+bool dev_loopback_compat(struct v4l2cuse_device *dev);
 /* output: the writer set a new format: its next frames come in it. */
 void dev_writer_restart(struct v4l2cuse_device *dev);
 

@@ -255,15 +255,12 @@ v4l2cuse_device_loopback_stats(struct v4l2cuse_device *dev, struct v4l2cuse_loop
 	return v4l2cuse_loopback_get_stats(v4l2cuse_offer_inner(dev->src), ret);
 }
 
-const char *
-dev_bus_prefix(struct v4l2cuse_device *dev)
+bool
+dev_loopback_compat(struct v4l2cuse_device *dev)
 {
 	struct v4l2cuse_loopback_stats st;
 
-	/* droidcam and friends look for a v4l2loopback writer by its bus_info. */
-	if (dev->output && v4l2cuse_loopback_get_stats(dev->src, &st) == 0 && st.compat)
-		return "v4l2loopback";
-	return "v4l2cuse";
+	return dev->output && v4l2cuse_loopback_get_stats(dev->src, &st) == 0 && st.compat;
 }
 
 void

@@ -88,13 +88,19 @@ ioc_querycap(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 {
 	struct v4l2cuse_device *dev = fh->dev;
 	struct v4l2_capability *cap = arg;
+	/*
+	 * Apps made for v4l2loopback find its writer node by what its QUERYCAP
+	 * says: droidcam by the bus_info, pyvirtualcam (and scripts that grep
+	 * `v4l2-ctl --info`) by the driver name, exactly v4l2loopback's.
+	 */
+	bool lb = dev_loopback_compat(dev);
 
 	memset(cap, 0, sizeof(*cap));
-	g_strlcpy((char *)cap->driver, "v4l2cuse", sizeof(cap->driver));
+	g_strlcpy((char *)cap->driver, lb ? "v4l2 loopback" : "v4l2cuse", sizeof(cap->driver));
 	g_strlcpy((char *)cap->card, dev->label, sizeof(cap->card));
 	/* Fixed width: Firefox prefix-matches bus_info as the device id. */
 	snprintf((char *)cap->bus_info, sizeof(cap->bus_info), "platform:%s-%03u",
-		 dev_bus_prefix(dev), dev->number);
+		 lb ? "v4l2loopback" : "v4l2cuse", dev->number);
 	cap->version = dev->kernel_version;
 	cap->device_caps = (dev->output ? V4L2_CAP_VIDEO_OUTPUT : V4L2_CAP_VIDEO_CAPTURE) |
 			   V4L2_CAP_READWRITE | V4L2_CAP_EXT_PIX_FORMAT;

@@ -18,9 +18,9 @@
  * Capture end options: sizes=, formats=, fps= (the modes it offers, as the
  * test pattern's; default the same), keep_format=0|1, sustain_framerate=0|1
  * (default 1), timeout=MS (default 0: none), compat=0|1 (the writer node
- * reports bus_info "platform:v4l2loopback-NNN", for apps that look for
- * v4l2loopback). keep_format, sustain_framerate and timeout are also
- * controls of the writer node, named as v4l2loopback's.
+ * reports driver "v4l2 loopback" and bus_info "platform:v4l2loopback-NNN",
+ * for apps that look for v4l2loopback). keep_format, sustain_framerate and
+ * timeout are also controls of the writer node, named as v4l2loopback's.
  *
  * Loop thread only.
  */
@@ -66,7 +66,7 @@ struct v4l2cuse_loopback_stats {
 	uint64_t written;		/* whole frames taken from writers */
 	uint64_t refused;		/* writes refused: short, oversized, not a frame */
 	uint64_t dropped;		/* written frames no reader got (faster writer) */
-	bool compat;			/* bus_info as v4l2loopback's */
+	bool compat;			/* driver and bus_info as v4l2loopback's */
 };
 
 /* 0, or -EINVAL when @src is not a loopback end. */

@@ -7,7 +7,9 @@
  * short, oversized and garbage writes are refused without touching what
  * readers see; one writer at a time; a new writer with another format is
  * picked up; the timeout brings the placeholder back; MJPEG writes decode;
- * the writer node's client-usage event (v4l2-relayd) counts the readers.
+ * the writer node's client-usage event (v4l2-relayd) counts the readers;
+ * pyvirtualcam's probe, S_FMT and write() of each of its formats reach a
+ * reader with compat=1.
  */
 #include "config.h"
 
@@ -57,12 +59,15 @@ device(struct v4l2cuse_hub *hub, const char *name, const char *spec, bool output
  * The capture device (video42) and its writer node (video43); the reader
  * streams from the start unless @data says "shared": then the capture
  * device has share=true and no reader yet (the client-usage tests).
+ * "compat": the loopback has compat=1 (the pyvirtualcam tests).
  */
 static void
 fixture_setup(struct fixture *f, gconstpointer data)
 {
 	f->hub = v4l2cuse_hub_new();
 	f->capture = device(f->hub, "video42",
+			    g_strcmp0(data, "compat") == 0 ?
+			    "loopback:video43,sizes=160x120+320x240,fps=60+30,compat=1" :
 			    "loopback:video43,sizes=160x120+320x240,fps=60+30", false, CW, CH);
 	f->writer = device(f->hub, "video43", "loopback-writer:video43", true, 640, 480);
 	if (g_strcmp0(data, "shared") == 0) {
@@ -635,4 +640,220 @@ V4L2CUSE_TEST_F("/loopback/client-usage/writer-only", test_usage_writer_only)
 	subscribe_usage(w, V4L2CUSE_EVENT_CLIENT_USAGE_OLD, V4L2_EVENT_SUB_FL_SEND_INITIAL, 0);
 	g_assert_cmpuint(usage_event(w, V4L2CUSE_EVENT_CLIENT_USAGE_OLD), ==, 1);
 	v4l2cuse_fh_release(w);
+}
+
+/* ---------------------------------------------------------------------- */
+/* pyvirtualcam (its native_linux_v4l2loopback backend, 0.14) */
+
+#define PV_W 320
+#define PV_H 240
+
+/* The 75% colour bars, limited-range BT.601 Y'CbCr: 40 pixels each at PV_W. */
+static const uint8_t pv_bars[8][3] = {
+	{ 180, 128, 128 }, { 161, 44, 142 }, { 131, 156, 44 }, { 112, 72, 58 },
+	{ 84, 184, 198 }, { 65, 100, 212 }, { 35, 212, 114 }, { 16, 128, 128 },
+};
+
+/*
+ * Its probe of one node: open(O_WRONLY | O_SYNC), QUERYCAP, then it keeps
+ * the node only if `capabilities` (not device_caps) has VIDEO_OUTPUT and
+ * `driver` is exactly "v4l2 loopback"; otherwise it closes it and tries
+ * the next /dev/videoN. NULL: skipped.
+ */
+static struct v4l2cuse_fh *
+pv_probe(struct v4l2cuse_device *dev)
+{
+	struct v4l2cuse_fh *fh = fake_open(dev, false, O_WRONLY | O_SYNC);
+	struct v4l2_capability cap;
+
+	if (fake_ioctl(fh, VIDIOC_QUERYCAP, &cap) == 0 &&
+	    (cap.capabilities & V4L2_CAP_VIDEO_OUTPUT) &&
+	    strcmp((const char *)cap.driver, "v4l2 loopback") == 0)
+		return fh;
+	v4l2cuse_fh_release(fh);
+	return NULL;
+}
+
+/*
+ * A frame as pyvirtualcam hands it to write(): tightly packed, of its own
+ * size (w*h*3/2, w*h*2 or w*h), whatever S_FMT answered.
+ */
+static uint8_t *
+pv_frame(uint32_t fourcc, size_t *ret_size)
+{
+	size_t luma = PV_W * PV_H, size;
+	uint8_t *p;
+
+	switch (fourcc) {
+	case V4L2_PIX_FMT_YUV420:
+	case V4L2_PIX_FMT_NV12:
+		size = luma * 3 / 2;
+		break;
+	case V4L2_PIX_FMT_YUYV:
+	case V4L2_PIX_FMT_UYVY:
+		size = luma * 2;
+		break;
+	default:
+		size = luma;		/* GREY */
+		break;
+	}
+	p = g_malloc(size);
+	for (uint32_t y = 0; y < PV_H; y++) {
+		for (uint32_t x = 0; x < PV_W; x++) {
+			const uint8_t *c = pv_bars[x / (PV_W / 8)];
+			size_t cw = PV_W / 2, ci = (size_t)(y / 2) * cw + x / 2;
+
+			switch (fourcc) {
+			case V4L2_PIX_FMT_YUV420:
+				p[y * PV_W + x] = c[0];
+				p[luma + ci] = c[1];
+				p[luma + luma / 4 + ci] = c[2];
+				break;
+			case V4L2_PIX_FMT_NV12:
+				p[y * PV_W + x] = c[0];
+				p[luma + (size_t)(y / 2) * PV_W + (x & ~1u)] = c[1];
+				p[luma + (size_t)(y / 2) * PV_W + (x | 1u)] = c[2];
+				break;
+			case V4L2_PIX_FMT_YUYV:
+				p[(y * PV_W + x) * 2] = c[0];
+				p[(y * PV_W + x) * 2 + 1] = x & 1 ? c[2] : c[1];
+				break;
+			case V4L2_PIX_FMT_UYVY:
+				p[(y * PV_W + x) * 2 + 1] = c[0];
+				p[(y * PV_W + x) * 2] = x & 1 ? c[2] : c[1];
+				break;
+			default:
+				p[y * PV_W + x] = c[0];
+				break;
+			}
+		}
+	}
+	*ret_size = size;
+	return p;
+}
+
+/*
+ * The reader's frame (CW x CH YUYV) shows the bars. GREY: neutral chroma,
+ * and luma as full range (pyvirtualcam's GRAY is libyuv's J400, full-range
+ * luma, as V4L2's GREY), which a limited-range reader sees as 16 + Y*219/255.
+ */
+static bool
+pv_reader_sees_bars(const uint8_t *p, bool grey)
+{
+	for (unsigned int i = 0; i < 8; i++) {
+		uint32_t x = (i * (CW / 8) + CW / 16) & ~1u;
+		const uint8_t *px = p + ((size_t)CH / 2 * CW + x) * 2;
+		int y = grey ? 16 + (pv_bars[i][0] * 219 + 127) / 255 : pv_bars[i][0];
+		int cb = grey ? 128 : pv_bars[i][1], cr = grey ? 128 : pv_bars[i][2];
+
+		if (ABS(px[0] - y) > 2 || ABS(px[1] - cb) > 2 || ABS(px[3] - cr) > 2)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * pyvirtualcam's whole sequence: the probe (the capture node, then the
+ * writer node, in /dev/videoN order), S_FMT(OUTPUT) with only width,
+ * height and pixelformat set (it leaves bytesperline, sizeimage and the
+ * colorimetry to the driver and ignores the answer; no G_FMT, no S_PARM:
+ * it paces itself), one write() per frame, close.
+ */
+static void
+pv_replay(struct fixture *f, uint32_t fourcc)
+{
+	struct v4l2_format fmt;
+	struct v4l2cuse_fh *w;
+	g_autofree uint8_t *frame = NULL;
+	size_t size;
+	int i;
+
+	g_assert_null(pv_probe(f->capture));
+	w = pv_probe(f->writer);
+	g_assert_nonnull(w);
+
+	memset(&fmt, 0, sizeof(fmt));
+	fmt.type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
+	fmt.fmt.pix.width = PV_W;
+	fmt.fmt.pix.height = PV_H;
+	fmt.fmt.pix.pixelformat = fourcc;
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_S_FMT, &fmt), ==, 0);
+
+	frame = pv_frame(fourcc, &size);
+	g_assert_cmpint(fake_write(w, frame, size), ==, (ssize_t)size);
+	g_assert_cmpint(fake_write(w, frame, size), ==, (ssize_t)size);
+	for (i = 0; i < 20; i++) {
+		if (pv_reader_sees_bars(next_frame(f), fourcc == V4L2_PIX_FMT_GREY))
+			break;
+	}
+	g_assert_cmpint(i, <, 20);
+	g_assert_false(signal_lost(f));
+	{
+		struct v4l2cuse_loopback_stats lb;
+
+		g_assert_cmpint(v4l2cuse_device_loopback_stats(f->capture, &lb), ==, 0);
+		g_assert_cmpuint(lb.written, ==, 2);
+		g_assert_cmpuint(lb.refused, ==, 0);
+	}
+	v4l2cuse_fh_release(w);
+}
+
+V4L2CUSE_TEST_F_DATA("/loopback/pyvirtualcam/i420", test_pv_i420, "compat")
+{
+	pv_replay(f, V4L2_PIX_FMT_YUV420);
+}
+
+V4L2CUSE_TEST_F_DATA("/loopback/pyvirtualcam/nv12", test_pv_nv12, "compat")
+{
+	pv_replay(f, V4L2_PIX_FMT_NV12);
+}
+
+V4L2CUSE_TEST_F_DATA("/loopback/pyvirtualcam/yuyv", test_pv_yuyv, "compat")
+{
+	pv_replay(f, V4L2_PIX_FMT_YUYV);
+}
+
+V4L2CUSE_TEST_F_DATA("/loopback/pyvirtualcam/uyvy", test_pv_uyvy, "compat")
+{
+	pv_replay(f, V4L2_PIX_FMT_UYVY);
+}
+
+V4L2CUSE_TEST_F_DATA("/loopback/pyvirtualcam/grey", test_pv_grey, "compat")
+{
+	pv_replay(f, V4L2_PIX_FMT_GREY);
+}
+
+/*
+ * Without compat=1 its probe passes over both nodes (it would go on to
+ * /dev/video99 and give up): the writer node says driver "v4l2cuse"
+ * there, as every other node.
+ */
+V4L2CUSE_TEST_F("/loopback/pyvirtualcam/no-compat", test_pv_no_compat)
+{
+	struct v4l2cuse_fh *fh = fake_open(f->writer, false, O_WRONLY);
+	struct v4l2_capability cap;
+
+	g_assert_null(pv_probe(f->capture));
+	g_assert_null(pv_probe(f->writer));
+	g_assert_cmpint(fake_ioctl(fh, VIDIOC_QUERYCAP, &cap), ==, 0);
+	g_assert_cmpstr((char *)cap.driver, ==, "v4l2cuse");
+	g_assert_cmpstr((char *)cap.bus_info, ==, "platform:v4l2cuse-043");
+	v4l2cuse_fh_release(fh);
+}
+
+/* With compat=1 the writer node passes for v4l2loopback's; the capture node does not. */
+V4L2CUSE_TEST_F_DATA("/loopback/pyvirtualcam/compat-querycap", test_pv_compat_querycap, "compat")
+{
+	struct v4l2_capability cap;
+	struct v4l2cuse_fh *fh = fake_open(f->writer, false, O_RDWR);
+
+	g_assert_cmpint(fake_ioctl(fh, VIDIOC_QUERYCAP, &cap), ==, 0);
+	g_assert_cmpstr((char *)cap.driver, ==, "v4l2 loopback");
+	g_assert_cmpstr((char *)cap.bus_info, ==, "platform:v4l2loopback-043");
+	g_assert_true(cap.capabilities & V4L2_CAP_VIDEO_OUTPUT);
+	v4l2cuse_fh_release(fh);
+	g_assert_cmpint(fake_ioctl(f->reader.fh, VIDIOC_QUERYCAP, &cap), ==, 0);
+	g_assert_cmpstr((char *)cap.driver, ==, "v4l2cuse");
+	g_assert_cmpstr((char *)cap.bus_info, ==, "platform:v4l2cuse-042");
+	g_assert_false(cap.capabilities & V4L2_CAP_VIDEO_OUTPUT);
 }

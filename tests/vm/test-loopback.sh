@@ -18,6 +18,13 @@
 #     type refused, a whole frame before any S_FMT taken, a short write
 #     taken but never shown, a second writer EBUSY, a writer SIGKILLed while
 #     writing; the readers never see anything but whole frames.
+#  4b. Apps made for v4l2loopback, on the device "pv" (/dev/video46, its
+#     writer node /dev/video47 with compat=1): v4l2-relayd's watch
+#     (tests/vm/relayd-client, both event ids) gets usage=0 at once, 1 while
+#     a reader streams, 0 after; pyvirtualcam's writer
+#     (tests/vm/pyvcam-client) finds /dev/video47 by its probe, passing over
+#     the writer nodes without compat, and its I420 and YUYV frames reach
+#     a read() and an MMAP reader as the 75% bars.
 #  5. v4l2-compliance -s on a capture node (an exclusive one: lb2) and on a
 #     writer node, plain and under the shim: 0 failures, 0 warnings but the
 #     sequence gaps of a tool stalled by a loaded host.
@@ -26,6 +33,8 @@ set -euo pipefail
 
 client=$V4L2CUSE_BUILD/tests/vm/share-client
 writer=$V4L2CUSE_SRC/tests/vm/lb-writer.py
+pyvcam=$V4L2CUSE_BUILD/tests/vm/pyvcam-client
+relayd=$V4L2CUSE_BUILD/tests/vm/relayd-client
 T=$(mktemp -d)
 
 vm_require v4l2-ctl v4l2-compliance ffmpeg python3 || bail_out "missing programs"
@@ -50,13 +59,22 @@ source = loopback:video45,sizes=320x240,fps=15
 size = 320x240
 frame-rate = 15
 min-buffers = 6
-CONF
-vm_start_daemon video42 video43 video44 video45 -- --config "$T/v4l2cuse.conf"
 
-# ctl_row: the lb device's row and its indented lines.
+# compat=1: its writer node passes for v4l2loopback's (pyvirtualcam, 4b).
+[device pv]
+node = video46
+source = loopback:video47,sizes=320x240,fps=15,compat=1
+size = 320x240
+format = YUYV
+frame-rate = 15
+min-buffers = 6
+CONF
+vm_start_daemon video42 video43 video44 video45 video46 video47 -- --config "$T/v4l2cuse.conf"
+
+# ctl_rows [ID]: the row of the device ID (default lb) and its indented lines.
 ctl_rows()
 {
-	"$ctl" list 2>&1 | sed -n '/^lb /,/^[^ ]/p' | sed '/^[^ l]/d'
+	"$ctl" list 2>&1 | awk -v id="${1:-lb}" '/^[^ ]/ { in_dev = $1 == id } in_dev'
 }
 
 # start_ffmpeg SIZE PIX_FMT LOG: an ffmpeg writer of testsrc2 on /dev/video43
@@ -201,6 +219,104 @@ ctl_rows >"$R/list-bad.txt"
 sed 's/^/#   /' "$R/list-bad.txt"
 check "v4l2cuse-ctl list counts the refused writes" \
 	bash -c "grep -qE 'written, [1-9][0-9]* refused' '$R/list-bad.txt'"
+
+# --- 4b. pyvirtualcam and v4l2-relayd (pv: compat=1) -------------------------------------
+
+# v4l2-relayd's watch of the writer node, one per event id; the new id
+# under v4l2cuse-run, where v4l2-relayd runs (POLLPRI from the fast path).
+"$relayd" /dev/video47 old 900 >"$R/relayd-old.txt" 2>&1 &
+rold=$!
+vm_on_exit kill "$rold"
+"$run" "$relayd" /dev/video47 new 900 >"$R/relayd-new.txt" 2>&1 &
+rnew=$!
+vm_on_exit kill "$rnew"
+
+# usage_now: the newest count of each watcher, "usage=N usage=N" (old, new).
+usage_now()
+{
+	local f
+	for f in old new; do
+		{ grep -oE '^usage=[0-9]+' "$R/relayd-$f.txt" || true; } | tail -1
+	done | paste -sd ' '
+}
+
+# wait_usage N DESC: a check that both watchers' newest count becomes N (120 s).
+wait_usage()
+{
+	local end=$((SECONDS + 120))
+	until [[ $(usage_now) == "usage=$1 usage=$1" ]] || ((SECONDS > end)); do
+		sleep 0.5
+	done
+	if [[ $(usage_now) == "usage=$1 usage=$1" ]]; then
+		ok "$2"
+	else
+		not_ok "$2" "old, new: $(usage_now)"
+	fi
+}
+
+wait_usage 0 "v4l2-relayd's watch, both event ids: usage=0 at once (SEND_INITIAL, nobody reads)"
+"$client" /dev/video46 read 0 0 none >"$T/pv-usage.out" 2>&1 &
+pvr=$!
+vm_on_exit kill "$pvr"
+wait_usage 1 "v4l2-relayd's watch, both event ids: usage=1 while a reader streams"
+kill -TERM "$pvr"
+wait "$pvr" 2>/dev/null || true
+wait_usage 0 "v4l2-relayd's watch, both event ids: usage=0 once the reader stopped"
+vm_term_check "relayd-client (old id) ends cleanly" "$rold" 30
+vm_term_check "relayd-client (new id, under v4l2cuse-run) ends cleanly" "$rnew" 30
+sed 's/^/#   /' "$R/relayd-old.txt" "$R/relayd-new.txt"
+seen=$(for f in old new; do
+	{ grep -oE '^usage=[0-9]+' "$R/relayd-$f.txt" || true; } | cut -d= -f2 | paste -sd ,
+done | paste -sd ' ')
+if [[ $seen == "0,1,0 0,1,0" ]]; then
+	ok "v4l2-relayd's watch saw exactly 0, 1, 0 with either id"
+else
+	not_ok "v4l2-relayd's watch sees exactly 0, 1, 0 with either id" "old, new: $seen"
+fi
+
+# pyvirtualcam's writer: its probe of /dev/video0..99, then 30 I420 frames at 15 fps.
+st=0
+timeout 300 "$pyvcam" I420 320 240 30 15 >"$R/pyvcam-i420.txt" 2>&1 || st=$?
+sed 's/^/#   /' "$R/pyvcam-i420.txt"
+if ((st == 0)) && grep -q 'node=/dev/video47 format=I420 .* written=30 ' "$R/pyvcam-i420.txt" &&
+	grep -q "skip /dev/video43: driver 'v4l2cuse'" "$R/pyvcam-i420.txt" &&
+	grep -q "skip /dev/video45: driver 'v4l2cuse'" "$R/pyvcam-i420.txt"; then
+	ok "pyvirtualcam's probe picks /dev/video47 (compat=1), passing over video43 and video45; 30 I420 frames"
+else
+	not_ok "pyvirtualcam's probe picks /dev/video47 and writes 30 I420 frames" "status $st"
+fi
+check "pyvirtualcam's I420 frames reach a read() reader (10 frames of the bars)" \
+	timeout 120 "$client" /dev/video46 read 10 0 bars
+ctl_rows pv >"$R/list-pv-i420.txt"
+sed 's/^/#   /' "$R/list-pv-i420.txt"
+check "v4l2cuse-ctl list: pyvcam-client wrote 30 I420 frames, none refused" \
+	grep -qE 'writer /dev/video47: gone, pid [0-9]+ \(pyvcam-client\), 320x240/YU12, 30 written, 0 refused' \
+	"$R/list-pv-i420.txt"
+
+# Given a device, pyvirtualcam checks it the same way: not one without compat.
+st=0
+timeout 60 "$pyvcam" YUYV 320 240 1 15 /dev/video43 >"$R/pyvcam-nocompat.txt" 2>&1 || st=$?
+sed 's/^/#   /' "$R/pyvcam-nocompat.txt"
+if ((st == 1)) && grep -q "skip /dev/video43: driver 'v4l2cuse'" "$R/pyvcam-nocompat.txt"; then
+	ok "pyvirtualcam refuses /dev/video43 (no compat: driver v4l2cuse)"
+else
+	not_ok "pyvirtualcam refuses /dev/video43 (no compat)" "status $st"
+fi
+st=0
+timeout 300 "$pyvcam" YUYV 320 240 30 15 /dev/video47 >"$R/pyvcam-yuyv.txt" 2>&1 || st=$?
+sed 's/^/#   /' "$R/pyvcam-yuyv.txt"
+if ((st == 0)); then
+	ok "pyvirtualcam writes 30 YUYV frames to /dev/video47"
+else
+	not_ok "pyvirtualcam writes 30 YUYV frames to /dev/video47" "status $st"
+fi
+check "pyvirtualcam's YUYV frames reach an MMAP reader under v4l2cuse-run (10 frames of the bars)" \
+	timeout 120 "$run" "$client" /dev/video46 mmap 10 0 bars
+ctl_rows pv >"$R/list-pv-yuyv.txt"
+sed 's/^/#   /' "$R/list-pv-yuyv.txt"
+check "v4l2cuse-ctl list: the newest frames are pyvcam-client's YUYV, 60 written, none refused" \
+	grep -qE 'writer /dev/video47: gone, pid [0-9]+ \(pyvcam-client\), 320x240/YUYV, 60 written, 0 refused' \
+	"$R/list-pv-yuyv.txt"
 
 # --- 5. v4l2-compliance ------------------------------------------------------------------
 
