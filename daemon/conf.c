@@ -33,6 +33,7 @@ v4l2cuse_conf_new(void)
 	struct v4l2cuse_conf *conf = g_new0(struct v4l2cuse_conf, 1);
 
 	conf->control_gid = (gid_t)-1;
+	conf->loopback_control = true;
 	conf->retry_interval_s = 5;
 	conf->retry_limit = 0;
 	conf->selftest_timeout_s = 10;
@@ -435,6 +436,8 @@ parse_daemon_key(struct conf_ctx *c, const char *key, const char *v, char **ret_
 			return ctx_fail(c, key, msg, ret_error);
 		g_free(conf->control_group);
 		conf->control_group = g_strdup(v);
+	} else if (strcmp(key, "loopback-control") == 0) {
+		return ctx_get_bool(c, key, v, &conf->loopback_control, ret_error);
 	} else if (strcmp(key, "retry-interval") == 0) {
 		return ctx_get_uint(c, key, v, 0, 3600, &conf->retry_interval_s, ret_error);
 	} else if (strcmp(key, "retry-limit") == 0) {
@@ -465,7 +468,8 @@ parse_daemon_key(struct conf_ctx *c, const char *key, const char *v, char **ret_
 		conf->usbip_allow = g_steal_pointer(&list);
 	} else {
 		return ctx_fail(c, key, g_strdup("unknown key (known: control-socket, "
-						 "control-group, retry-interval, retry-limit, "
+						 "control-group, loopback-control, "
+						 "retry-interval, retry-limit, "
 						 "selftest-timeout, group, mode, "
 						 "buffer-memory-limit, "
 						 "device-buffer-memory-limit, sandbox, "

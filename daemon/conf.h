@@ -68,6 +68,7 @@ struct v4l2cuse_conf {
 	char *control_socket;	/* NULL: $RUNTIME_DIRECTORY or /run/v4l2cuse */
 	char *control_group;	/* NULL: root only */
 	gid_t control_gid;
+	bool loopback_control;	/* /dev/v4l2loopback (daemon/lbctl.h), default true */
 	unsigned int retry_interval_s;	/* a taken name is retried this often (0: never) */
 	unsigned int retry_limit;	/* attempts after the first (0: no limit) */
 	unsigned int selftest_timeout_s;

@@ -128,34 +128,9 @@ peer_in_group(int fd, const struct ucred *cred, gid_t gid)
 static int
 cmd_add(struct v4l2cuse_control *c, char **argv, GString *out, char **ret_error)
 {
-	const struct v4l2cuse_conf *cur = v4l2cuse_manager_conf(c->m);
-	_cleanup_(v4l2cuse_conf_freep) struct v4l2cuse_conf *conf = v4l2cuse_conf_new();
-	g_autoptr(GString) text = g_string_new(NULL);
-	int r;
-
-	if (!argv[1] || !v4l2cuse_conf_id_valid(argv[1])) {
-		*ret_error = g_strdup("usage: add ID [KEY=VALUE...] "
-				      "(ID: 1..31 of A-Z a-z 0-9 - _ .)");
-		return -EINVAL;
-	}
-	g_string_append_printf(text, "[device %s]\n", argv[1]);
-	for (unsigned int i = 2; argv[i]; i++) {
-		if (!strchr(argv[i], '=') || argv[i][0] == '[' || argv[i][0] == '#') {
-			*ret_error = g_strdup_printf("'%s' is not KEY=VALUE", argv[i]);
-			return -EINVAL;
-		}
-		g_string_append_printf(text, "%s\n", argv[i]);
-	}
-	/* The daemon's defaults for group= and mode=. */
-	conf->group = g_strdup(cur->group);
-	conf->mode = cur->mode;
-	conf->has_mode = cur->has_mode;
-	r = v4l2cuse_conf_parse(conf, "add", text->str, text->len, ret_error);
-	if (r == 0)
-		r = v4l2cuse_conf_finish(conf, ret_error);
-	if (r == 0)
-		r = v4l2cuse_manager_add(c->m, conf->devices->pdata[0], ret_error);
-	return r;
+	return v4l2cuse_manager_add_keys(c->m, argv[1],
+					 argv[1] ? (const char *const *)argv + 2 : NULL,
+					 ret_error);
 }
 
 /* add, remove and reload in a daemon whose one device is its command line. */

@@ -3,6 +3,8 @@
  * The CUSE transport: one character device per v4l2cuse_device, driven from
  * the GLib main loop over fuse_session_fd() (receive_buf/process_buf), one
  * dispatcher thread that never blocks. The only file that speaks FUSE.
+ * One more node is not a V4L2 device: the v4l2loopback control device
+ * (daemon/lbctl.h), which answers open, release and ioctl only.
  */
 #include "config.h"
 
@@ -24,10 +26,13 @@
 #include "util/fd-watch.h"
 #include "util/macros.h"
 #include "device.h"
+#include "lbctl.h"
 #include "cuse.h"
 
 struct v4l2cuse_cuse {
-	struct v4l2cuse_device *dev;
+	struct v4l2cuse_device *dev;	/* a V4L2 node's device, */
+	struct v4l2cuse_lbctl *ctl;	/* or the control device's (dev NULL) */
+	char *name;			/* the node's name, "video42" */
 	struct fuse_session *se;
 	struct fuse_buf buf;
 	guint watch;
@@ -78,7 +83,7 @@ creq_reply_ioctl(struct v4l2cuse_req *r, int res, const void *buf, size_t len)
 	if (res < 0 && len == 0)
 		fuse_reply_err(cr->req, -res);
 	else
-		fuse_reply_ioctl(cr->req, res < 0 ? res : 0, buf, len);
+		fuse_reply_ioctl(cr->req, res, buf, len);	/* res > 0: the ioctl's value */
 	creq_done(cr);
 }
 
@@ -290,6 +295,45 @@ static const struct cuse_lowlevel_ops cuse_ops = {
 	.poll = cuse_poll,
 };
 
+/* The control device: no state per handle (as a misc device's), ioctls only. */
+static void
+cuse_ctl_open(fuse_req_t req, struct fuse_file_info *fi)
+{
+	struct cuse_req cr = CUSE_REQ(req);
+
+	creq_reply_open(&cr.base, NULL);
+}
+
+static void
+cuse_ctl_release(fuse_req_t req, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, 0);
+}
+
+static void
+cuse_ctl_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
+	       unsigned int flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	struct cuse_req cr = CUSE_REQ(req);
+	struct v4l2cuse_ioctl_args a = {
+		.cmd = (unsigned int)cmd,
+		.arg = (unsigned long)arg,
+		.flags = (flags & FUSE_IOCTL_COMPAT) ? V4L2CUSE_IOCTL_COMPAT : 0,
+		.in = in_buf,
+		.in_size = in_bufsz,
+		.out_size = out_bufsz,
+	};
+
+	v4l2cuse_lbctl_ioctl(cuse_of(req)->ctl, &cr.base, &a);
+}
+
+static const struct cuse_lowlevel_ops cuse_ctl_ops = {
+	.init_done = cuse_init_done,
+	.open = cuse_ctl_open,
+	.release = cuse_ctl_release,
+	.ioctl = cuse_ctl_ioctl,
+};
+
 /* ---------------------------------------------------------------------- */
 /* The session on the main loop */
 
@@ -306,15 +350,14 @@ cuse_set_state(struct v4l2cuse_cuse *c, enum v4l2cuse_cuse_state state, int erro
 static void
 cuse_confirm(struct v4l2cuse_cuse *c)
 {
-	g_autofree char *path = g_strdup_printf("/dev/%s", v4l2cuse_device_name(c->dev));
+	g_autofree char *path = g_strdup_printf("/dev/%s", c->name);
 
 	c->confirmed = true;
 	if (c->gid != (gid_t)-1 && chown(path, 0, c->gid) < 0)
-		g_message("%s: cannot set the group of %s: %s", v4l2cuse_device_name(c->dev),
-			  path, g_strerror(errno));
+		g_message("%s: cannot set the group of %s: %s", c->name, path,
+			  g_strerror(errno));
 	if (chmod(path, c->mode) < 0)
-		g_message("%s: cannot set the mode of %s: %s", v4l2cuse_device_name(c->dev),
-			  path, g_strerror(errno));
+		g_message("%s: cannot set the mode of %s: %s", c->name, path, g_strerror(errno));
 	cuse_set_state(c, V4L2CUSE_CUSE_READY, 0);
 }
 
@@ -404,26 +447,28 @@ cuse_fuse_log(enum fuse_log_level level, const char *fmt, va_list ap)
 	g_log("v4l2cuse-fuse", gl, "%s", msg);
 }
 
-struct v4l2cuse_cuse *
-v4l2cuse_cuse_new(struct v4l2cuse_device *dev, mode_t mode, gid_t gid,
-		  v4l2cuse_cuse_state_fn state_cb, void *data, char **ret_error)
+static void
+cuse_free_struct(struct v4l2cuse_cuse *c)
 {
-	struct v4l2cuse_cuse *c = g_new0(struct v4l2cuse_cuse, 1);
+	g_free(c->devname_arg);
+	g_free(c->name);
+	g_free(c);
+}
+
+/* Register /dev/@c->name with @ops and serve it from the main loop. */
+static int
+cuse_start(struct v4l2cuse_cuse *c, const struct cuse_lowlevel_ops *ops, char **ret_error)
+{
 	const char *dev_info_argv[1];
 	char *argv[] = { (char *)"v4l2cuse", (char *)"-f", (char *)"-s", NULL };
 	int multithreaded = 0, fd, r;
 
-	c->dev = dev;
-	c->mode = mode;
-	c->gid = gid;
-	c->state_cb = state_cb;
-	c->state_data = data;
-	c->devname_arg = g_strdup_printf("DEVNAME=%s", v4l2cuse_device_name(dev));
+	c->devname_arg = g_strdup_printf("DEVNAME=%s", c->name);
 	dev_info_argv[0] = c->devname_arg;
 
-	r = v4l2cuse_cuse_precheck(v4l2cuse_device_name(dev), ret_error);
+	r = v4l2cuse_cuse_precheck(c->name, ret_error);
 	if (r < 0)
-		goto err_free;
+		return r;
 	fuse_set_log_func(cuse_fuse_log);
 
 	struct cuse_info ci = {
@@ -434,26 +479,58 @@ v4l2cuse_cuse_new(struct v4l2cuse_device *dev, mode_t mode, gid_t gid,
 		.flags = CUSE_UNRESTRICTED_IOCTL,
 	};
 
-	c->se = cuse_lowlevel_setup(3, argv, &ci, &cuse_ops, &multithreaded, c);
+	c->se = cuse_lowlevel_setup(3, argv, &ci, ops, &multithreaded, c);
 	if (!c->se) {
 		*ret_error = g_strdup("cannot set up the CUSE session (see the libfuse message "
 				      "logged before this one)");
-		r = -EIO;
-		goto err_free;
+		return -EIO;
 	}
 	/* GLib owns the signals; children must not inherit /dev/cuse. */
 	fuse_remove_signal_handlers(c->se);
 	fd = fuse_session_fd(c->se);
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-	v4l2cuse_device_set_poll_ops(dev, &cuse_poll_ops);
 	c->watch = v4l2cuse_fd_watch_add(fd, G_IO_IN, cuse_dispatch, c);
-	return c;
+	return 0;
+}
 
-err_free:
-	g_free(c->devname_arg);
-	g_free(c);
-	return NULL;
+struct v4l2cuse_cuse *
+v4l2cuse_cuse_new(struct v4l2cuse_device *dev, mode_t mode, gid_t gid,
+		  v4l2cuse_cuse_state_fn state_cb, void *data, char **ret_error)
+{
+	struct v4l2cuse_cuse *c = g_new0(struct v4l2cuse_cuse, 1);
+
+	c->dev = dev;
+	c->name = g_strdup(v4l2cuse_device_name(dev));
+	c->mode = mode;
+	c->gid = gid;
+	c->state_cb = state_cb;
+	c->state_data = data;
+	if (cuse_start(c, &cuse_ops, ret_error) < 0) {
+		cuse_free_struct(c);
+		return NULL;
+	}
+	v4l2cuse_device_set_poll_ops(dev, &cuse_poll_ops);
+	return c;
+}
+
+struct v4l2cuse_cuse *
+v4l2cuse_cuse_new_lbctl(struct v4l2cuse_lbctl *ctl, mode_t mode, gid_t gid,
+			v4l2cuse_cuse_state_fn state_cb, void *data, char **ret_error)
+{
+	struct v4l2cuse_cuse *c = g_new0(struct v4l2cuse_cuse, 1);
+
+	c->ctl = ctl;
+	c->name = g_strdup(V4L2CUSE_LBCTL_NAME);
+	c->mode = mode;
+	c->gid = gid;
+	c->state_cb = state_cb;
+	c->state_data = data;
+	if (cuse_start(c, &cuse_ctl_ops, ret_error) < 0) {
+		cuse_free_struct(c);
+		return NULL;
+	}
+	return c;
 }
 
 void
@@ -463,8 +540,10 @@ v4l2cuse_cuse_free(struct v4l2cuse_cuse *c)
 		return;
 	if (c->watch)
 		g_source_remove(c->watch);
-	/* Answer every parked request before the node goes away. */
-	v4l2cuse_device_cancel_all(c->dev, -ENODEV);
+	/* Answer every parked request before the node goes away (the control
+	 * device's owner answers its own). */
+	if (c->dev)
+		v4l2cuse_device_cancel_all(c->dev, -ENODEV);
 	/*
 	 * Closes /dev/cuse: the node vanishes. (Not cuse_lowlevel_teardown():
 	 * we removed libfuse's signal handlers already and it would complain.)
@@ -472,8 +551,7 @@ v4l2cuse_cuse_free(struct v4l2cuse_cuse *c)
 	if (c->se)
 		fuse_session_destroy(c->se);
 	free(c->buf.mem);
-	g_free(c->devname_arg);
-	g_free(c);
+	cuse_free_struct(c);
 }
 
 struct v4l2cuse_device *

@@ -115,11 +115,11 @@ lb_capture_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 		tick = true;
 	fresh = lb->gen && lb->gen != s->shown_gen;
 	if (!lb->gen ||
-	    (lb->timeout_ms && now - lb->at_ns > (uint64_t)lb->timeout_ms * 1000000ull))
+	    (lb->knobs.timeout_ms && now - lb->at_ns > (uint64_t)lb->knobs.timeout_ms * 1000000ull))
 		return tick ? -ENOLINK : -EAGAIN;
 	if (fresh && !tick && s->delivered_ns && now - s->delivered_ns < s->interval_ns / 2)
 		return -EAGAIN;		/* too soon: at the next tick */
-	if (!fresh && (!tick || !lb->sustain_framerate || !s->cache_gen))
+	if (!fresh && (!tick || !lb->knobs.sustain_framerate || !s->cache_gen))
 		return -EAGAIN;
 	if (fresh) {
 		struct v4l2cuse_image img = v4l2cuse_convert_image_of(&lb->fmt, lb->data,
@@ -173,9 +173,48 @@ static void
 lb_capture_set_knobs(struct loopback *lb, const struct lb_knobs *k)
 {
 	lb_set_keep_format(lb, k->keep_format);
-	lb->sustain_framerate = k->sustain_framerate;
-	lb->timeout_ms = k->timeout_ms;
-	lb->compat = k->compat;
+	lb->knobs.sustain_framerate = k->sustain_framerate;
+	lb->knobs.timeout_ms = k->timeout_ms;
+	lb->knobs.compat = k->compat;
+	lb->knobs.min_width = k->min_width;
+	lb->knobs.max_width = k->max_width;
+	lb->knobs.min_height = k->min_height;
+	lb->knobs.max_height = k->max_height;
+}
+
+/*
+ * The sizes writers may set, v4l2loopback's min_width, max_width,
+ * min_height and max_height: even (a minimum rounds up, a maximum down),
+ * the minimum no larger than the maximum.
+ */
+static int
+lb_capture_size_limits(const struct v4l2cuse_opts *o, struct lb_knobs *k, char **ret_error)
+{
+	uint32_t min_w, max_w, min_h, max_h;
+	int r;
+
+	if ((r = v4l2cuse_opts_get_uint(o, "min_width", 2, 1, V4L2CUSE_MAX_WIDTH, &min_w,
+					ret_error)) < 0 ||
+	    (r = v4l2cuse_opts_get_uint(o, "max_width", V4L2CUSE_MAX_WIDTH, 2,
+					V4L2CUSE_MAX_WIDTH, &max_w, ret_error)) < 0 ||
+	    (r = v4l2cuse_opts_get_uint(o, "min_height", 2, 1, V4L2CUSE_MAX_HEIGHT, &min_h,
+					ret_error)) < 0 ||
+	    (r = v4l2cuse_opts_get_uint(o, "max_height", V4L2CUSE_MAX_HEIGHT, 2,
+					V4L2CUSE_MAX_HEIGHT, &max_h, ret_error)) < 0)
+		return r;
+	k->min_width = (min_w + 1) & ~1u;
+	k->max_width = max_w & ~1u;
+	k->min_height = (min_h + 1) & ~1u;
+	k->max_height = max_h & ~1u;
+	if (k->min_width > k->max_width || k->min_height > k->max_height) {
+		if (ret_error)
+			*ret_error = v4l2cuse_opts_error(o, "writer sizes %ux%u to %ux%u: the "
+							 "minimum is above the maximum",
+							 k->min_width, k->min_height,
+							 k->max_width, k->max_height);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int
@@ -197,7 +236,8 @@ lb_capture_setup(struct lb_source *s, const char *spec, char **ret_error)
 					ret_error)) < 0 ||
 	    (r = v4l2cuse_opts_get_bool(o, "compat", false, &k->compat, ret_error)) < 0 ||
 	    (r = v4l2cuse_opts_get_int(o, "timeout", 0, 0, LB_TIMEOUT_MAX_MS, &k->timeout_ms,
-				       ret_error)) < 0)
+				       ret_error)) < 0 ||
+	    (r = lb_capture_size_limits(o, k, ret_error)) < 0)
 		return r;
 	s->cv = v4l2cuse_convert_new();
 	s->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -214,12 +254,7 @@ lb_capture_setup(struct lb_source *s, const char *spec, char **ret_error)
 		return r;
 	}
 	/* The newest capture end's options are the knobs (loopback-private.h). */
-	s->found = (struct lb_knobs){
-		.keep_format = s->lb->keep_format,
-		.sustain_framerate = s->lb->sustain_framerate,
-		.compat = s->lb->compat,
-		.timeout_ms = s->lb->timeout_ms,
-	};
+	s->found = s->lb->knobs;
 	lb_capture_set_knobs(s->lb, &s->knobs);
 	g_queue_push_tail_link(&s->lb->ends, &s->end_link);
 	return 0;

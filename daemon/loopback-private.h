@@ -26,10 +26,14 @@ struct v4l2cuse_convert;
 #define LB_CID_TIMEOUT			(V4L2CUSE_CID_PRIVATE_BASE + 2)
 #define LB_TIMEOUT_MAX_MS		100000
 
-/* The v4l2loopback-style knobs: a capture end's options, a loopback's values. */
+/*
+ * The v4l2loopback-style knobs: a capture end's options, a loopback's
+ * values. The size limits are even (every subsampled format takes them).
+ */
 struct lb_knobs {
 	bool keep_format, sustain_framerate, compat;
 	int64_t timeout_ms;
+	uint32_t min_width, max_width, min_height, max_height;	/* writers' sizes */
 };
 
 struct loopback {
@@ -46,8 +50,7 @@ struct loopback {
 	 * refused midway frees the new ones instead, and the newest capture
 	 * end puts back the knobs it found.
 	 */
-	bool keep_format, sustain_framerate, compat;
-	int64_t timeout_ms;
+	struct lb_knobs knobs;
 	GQueue ends;			/* struct lb_source *, every capture end, oldest first */
 
 	/* The newest whole frame. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A loopback's writer end (loopback.h): the source of a writer node, an
- * output device. It takes every format of format.c at any even size,
+ * output device. It takes every format of format.c at any even size
+ * within the loopback's limits,
  * keeps the writer's colorimetry, and consume() makes each whole written
  * frame the loopback's newest, waking the capture ends.
  */
@@ -68,7 +69,7 @@ lb_writer_enum_format(struct v4l2cuse_source *src, unsigned int index, uint32_t 
 {
 	struct loopback *lb = lb_of(src)->lb;
 
-	if (lb->keep_format && lb->has_kept) {
+	if (lb->knobs.keep_format && lb->has_kept) {
 		if (index)
 			return -EINVAL;
 		*ret_fourcc = lb->writer_fmt.pixelformat;
@@ -101,7 +102,7 @@ lb_writer_size_range(struct v4l2cuse_source *src, uint32_t fourcc,
 {
 	struct loopback *lb = lb_of(src)->lb;
 
-	if (lb->keep_format && lb->has_kept) {
+	if (lb->knobs.keep_format && lb->has_kept) {
 		if (fourcc != lb->writer_fmt.pixelformat)
 			return -EINVAL;
 		*ret = (struct v4l2_frmsize_stepwise){
@@ -113,7 +114,8 @@ lb_writer_size_range(struct v4l2cuse_source *src, uint32_t fourcc,
 			return -EINVAL;
 		/* Even sizes: every subsampled format takes them. */
 		*ret = (struct v4l2_frmsize_stepwise){
-			2, V4L2CUSE_MAX_WIDTH, 2, 2, V4L2CUSE_MAX_HEIGHT, 2,
+			lb->knobs.min_width, lb->knobs.max_width, 2,
+			lb->knobs.min_height, lb->knobs.max_height, 2,
 		};
 	}
 	*ret_fastest = (struct v4l2_fract){ 1, V4L2CUSE_MAX_FPS };
@@ -127,15 +129,16 @@ lb_writer_negotiate(struct v4l2cuse_source *src, struct v4l2_pix_format *pix)
 	struct loopback *lb = lb_of(src)->lb;
 	struct v4l2_pix_format f = { 0 };
 
-	if (lb->keep_format && lb->has_kept) {
+	if (lb->knobs.keep_format && lb->has_kept) {
 		f.pixelformat = lb->writer_fmt.pixelformat;
 		f.width = lb->writer_fmt.width;
 		f.height = lb->writer_fmt.height;
 	} else {
 		f.pixelformat = lb_known_format(pix->pixelformat) ?
 				pix->pixelformat : v4l2cuse_format_by_index(0)->fourcc;
-		f.width = CLAMP(pix->width, 2u, (uint32_t)V4L2CUSE_MAX_WIDTH) & ~1u;
-		f.height = CLAMP(pix->height, 2u, (uint32_t)V4L2CUSE_MAX_HEIGHT) & ~1u;
+		/* The limits are even: so is what they clamp to. */
+		f.width = CLAMP(pix->width, lb->knobs.min_width, lb->knobs.max_width) & ~1u;
+		f.height = CLAMP(pix->height, lb->knobs.min_height, lb->knobs.max_height) & ~1u;
 	}
 	if (v4l2cuse_format_fill(&f) < 0)
 		return -EINVAL;
@@ -162,7 +165,7 @@ lb_writer_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	struct loopback *lb = lb_of(src)->lb;
 
 	lb->writer_fmt = *pix;
-	if (lb->keep_format)
+	if (lb->knobs.keep_format)
 		lb->has_kept = true;
 	return 0;
 }

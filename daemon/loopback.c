@@ -27,7 +27,8 @@
 #include "loopback-private.h"
 
 static const char *const lb_keys[] = {
-	"sizes", "formats", "fps", "keep_format", "sustain_framerate", "timeout", "compat", NULL,
+	"sizes", "formats", "fps", "keep_format", "sustain_framerate", "timeout", "compat",
+	"min_width", "max_width", "min_height", "max_height", NULL,
 };
 
 static const struct v4l2cuse_control lb_controls[] = {
@@ -74,7 +75,11 @@ lb_get(struct v4l2cuse_loopbacks *reg, const char *name)
 	lb = g_new0(struct loopback, 1);
 	lb->refs = 1;
 	lb->name = g_strdup(name ? name : "");
-	lb->sustain_framerate = true;
+	lb->knobs.sustain_framerate = true;
+	lb->knobs.min_width = 2;
+	lb->knobs.max_width = V4L2CUSE_MAX_WIDTH & ~1u;
+	lb->knobs.min_height = 2;
+	lb->knobs.max_height = V4L2CUSE_MAX_HEIGHT & ~1u;
 	if (reg && name) {
 		lb->reg = reg;
 		g_hash_table_insert(reg->by_name, lb->name, lb);
@@ -219,13 +224,13 @@ lb_get_control(struct v4l2cuse_source *src, uint32_t id, int64_t *ret)
 
 	switch (id) {
 	case LB_CID_KEEP_FORMAT:
-		*ret = lb->keep_format;
+		*ret = lb->knobs.keep_format;
 		return 0;
 	case LB_CID_SUSTAIN_FRAMERATE:
-		*ret = lb->sustain_framerate;
+		*ret = lb->knobs.sustain_framerate;
 		return 0;
 	case LB_CID_TIMEOUT:
-		*ret = lb->timeout_ms;
+		*ret = lb->knobs.timeout_ms;
 		return 0;
 	}
 	return -EINVAL;
@@ -234,7 +239,7 @@ lb_get_control(struct v4l2cuse_source *src, uint32_t id, int64_t *ret)
 void
 lb_set_keep_format(struct loopback *lb, bool keep)
 {
-	lb->keep_format = keep;
+	lb->knobs.keep_format = keep;
 	if (!keep)
 		lb->has_kept = false;
 	else if (lb->gen)
@@ -251,10 +256,10 @@ lb_set_control(struct v4l2cuse_source *src, uint32_t id, int64_t value)
 		lb_set_keep_format(lb, value != 0);
 		return 0;
 	case LB_CID_SUSTAIN_FRAMERATE:
-		lb->sustain_framerate = value != 0;
+		lb->knobs.sustain_framerate = value != 0;
 		return 0;
 	case LB_CID_TIMEOUT:
-		lb->timeout_ms = value;
+		lb->knobs.timeout_ms = value;
 		return 0;
 	}
 	return -EINVAL;
@@ -330,7 +335,11 @@ v4l2cuse_loopback_get_stats(struct v4l2cuse_source *src, struct v4l2cuse_loopbac
 		.written = lb->gen,
 		.refused = lb->refused,
 		.dropped = lb->dropped,
-		.compat = lb->compat,
+		.compat = lb->knobs.compat,
+		.min_width = lb->knobs.min_width,
+		.max_width = lb->knobs.max_width,
+		.min_height = lb->knobs.min_height,
+		.max_height = lb->knobs.max_height,
 	};
 	memcpy(ret->comm, lb->comm, sizeof(ret->comm));
 	return 0;

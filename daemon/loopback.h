@@ -19,7 +19,9 @@
  * test pattern's; default the same), keep_format=0|1, sustain_framerate=0|1
  * (default 1), timeout=MS (default 0: none), compat=0|1 (the writer node
  * reports driver "v4l2 loopback" and bus_info "platform:v4l2loopback-NNN",
- * for apps that look for v4l2loopback). keep_format, sustain_framerate and
+ * for apps that look for v4l2loopback), min_width, max_width, min_height,
+ * max_height (the sizes writers may set, default 2 to
+ * V4L2CUSE_MAX_WIDTH/HEIGHT, made even). keep_format, sustain_framerate and
  * timeout are also controls of the writer node, named as v4l2loopback's.
  *
  * Loop thread only.
@@ -67,6 +69,8 @@ struct v4l2cuse_loopback_stats {
 	uint64_t refused;		/* writes refused: short, oversized, not a frame */
 	uint64_t dropped;		/* written frames no reader got (faster writer) */
 	bool compat;			/* driver and bus_info as v4l2loopback's */
+	uint32_t min_width, max_width;	/* the sizes writers may set */
+	uint32_t min_height, max_height;
 };
 
 /* 0, or -EINVAL when @src is not a loopback end. */

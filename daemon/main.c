@@ -30,6 +30,7 @@
 #include "conf.h"
 #include "manager.h"
 #include "control.h"
+#include "lbctl.h"
 #include "sandbox.h"
 #include "usb.h"
 #include "usbface.h"
@@ -63,6 +64,7 @@ struct daemon_state {
 	int exit_code;
 	struct v4l2cuse_manager *m;
 	struct v4l2cuse_control *control;
+	struct v4l2cuse_lbctl *lbctl;	/* /dev/v4l2loopback ([daemon] loopback-control=) */
 	struct v4l2cuse_usbip_server *usbip;	/* [daemon] usbip-listen= */
 	char *usbip_key;		/* its listen= and allow= as started */
 	char *config_path;		/* NULL: a command-line device */
@@ -189,6 +191,28 @@ apply_usbip(struct daemon_state *st)
 					      (const char *const *)conf->usbip_allow, st->m, &err);
 	if (!st->usbip)
 		g_warning("no USB/IP server: %s", err);
+}
+
+/*
+ * The v4l2loopback control device, as [daemon] loopback-control= says: in
+ * a daemon started with a configuration (the one-device command line has
+ * no runtime devices: v4l2cuse-ctl add is refused there too).
+ */
+static void
+apply_lbctl(struct daemon_state *st)
+{
+	const struct v4l2cuse_conf *conf = v4l2cuse_manager_conf(st->m);
+	g_autofree char *err = NULL;
+
+	if (!conf->loopback_control || !st->config_path) {
+		g_clear_pointer(&st->lbctl, v4l2cuse_lbctl_free);
+		return;
+	}
+	if (st->lbctl)
+		return;		/* control-group= changes take effect at the next start */
+	st->lbctl = v4l2cuse_lbctl_new(st->m, conf->control_gid, &err);
+	if (!st->lbctl)
+		g_message("no /dev/v4l2loopback for v4l2loopback-ctl: %s", err);
 }
 
 static void
@@ -318,10 +342,12 @@ reload(void *data, char **ret_error)
 	if (r == 0) {
 		st->reloading = true;
 		r = v4l2cuse_manager_apply(st->m, conf, ret_error);
-		if (r < 0)
+		if (r < 0) {
 			v4l2cuse_conf_free(conf);
-		else
+		} else {
 			apply_usbip(st);
+			apply_lbctl(st);
+		}
 	}
 	if (r < 0) {
 		st->reloading = false;
@@ -490,6 +516,7 @@ serve(struct daemon_state *st, struct v4l2cuse_conf *conf, bool cli)
 						       : V4L2CUSE_CONTROL_CONFIGURED,
 						   st->m, cli ? NULL : reload, st);
 		apply_usbip(st);
+		apply_lbctl(st);
 #if HAVE_LIBSYSTEMD
 		if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec)
 			g_timeout_add(MAX(wd_usec / 2000, 1), watchdog_cb, st);
@@ -500,6 +527,7 @@ serve(struct daemon_state *st, struct v4l2cuse_conf *conf, bool cli)
 	/* Parked requests are answered (ENODEV) and the nodes removed. */
 	g_clear_pointer(&st->usbip, v4l2cuse_usbip_server_free);
 	g_free(st->usbip_key);
+	v4l2cuse_lbctl_free(st->lbctl);		/* before the devices its ADDs wait for */
 	v4l2cuse_control_free(st->control);
 	v4l2cuse_manager_free(st->m);
 	g_main_loop_unref(st->loop);

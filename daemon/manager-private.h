@@ -46,9 +46,14 @@ struct mdev {
 	struct v4l2cuse_device *wdev;
 	struct v4l2cuse_cuse *wcuse;
 	struct v4l2cuse_shim *wshim;
+	bool writer_ready;		/* the writer node exists (its CUSE is READY) */
 	struct v4l2cuse_usbface *usb;	/* usb=true, while serving */
 	enum mdev_state state;
 	char *error;			/* the last failure */
+	int fail_errno;			/* its errno, if known (-EEXIST: name taken), else 0 */
+	/* v4l2cuse_manager_watch_ready(): told once of serving or failing. */
+	v4l2cuse_manager_ready_fn ready_fn;
+	void *ready_data;
 	char *reported;			/* the last failure logged as a warning */
 	unsigned int failures;		/* in a row */
 	bool settled;			/* first attempt over */

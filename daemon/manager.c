@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <glib.h>
 
+#include "util/cleanup.h"
 #include "videobuf.h"
 #include "device.h"
 #include "hub.h"
@@ -48,6 +49,26 @@ const char *const mdev_state_names[] = {
 
 static void mdev_register(struct mdev *md);
 static void mdev_fail(struct mdev *md, char *error);
+
+/* Tell @md's watcher (manager.h) once; it may remove @md unless @r is -ENODEV. */
+static void
+mdev_ready_fire(struct mdev *md, int r)
+{
+	v4l2cuse_manager_ready_fn fn = md->ready_fn;
+
+	if (!fn)
+		return;
+	md->ready_fn = NULL;
+	fn(md->ready_data, r, r < 0 ? md->error : NULL);
+}
+
+/* Serving, and a loopback's writer node is there too: the watcher hears it. */
+static void
+mdev_ready_check(struct mdev *md)
+{
+	if (md->state == MDEV_SERVING && (!md->wcuse || md->writer_ready))
+		mdev_ready_fire(md, 0);
+}
 
 /* ---------------------------------------------------------------------- */
 
@@ -153,6 +174,7 @@ mdev_teardown(struct mdev *md)
 	/* Answers parked requests (ENODEV) and closes /dev/cuse: the node goes. */
 	g_clear_pointer(&md->cuse, v4l2cuse_cuse_free);
 	g_clear_pointer(&md->wcuse, v4l2cuse_cuse_free);
+	md->writer_ready = false;
 	g_clear_pointer(&md->shim, v4l2cuse_shim_free);
 	g_clear_pointer(&md->wshim, v4l2cuse_shim_free);
 	g_clear_pointer(&md->dev, v4l2cuse_device_free);
@@ -166,6 +188,7 @@ mdev_free(struct mdev *md)
 		g_source_remove(md->retry_source);
 	if (md->idle_source)
 		g_source_remove(md->idle_source);
+	mdev_ready_fire(md, -ENODEV);
 	mdev_teardown(md);
 	v4l2cuse_conf_device_free(md->conf);
 	g_free(md->node);
@@ -279,6 +302,7 @@ mdev_failed_idle(gpointer data)
 		md->state = MDEV_GAVE_UP;
 		if (m->ev.fatal)
 			m->ev.fatal(m->data, md->error);
+		mdev_ready_fire(md, md->fail_errno ? md->fail_errno : -EIO);
 		return G_SOURCE_REMOVE;
 	}
 	md->failures++;
@@ -302,6 +326,8 @@ mdev_failed_idle(gpointer data)
 			  c->retry_interval_s ? " (retry-limit reached)" : " (retry-interval=0)");
 	}
 	mdev_settle(md);
+	/* Last: the watcher may remove @md. */
+	mdev_ready_fire(md, md->fail_errno ? md->fail_errno : -EIO);
 	return G_SOURCE_REMOVE;
 }
 
@@ -342,11 +368,12 @@ mdev_on_cuse_state(struct v4l2cuse_cuse *c, enum v4l2cuse_cuse_state state, void
 		g_debug("%s: /dev/%s registered, self-test started", md->conf->id, md->node);
 		return;
 	case V4L2CUSE_CUSE_FAILED:
-		if (err == -EEXIST || err == -ENODEV)
+		if (err == -EEXIST || err == -ENODEV) {
+			md->fail_errno = -EEXIST;
 			mdev_fail(md, g_strdup_printf("device name '%s' is already taken: CUSE "
 						      "refused to register /dev/%s", md->node,
 						      md->node));
-		else
+		} else
 			mdev_fail(md, g_strdup_printf("registering /dev/%s failed: %s", md->node,
 						      g_strerror(-err)));
 		return;
@@ -367,8 +394,12 @@ mdev_on_writer_state(struct v4l2cuse_cuse *c, enum v4l2cuse_cuse_state state, vo
 	switch (state) {
 	case V4L2CUSE_CUSE_READY:
 		g_debug("%s: writer node /dev/%s registered", md->conf->id, md->writer_node);
+		md->writer_ready = true;
+		mdev_ready_check(md);
 		return;
 	case V4L2CUSE_CUSE_FAILED:
+		if (err == -EEXIST || err == -ENODEV)
+			md->fail_errno = -EEXIST;
 		mdev_fail(md, g_strdup_printf("the writer node's name '%s' is taken or refused: "
 					      "%s", md->writer_node, g_strerror(-err)));
 		return;
@@ -397,6 +428,7 @@ mdev_register(struct mdev *md)
 	g_autofree char *sock = NULL;
 
 	md->state = MDEV_REGISTERING;
+	md->fail_errno = 0;
 	/* The preload shim's socket; without it handles stay read()-only. */
 	sock = v4l2cuse_shim_socket_path(md->node, &err);
 	if (sock)
@@ -458,12 +490,14 @@ mgr_selftest_done(void *data, uint64_t tag, int r, const char *error)
 		  v4l2cuse_device_label(md->dev), v4l2cuse_device_source_spec(md->dev),
 		  md->failures ? " after retrying" : "");
 	md->failures = 0;
+	md->fail_errno = 0;
 	g_clear_pointer(&md->error, g_free);
 	g_clear_pointer(&md->reported, g_free);
 	if (md->conf->usb && !md->usb)
 		md->usb = v4l2cuse_usbface_new(md->dev, md->conf->id, md->node, md->conf->mode,
 						!md->conf->has_mode);
 	mdev_settle(md);
+	mdev_ready_check(md);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -746,6 +780,40 @@ v4l2cuse_manager_add(struct v4l2cuse_manager *m, const struct v4l2cuse_conf_devi
 }
 
 int
+v4l2cuse_manager_add_keys(struct v4l2cuse_manager *m, const char *id,
+			  const char *const *keys, char **ret_error)
+{
+	_cleanup_(v4l2cuse_conf_freep) struct v4l2cuse_conf *conf = v4l2cuse_conf_new();
+	g_autoptr(GString) text = g_string_new(NULL);
+	int r;
+
+	if (!id || !v4l2cuse_conf_id_valid(id)) {
+		*ret_error = g_strdup("usage: add ID [KEY=VALUE...] "
+				      "(ID: 1..31 of A-Z a-z 0-9 - _ .)");
+		return -EINVAL;
+	}
+	g_string_append_printf(text, "[device %s]\n", id);
+	for (unsigned int i = 0; keys[i]; i++) {
+		if (!strchr(keys[i], '=') || keys[i][0] == '[' || keys[i][0] == '#' ||
+		    strchr(keys[i], '\n')) {
+			*ret_error = g_strdup_printf("'%s' is not KEY=VALUE", keys[i]);
+			return -EINVAL;
+		}
+		g_string_append_printf(text, "%s\n", keys[i]);
+	}
+	/* The daemon's defaults for group= and mode=. */
+	conf->group = g_strdup(m->conf->group);
+	conf->mode = m->conf->mode;
+	conf->has_mode = m->conf->has_mode;
+	r = v4l2cuse_conf_parse(conf, "add", text->str, text->len, ret_error);
+	if (r == 0)
+		r = v4l2cuse_conf_finish(conf, ret_error);
+	if (r == 0)
+		r = v4l2cuse_manager_add(m, conf->devices->pdata[0], ret_error);
+	return r;
+}
+
+int
 v4l2cuse_manager_remove(struct v4l2cuse_manager *m, const char *id, char **ret_error)
 {
 	struct mdev *md = mgr_find(m, id);
@@ -800,4 +868,87 @@ v4l2cuse_manager_set_placeholder(struct v4l2cuse_manager *m, const char *id,
 	if (!md)
 		return -ENOENT;
 	return v4l2cuse_device_set_placeholder(md->dev, spec, ret_error);
+}
+
+int
+v4l2cuse_manager_watch_ready(struct v4l2cuse_manager *m, const char *id,
+			     v4l2cuse_manager_ready_fn fn, void *data)
+{
+	struct mdev *md = mgr_find(m, id);
+
+	if (!md)
+		return -ENOENT;
+	md->ready_fn = fn;
+	md->ready_data = data;
+	mdev_ready_check(md);		/* serving already: told at once */
+	return 0;
+}
+
+void
+v4l2cuse_manager_unwatch_ready(struct v4l2cuse_manager *m, const char *id)
+{
+	struct mdev *md = mgr_find(m, id);
+
+	if (md)
+		md->ready_fn = NULL;
+}
+
+/* @md, a built loopback device (dev and wdev), as the control device sees it. */
+static void
+mdev_loopback_info(struct mdev *md, struct v4l2cuse_manager_loopback *ret)
+{
+	struct v4l2cuse_device_stats st, wst;
+
+	v4l2cuse_device_get_stats(md->dev, &st);
+	v4l2cuse_device_get_stats(md->wdev, &wst);
+	*ret = (struct v4l2cuse_manager_loopback){
+		.id = md->conf->id,
+		.node = md->node,
+		.writer_node = md->writer_node,
+		.label = v4l2cuse_device_label(md->dev),
+		.serving = md->state == MDEV_SERVING,
+		.opens = st.opens + wst.opens,
+	};
+	if (v4l2cuse_device_loopback_stats(md->dev, &ret->lb) < 0)
+		g_warning("bug: %s: a loopback device without loopback stats", md->conf->id);
+}
+
+int
+v4l2cuse_manager_find_loopback(struct v4l2cuse_manager *m, const char *node,
+			       struct v4l2cuse_manager_loopback *ret)
+{
+	for (unsigned int i = 0; i < m->devs->len; i++) {
+		struct mdev *md = m->devs->pdata[i];
+
+		if (md->dev && md->wdev &&
+		    (strcmp(md->node, node) == 0 || strcmp(md->writer_node, node) == 0)) {
+			mdev_loopback_info(md, ret);
+			return 0;
+		}
+	}
+	return -ENODEV;
+}
+
+int
+v4l2cuse_manager_loopback_by_id(struct v4l2cuse_manager *m, const char *id,
+				struct v4l2cuse_manager_loopback *ret)
+{
+	struct mdev *md = mgr_find(m, id);
+
+	if (!md || !md->dev || !md->wdev)
+		return -ENODEV;
+	mdev_loopback_info(md, ret);
+	return 0;
+}
+
+bool
+v4l2cuse_manager_has_device(struct v4l2cuse_manager *m, const char *id)
+{
+	return mgr_find(m, id) != NULL;
+}
+
+bool
+v4l2cuse_manager_node_taken(struct v4l2cuse_manager *m, const char *node)
+{
+	return node_in(m->devs, node, NULL) || node_exists(node);
 }

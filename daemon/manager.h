@@ -15,6 +15,7 @@
 #include <glib.h>
 
 #include "conf.h"
+#include "loopback.h"
 
 struct v4l2cuse_manager;
 
@@ -55,6 +56,50 @@ void v4l2cuse_manager_count(struct v4l2cuse_manager *m, unsigned int *ret_servin
 int v4l2cuse_manager_add(struct v4l2cuse_manager *m, const struct v4l2cuse_conf_device *d,
 			 char **ret_error);
 int v4l2cuse_manager_remove(struct v4l2cuse_manager *m, const char *id, char **ret_error);
+/*
+ * v4l2cuse-ctl add, and the v4l2loopback control device's ADD
+ * (daemon/lbctl.c): the group [device @id] of @keys (NULL-terminated, each
+ * "KEY=VALUE" as a line of a configuration file, the value escaped as in
+ * one), with the daemon's defaults for group= and mode=, then
+ * v4l2cuse_manager_add().
+ */
+int v4l2cuse_manager_add_keys(struct v4l2cuse_manager *m, const char *id,
+			      const char *const *keys, char **ret_error);
+
+/*
+ * Told once, from the main loop: @r 0 when the device serves with every
+ * node of it registered (a loopback's writer node too); -errno and one
+ * line (-EEXIST: a node name was taken) when an attempt failed (the
+ * device stays, retried as configured, unless @fn removes it); -ENODEV
+ * when it was removed first (then @fn must not call the manager).
+ */
+typedef void (*v4l2cuse_manager_ready_fn)(void *data, int r, const char *error);
+/* Watch device @id (one watch per device, replacing any); 0 or -ENOENT. */
+int v4l2cuse_manager_watch_ready(struct v4l2cuse_manager *m, const char *id,
+				 v4l2cuse_manager_ready_fn fn, void *data);
+/* Drop @id's watch without a word (the watcher goes away). */
+void v4l2cuse_manager_unwatch_ready(struct v4l2cuse_manager *m, const char *id);
+
+/* A loopback device, as the v4l2loopback control device sees it. */
+struct v4l2cuse_manager_loopback {
+	const char *id;			/* borrowed until the next change */
+	const char *node;		/* the capture node, "video32" */
+	const char *writer_node;	/* "video33" */
+	const char *label;		/* the capture node's QUERYCAP card */
+	bool serving;
+	unsigned int opens;		/* handles open on either node */
+	struct v4l2cuse_loopback_stats lb;	/* its writers' size limits, ... */
+};
+
+/* The built loopback device one of whose nodes is @node: 0, or -ENODEV. */
+int v4l2cuse_manager_find_loopback(struct v4l2cuse_manager *m, const char *node,
+				   struct v4l2cuse_manager_loopback *ret);
+/* The same for device @id: 0, or -ENODEV (none, not a loopback, not built). */
+int v4l2cuse_manager_loopback_by_id(struct v4l2cuse_manager *m, const char *id,
+				    struct v4l2cuse_manager_loopback *ret);
+bool v4l2cuse_manager_has_device(struct v4l2cuse_manager *m, const char *id);
+/* Whether a device of ours or anything else (/dev, CUSE, V4L2) has node name @node. */
+bool v4l2cuse_manager_node_taken(struct v4l2cuse_manager *m, const char *node);
 int v4l2cuse_manager_set_source(struct v4l2cuse_manager *m, const char *id,
 				const char *spec, char **ret_error);
 int v4l2cuse_manager_set_placeholder(struct v4l2cuse_manager *m, const char *id,

@@ -23,7 +23,10 @@ struct v4l2cuse_req_ops {
 	/* ioctl retry round: ask for @in to be copied in and @out to be writable. */
 	void (*retry)(struct v4l2cuse_req *req, const struct iovec *in, size_t n_in,
 		      const struct iovec *out, size_t n_out);
-	/* ioctl reply: @r is 0 or -errno; @buf is copied out even when r < 0. */
+	/*
+	 * ioctl reply: @r is 0, the ioctl's return value (> 0) or -errno;
+	 * @buf is copied out even when r < 0.
+	 */
 	void (*reply_ioctl)(struct v4l2cuse_req *req, int r, const void *buf, size_t len);
 	/* Any request: fail with -errno @r, nothing copied. */
 	void (*reply_err)(struct v4l2cuse_req *req, int r);

@@ -3,21 +3,36 @@
  * daemon/cuse.c and daemon/selftest.c without /dev/cuse, for tests of
  * daemon/manager.c: a "registration" succeeds at the next idle of the
  * main loop, and so does every self-test. The devices are the real ones
- * (the fake transport, fake-req.h, opens their handles).
+ * (the fake transport, fake-req.h, opens their handles), and so is the
+ * v4l2loopback control device (fake_ioctl_on() sends it ioctls). A name
+ * can be refused (fake-cuse.h).
  */
 #include "config.h"
 
+#include <errno.h>
 #include <glib.h>
 
+#include "device.h"
 #include "cuse.h"
 #include "selftest.h"
+#include "fake-cuse.h"
 
 struct v4l2cuse_cuse {
 	struct v4l2cuse_device *dev;
 	v4l2cuse_cuse_state_fn state_cb;
 	void *data;
 	guint ready_source;
+	int error;
 };
+
+static char *refused_name;
+
+void
+fake_cuse_refuse(const char *name)
+{
+	g_free(refused_name);
+	refused_name = g_strdup(name);
+}
 
 static gboolean
 fake_cuse_ready(gpointer data)
@@ -25,7 +40,10 @@ fake_cuse_ready(gpointer data)
 	struct v4l2cuse_cuse *c = data;
 
 	c->ready_source = 0;
-	c->state_cb(c, V4L2CUSE_CUSE_READY, c->data);
+	if (c->error)
+		c->state_cb(c, V4L2CUSE_CUSE_FAILED, c->data);
+	else
+		c->state_cb(c, V4L2CUSE_CUSE_READY, c->data);
 	return G_SOURCE_REMOVE;
 }
 
@@ -38,6 +56,11 @@ v4l2cuse_cuse_new(struct v4l2cuse_device *dev, mode_t mode, gid_t gid,
 	c->dev = dev;
 	c->state_cb = state_cb;
 	c->data = data;
+	/* As CUSE aborts a duplicate name: FAILED once the "init" is done. */
+	if (refused_name && g_strcmp0(refused_name, v4l2cuse_device_name(dev)) == 0) {
+		g_clear_pointer(&refused_name, g_free);
+		c->error = -EEXIST;
+	}
 	c->ready_source = g_idle_add(fake_cuse_ready, c);
 	return c;
 }
@@ -52,6 +75,18 @@ v4l2cuse_cuse_free(struct v4l2cuse_cuse *c)
 	g_free(c);
 }
 
+struct v4l2cuse_cuse *
+v4l2cuse_cuse_new_lbctl(struct v4l2cuse_lbctl *ctl, mode_t mode, gid_t gid,
+			v4l2cuse_cuse_state_fn state_cb, void *data, char **ret_error)
+{
+	struct v4l2cuse_cuse *c = g_new0(struct v4l2cuse_cuse, 1);
+
+	c->state_cb = state_cb;
+	c->data = data;
+	c->ready_source = g_idle_add(fake_cuse_ready, c);
+	return c;
+}
+
 struct v4l2cuse_device *
 v4l2cuse_cuse_device(struct v4l2cuse_cuse *c)
 {
@@ -61,7 +96,7 @@ v4l2cuse_cuse_device(struct v4l2cuse_cuse *c)
 int
 v4l2cuse_cuse_error(struct v4l2cuse_cuse *c)
 {
-	return 0;
+	return c->error;
 }
 
 struct v4l2cuse_selftest {

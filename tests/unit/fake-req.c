@@ -266,7 +266,7 @@ fr_chunk(enum fake_kind kind, size_t size, size_t off)
 }
 
 int
-fake_ioctl_rounds(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg, int *ret_rounds)
+fake_ioctl_on(fake_ioctl_fn fn, void *obj, unsigned int cmd, void *arg, int *ret_rounds)
 {
 	struct iovec in[8], out[8];
 	size_t n_in = 0, n_out = 0;
@@ -300,7 +300,7 @@ fake_ioctl_rounds(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg, int *ret_
 			.in_size = in_size,
 			.out_size = out_size,
 		};
-		v4l2cuse_fh_ioctl(fh, &fr.base, &a);
+		fn(obj, &fr.base, &a);
 		fake_check_answered(&fr);
 		if (ret_rounds)
 			*ret_rounds = round;
@@ -335,6 +335,18 @@ fake_ioctl_rounds(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg, int *ret_
 	}
 	g_error("fake transport: ioctl %#010x: still asking for memory after 8 rounds", cmd);
 	return -EIO;
+}
+
+static void
+fake_fh_ioctl(void *fh, struct v4l2cuse_req *req, const struct v4l2cuse_ioctl_args *a)
+{
+	v4l2cuse_fh_ioctl(fh, req, a);
+}
+
+int
+fake_ioctl_rounds(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg, int *ret_rounds)
+{
+	return fake_ioctl_on(fake_fh_ioctl, fh, cmd, arg, ret_rounds);
 }
 
 int

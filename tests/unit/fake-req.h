@@ -22,7 +22,7 @@
 /* The outcome of a parked request once it is answered. */
 struct fake_parked {
 	bool answered;
-	int result;		/* 0 or -errno */
+	int result;		/* 0, an ioctl's value (> 0) or -errno */
 	size_t len;		/* read(): bytes */
 };
 
@@ -30,6 +30,15 @@ struct fake_parked {
 int fake_ioctl(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg);
 /* Same, with a cap on the out size the "kernel" allows (ENOMEM above). */
 int fake_ioctl_rounds(struct v4l2cuse_fh *fh, unsigned int cmd, void *arg, int *ret_rounds);
+/*
+ * The same protocol against another handler of it, @fn(@obj, ...) (the
+ * v4l2loopback control device's v4l2cuse_lbctl_ioctl()): returns the
+ * reply's value (which may be above 0), -errno, or FAKE_PARKED. @arg is
+ * passed as the caller's argument, a pointer or a number.
+ */
+typedef void (*fake_ioctl_fn)(void *obj, struct v4l2cuse_req *req,
+			      const struct v4l2cuse_ioctl_args *a);
+int fake_ioctl_on(fake_ioctl_fn fn, void *obj, unsigned int cmd, void *arg, int *ret_rounds);
 /* One read() syscall of @count bytes, in 128 KiB chunks; returns bytes or -errno. */
 ssize_t fake_read(struct v4l2cuse_fh *fh, void *buf, size_t count, int flags);
 /* One write() syscall of @count bytes, in 128 KiB chunks; returns bytes or -errno. */

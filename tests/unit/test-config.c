@@ -57,7 +57,7 @@ V4L2CUSE_TEST("/config/valid", test_valid)
 		"group=root\n"
 		"buffer-memory-limit = 1G\n"
 		"device-buffer-memory-limit = 96M\n"
-		"\n"
+		"loopback-control = no\n"
 		"[device front]\n"
 		"node=/dev/video40\n"
 		"label=Front camera\n"
@@ -83,6 +83,7 @@ V4L2CUSE_TEST("/config/valid", test_valid)
 	g_assert_cmpstr(err, ==, NULL);
 	g_assert_cmpuint(conf->retry_interval_s, ==, 2);
 	g_assert_cmpuint(conf->retry_limit, ==, 3);
+	g_assert_false(conf->loopback_control);
 	g_assert_cmpuint(conf->devices->len, ==, 2);
 
 	f = v4l2cuse_conf_find(conf, "front");
@@ -153,6 +154,7 @@ V4L2CUSE_TEST("/config/defaults", test_defaults)
 	g_assert_cmpuint(d->interval.denominator, ==, 0);
 	g_assert_cmpuint(conf->retry_interval_s, ==, 5);
 	g_assert_cmpuint(conf->selftest_timeout_s, ==, 10);
+	g_assert_true(conf->loopback_control);		/* /dev/v4l2loopback */
 	/* 512 MiB per device; 2 GiB for all, at most half the RAM. */
 	g_assert_cmpuint(d->buffer_memory_limit, ==, (uint64_t)512 << 20);
 	g_assert_cmpuint(conf->buffer_memory_limit, ==, v4l2cuse_conf_default_total_memory());
@@ -210,6 +212,7 @@ static const struct {
 	{ "[daemon]\nretry-interval=-1\n",
 	  "test.conf:2: [daemon] retry-interval: '-1' is not a number in 0..3600" },
 	{ "[daemon]\nverbose=1\n", "test.conf:2: [daemon] verbose: unknown key" },
+	{ "[daemon]\nloopback-control=maybe\n", "test.conf:2: [daemon] loopback-control: 'maybe'" },
 	{ "[daemon]\nbuffer-memory-limit=12Q\n",
 	  "test.conf:2: [daemon] buffer-memory-limit: '12Q' is not a memory size" },
 	{ "[device a]\nbuffer-memory-limit=4K\n",

@@ -857,3 +857,50 @@ V4L2CUSE_TEST_F_DATA("/loopback/pyvirtualcam/compat-querycap", test_pv_compat_qu
 	g_assert_cmpstr((char *)cap.bus_info, ==, "platform:v4l2cuse-042");
 	g_assert_false(cap.capabilities & V4L2_CAP_VIDEO_OUTPUT);
 }
+
+/* Writer sizes (v4l2loopback's min/max_width/height, set by /dev/v4l2loopback's ADD). */
+V4L2CUSE_TEST("/loopback/writer-size-limits", test_writer_size_limits)
+{
+	struct v4l2cuse_hub *hub = v4l2cuse_hub_new();
+	struct v4l2cuse_device *capture = device(hub, "video42", "loopback:video43,sizes=160x120,"
+						 "min_width=321,max_width=1280,min_height=100,"
+						 "max_height=721", false, CW, CH);
+	struct v4l2cuse_device *writer = device(hub, "video43", "loopback-writer:video43", true,
+						640, 480);
+	struct v4l2cuse_fh *fh = fake_open(writer, false, O_RDWR | O_NONBLOCK);
+	struct v4l2_frmsizeenum fs = { .pixel_format = V4L2_PIX_FMT_YUYV };
+	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
+	struct v4l2cuse_loopback_stats st;
+	g_autofree char *err = NULL;
+	struct v4l2cuse_source *src = NULL;
+
+	/* Even: a minimum rounds up, a maximum down. */
+	g_assert_cmpint(fake_ioctl(fh, VIDIOC_ENUM_FRAMESIZES, &fs), ==, 0);
+	g_assert_cmpuint(fs.type, ==, V4L2_FRMSIZE_TYPE_STEPWISE);
+	g_assert_cmpuint(fs.stepwise.min_width, ==, 322);
+	g_assert_cmpuint(fs.stepwise.max_width, ==, 1280);
+	g_assert_cmpuint(fs.stepwise.min_height, ==, 100);
+	g_assert_cmpuint(fs.stepwise.max_height, ==, 720);
+	/* S_FMT outside them is clamped into them. */
+	fmt.fmt.pix = (struct v4l2_pix_format){ .width = 1920, .height = 64,
+						.pixelformat = V4L2_PIX_FMT_YUYV };
+	g_assert_cmpint(fake_ioctl(fh, VIDIOC_S_FMT, &fmt), ==, 0);
+	g_assert_cmpuint(fmt.fmt.pix.width, ==, 1280);
+	g_assert_cmpuint(fmt.fmt.pix.height, ==, 100);
+	g_assert_cmpint(v4l2cuse_device_loopback_stats(capture, &st), ==, 0);
+	g_assert_cmpuint(st.min_width, ==, 322);
+	g_assert_cmpuint(st.max_height, ==, 720);
+	v4l2cuse_fh_release(fh);
+	v4l2cuse_device_free(writer);
+	v4l2cuse_device_free(capture);
+
+	/* No even size between them, or beyond what the writer takes: refused. */
+	g_assert_cmpint(v4l2cuse_loopback_create(NULL, "loopback:video43,min_width=641,"
+						 "max_width=641", &src, &err), ==, -EINVAL);
+	g_assert_nonnull(strstr(err, "minimum is above the maximum"));
+	g_clear_pointer(&err, g_free);
+	g_assert_cmpint(v4l2cuse_loopback_create(NULL, "loopback:video43,max_height=8193", &src,
+						 &err), ==, -EINVAL);
+	g_assert_null(src);
+	v4l2cuse_hub_free(hub);
+}

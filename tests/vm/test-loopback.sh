@@ -28,10 +28,17 @@
 #  5. v4l2-compliance -s on a capture node (an exclusive one: lb2) and on a
 #     writer node, plain and under the shim: 0 failures, 0 warnings but the
 #     sequence gaps of a tool stalled by a loaded host.
+#  6. /dev/v4l2loopback with v4l2loopback-ctl's calls (tests/vm/lbctl-client.c):
+#     add a device (0600 node, VERSION 0.15.0), query it by either node,
+#     list it; ffmpeg writes into the number ADD returned and a reader gets
+#     its frames; delete is EBUSY while it writes, then both nodes go; the
+#     errors (ENODEV, EEXIST, EINVAL, ENOTTY); the 0.13/0.14 numbers; add
+#     without options; v4l2loopback-ctl itself where installed.
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
 
 client=$V4L2CUSE_BUILD/tests/vm/share-client
+lbctl=$V4L2CUSE_BUILD/tests/vm/lbctl-client
 writer=$V4L2CUSE_SRC/tests/vm/lb-writer.py
 pyvcam=$V4L2CUSE_BUILD/tests/vm/pyvcam-client
 relayd=$V4L2CUSE_BUILD/tests/vm/relayd-client
@@ -344,3 +351,112 @@ compliance capture-plain v4l2-compliance -d /dev/video44 -s
 compliance capture-shim "$run" v4l2-compliance -d /dev/video44 -s
 compliance writer-plain v4l2-compliance -d /dev/video43 -s
 compliance writer-shim "$run" v4l2-compliance -d /dev/video43 -s
+
+# --- 6. /dev/v4l2loopback: v4l2loopback-ctl's calls (tests/vm/lbctl-client.c) ---------------
+
+kill_writers()
+{
+	local p
+	for p in "$@"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+}
+
+# gone PATH...: every PATH disappears within 10 s.
+gone()
+{
+	local end=$((SECONDS + 10)) p
+	for p in "$@"; do
+		while [[ -e $p ]]; do
+			((SECONDS < end)) || return 1
+			sleep 0.1
+		done
+	done
+}
+
+if vm_wait_node /dev/v4l2loopback 30; then
+	ok "/dev/v4l2loopback exists while the daemon runs"
+	check "/dev/v4l2loopback is 0600 root (v4l2loopback's misc device)" \
+		bash -c '[[ $(stat -c %a:%u /dev/v4l2loopback) == 600:0 ]]'
+	check "VERSION answers 0.15.0" bash -c "[[ \$('$lbctl' version) == 0.15.0 ]]"
+
+	# ADD returns once both nodes exist: no waiting after it.
+	out=$("$lbctl" add -n "Ctl Cam" -w 640 -h 480 50 2>&1) || true
+	diag "add: $out"
+	check "add -n 'Ctl Cam' 50 prints /dev/video50, which exists at once" \
+		bash -c "[[ '$out' == /dev/video50 && -c /dev/video50 ]]"
+	"$lbctl" query 50 >"$R/lbctl-query.txt" 2>&1 || true
+	sed 's/^/#   /' "$R/lbctl-query.txt"
+	cap=$(awk '/capture_device#/ { print $3 }' "$R/lbctl-query.txt")
+	check "query 50: the label, the sizes asked for, a capture node that exists" \
+		bash -c "grep -q 'card_label *: Ctl Cam\$' '$R/lbctl-query.txt' &&
+			 grep -q 'max_width *: 640\$' '$R/lbctl-query.txt' &&
+			 grep -q 'max_height *: 480\$' '$R/lbctl-query.txt' &&
+			 [[ -n '$cap' && '$cap' != 50 && -c /dev/video$cap ]]"
+	check "query by the capture node's number: the same device" \
+		bash -c "'$lbctl' query '$cap' | grep -q 'output_device# *: 50\$'"
+	"$lbctl" list >"$R/lbctl-list.txt" 2>&1 || true
+	sed 's/^/#   /' "$R/lbctl-list.txt"
+	check "list: /dev/video50, its capture node and the label" \
+		grep -qP "^/dev/video50\t/dev/video$cap\tCtl Cam\$" "$R/lbctl-list.txt"
+	check "v4l2cuse-ctl list shows it as v4l2loopback-0" \
+		bash -c "'$ctl' list | grep -qE '^v4l2loopback-0 +video$cap'"
+
+	# A writer on the number ADD returned; a reader on the capture node.
+	ffmpeg -nostdin -loglevel error -re -f lavfi -i testsrc2=size=320x240 -pix_fmt yuyv422 \
+		-t 600 -f v4l2 /dev/video50 >"$R/ffmpeg-lbctl.log" 2>&1 &
+	fflb=$!
+	vm_on_exit kill "$fflb"
+	vm_wait_for "ffmpeg writes into /dev/video50" 300 \
+		bash -c "'$ctl' list | grep -qE 'writer /dev/video50: connected, pid [0-9]+ \\(ffmpeg\\)'"
+	check "a reader of /dev/video$cap gets ffmpeg's frames (testsrc2's bars)" \
+		timeout 120 "$client" "/dev/video$cap" read 10 0 testsrc2
+	check "delete 50 while ffmpeg writes: EBUSY" \
+		bash -c "[[ \$('$lbctl' delete 50) == 'delete: EBUSY' ]]"
+	kill_writers "$fflb"
+	vm_wait_for "the writer's handle is closed" 30 bash -c "'$lbctl' delete 50"
+	if gone /dev/video50 "/dev/video$cap"; then
+		ok "delete 50: /dev/video50 and /dev/video$cap are gone"
+	else
+		not_ok "delete 50 removes both nodes" "$(ls -l /dev/video50 /dev/video$cap 2>&1)"
+	fi
+
+	# v4l2loopback's errors.
+	check "delete 50 again: ENODEV" bash -c "[[ \$('$lbctl' delete 50) == 'delete: ENODEV' ]]"
+	check "query 7 (no loopback device): ENODEV" \
+		bash -c "[[ \$('$lbctl' query 7) == 'query: ENODEV' ]]"
+	check "add 42 (a node in use): EEXIST" \
+		bash -c "[[ \$('$lbctl' add 42) == 'add: EEXIST' ]]"
+	check "add -w 9000 (wider than a writer node takes): EINVAL" \
+		bash -c "[[ \$('$lbctl' add -w 9000) == 'add: EINVAL' ]]"
+	check "an ioctl v4l2loopback does not have: ENOTTY" \
+		bash -c "[[ \$('$lbctl' badcmd) == 'badcmd: ENOTTY' ]]"
+
+	# 0.13/0.14's numbers, and add without options (no structure at all).
+	old=$("$lbctl" --old add -n Old 2>&1) || true
+	diag "add (0.13 numbers): $old"
+	check "0.13/0.14 numbers: add, query, delete" \
+		bash -c "[[ '$old' == /dev/video* && -c '$old' ]] &&
+			 '$lbctl' --old query '$old' | grep -q 'card_label *: Old\$' &&
+			 '$lbctl' --old delete '$old'"
+	def=$("$lbctl" add 2>&1) || true
+	diag "add without options: $def"
+	check "add without options: a device with v4l2loopback's default label" \
+		bash -c "[[ '$def' == /dev/video* && -c '$def' ]] &&
+			 '$lbctl' query '$def' | grep -q 'card_label *: Dummy video device' &&
+			 '$lbctl' delete '$def'"
+
+	# v4l2loopback-ctl itself, where it is installed.
+	if command -v v4l2loopback-ctl >/dev/null; then
+		real=$(v4l2loopback-ctl add -n Real 2>&1) || true
+		diag "v4l2loopback-ctl add: $real"
+		check "v4l2loopback-ctl add and delete" \
+			bash -c "[[ '$real' == /dev/video* && -c '$real' ]] &&
+				 v4l2loopback-ctl delete '$real'"
+	else
+		diag "no v4l2loopback-ctl here: lbctl-client stands in for it"
+	fi
+else
+	not_ok "/dev/v4l2loopback exists while the daemon runs" "$(tail -5 "$R/daemon.log")"
+fi
