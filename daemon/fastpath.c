@@ -166,7 +166,7 @@ dev_fp_publish_full(struct v4l2cuse_fh *fh, bool force)
 	st.qbufs_taken = fp->qbufs_taken;
 	st.acks_taken = fp->acks_taken;
 	st.read_buffers = snap.read_buffers;	/* the shim's read() emulation */
-	/* Its write() emulation: as many buffers as the device's file I/O uses. */
+	/* Its write() emulation: as many buffers as the device's read() would use (3). */
 	if (fh->dev->output)
 		st.write_buffers = MIN(fh->dev->qc.read_buffers, (unsigned int)VB_MAX_BUFFERS);
 	st.seq = fp->state.seq;

@@ -206,8 +206,8 @@ struct v4l2cuse_fp_state {
 	 */
 	uint32_t read_buffers;
 	/*
-	 * A writer node's write() emulation buffer count (the device's
-	 * read-buffers=), 0 when the queue takes no write() (a capture queue;
+	 * A writer node's write() emulation buffer count (its file I/O count,
+	 * as read()'s), 0 when the queue takes no write() (a capture queue;
 	 * a daemon older than this field, whose writer would stop being the
 	 * writer at the emulation's STREAMOFF): the shim's write() emulation
 	 * asks REQBUFS for as many.

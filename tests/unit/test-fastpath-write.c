@@ -187,7 +187,7 @@ app_frames(struct fixture *f)
 	fill(frame, SIZEIMAGE, 0);
 	g_assert_cmpint(app_write(&w, frame, SIZEIMAGE), ==, SIZEIMAGE);
 	g_assert_true(shim_fp_writing(w.h));
-	g_assert_cmpuint(w.h->fp->wr.n, ==, 3);		/* read-buffers= default */
+	g_assert_cmpuint(w.h->fp->wr.n, ==, 3);		/* write_buffers: read()'s default */
 	g_assert_cmpuint(shim_map_count(), ==, 0);	/* not the app's mappings */
 	written = lb_stats(f).written;
 	g_assert_cmpuint(written, >=, 1);
