@@ -115,7 +115,7 @@ wr_start_locked(struct shim_handle *h, int fd)
 	if (r < 0)
 		return r;
 	if (!fp->wr.raw || fp->wr.sizeimage == 0)
-		return -EAGAIN;		/* compressed: the daemon's write() finds its frames */
+		return -EAGAIN;		/* compressed: the daemon's write() finds a frame */
 	rb.count = st.write_buffers;
 	r = shim_cuse_ioctl(fd, VIDIOC_REQBUFS, &rb);
 	if (r < 0) {
@@ -276,8 +276,8 @@ shim_fp_write(struct shim_handle *h, int fd, const void *buf, size_t count, ssiz
 		return false;
 	pthread_mutex_lock(&fp->wr.lock);
 	for (;;) {
-		if (!fp->wr.active &&
-		    (count == 0 || !fp->wr.joined || wr_start_locked(h, shim_fp_file_fd(&file)) < 0))
+		if (!fp->wr.active && (count == 0 || !fp->wr.joined ||
+					wr_start_locked(h, shim_fp_file_fd(&file)) < 0))
 			break;			/* the daemon's write() answers */
 		if (count == 0) {
 			*ret = 0;		/* no request: the kernel sends none either */

@@ -213,7 +213,7 @@ struct shim_fp {
 		uint32_t sizeimage;
 		unsigned int n;
 		bool free[SHIM_MAX_BUFFERS];	/* ours to fill: not queued */
-		void *mem[SHIM_MAX_BUFFERS];	/* mapped read-write, not in the mapping table */
+		void *mem[SHIM_MAX_BUFFERS];	/* mapped read-write, not in the map table */
 		size_t len[SHIM_MAX_BUFFERS];
 		uint64_t map_id[SHIM_MAX_BUFFERS];
 	} wr;

@@ -39,7 +39,10 @@ static int test_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeo
 static int test_close(int fd);
 static int test_fcntl(int fd, int cmd, ...);
 
-/* The shim's libc table: plain libc, with ioctl, read, write, poll and ppoll through the fake nodes. */
+/*
+ * The shim's libc table: plain libc, with ioctl, read, write, poll and
+ * ppoll through the fake nodes.
+ */
 static void
 fastpath_harness_init(void)
 {

@@ -509,7 +509,7 @@ app_waits(struct fixture *f)
 	g_assert_cmpint(set_format(&w, W, H, V4L2_PIX_FMT_YUYV), ==, 0);
 	g_assert_cmpint(app_write(&w, frame, SIZEIMAGE), ==, SIZEIMAGE);
 	g_assert_true(shim_fp_writing(w.h));
-	/* O_NONBLOCK (the harness opens it so): no EAGAIN, as the daemon's write() never says it. */
+	/* O_NONBLOCK (the harness opens so): no EAGAIN, the daemon's write() never says it. */
 	write_waits(f, &w, &hold, 10);
 	/* Blocking: the same. */
 	flags = fcntl(w.fd, F_GETFL);
