@@ -50,6 +50,7 @@ struct shim_libc shim_real = {
 	.epoll_pwait = epoll_pwait,
 	.epoll_pwait2 = epoll_pwait2,
 	.read = read,
+	.write = write,
 };
 bool shim_debug_enabled;
 

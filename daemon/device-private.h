@@ -66,6 +66,11 @@ struct v4l2cuse_fh {
 	uid_t uid;
 	enum v4l2_priority prio;
 	bool streaming_capable;		/* attached to the preload shim */
+	/*
+	 * output: it became the writer with write(), and stays it until it
+	 * closes, streaming or not (the shim's write() emulation streams).
+	 */
+	bool writes;
 	struct dev_fp *fp;		/* the shim's fast path (fastpath.c), or NULL */
 	void *ph;			/* newest poll handle, or NULL */
 	struct dev_parked dqbuf;
@@ -176,6 +181,8 @@ void dev_dqbuf(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, const struct v4
 /* output: @fh becomes the writer (-EBUSY: another one is); the writer goes. */
 int dev_writer_join(struct v4l2cuse_fh *fh);
 void dev_writer_leave(struct v4l2cuse_device *dev);
+/* output: the writer's write() call ended, the next frame comes (write() or a buffer). */
+void dev_writer_end_call(struct v4l2cuse_device *dev);
 
 /* producer.c */
 struct dev_queue *dev_queue_new(struct v4l2cuse_device *dev, struct v4l2cuse_fh *fh);

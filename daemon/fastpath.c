@@ -38,10 +38,11 @@
 #include "device-private.h"
 
 /*
- * What we publish (buffer indices, n_buffers, read_buffers) must fit the
- * protocol's buffer limit, which sizes the clients' per-buffer tables;
- * with it, the completion ring holds a voided epoch and a full current one
- * of our queues (the protocol header checks the ring against the limit).
+ * What we publish (buffer indices, n_buffers, read_buffers, write_buffers)
+ * must fit the protocol's buffer limit, which sizes the clients'
+ * per-buffer tables; with it, the completion ring holds a voided epoch and
+ * a full current one of our queues (the protocol header checks the ring
+ * against the limit).
  */
 _Static_assert(VB_MAX_BUFFERS <= V4L2CUSE_SHIM_MAX_BUFFERS,
 	       "a queue has more buffers than the shim protocol carries");
@@ -93,6 +94,7 @@ dev_fp_write_state(struct dev_fp *fp, const struct v4l2cuse_fp_state *st)
 	__atomic_store_n(&out->qbufs_taken, st->qbufs_taken, __ATOMIC_RELAXED);
 	__atomic_store_n(&out->acks_taken, st->acks_taken, __ATOMIC_RELAXED);
 	__atomic_store_n(&out->read_buffers, st->read_buffers, __ATOMIC_RELAXED);
+	__atomic_store_n(&out->write_buffers, st->write_buffers, __ATOMIC_RELAXED);
 	__atomic_store_n(&out->seq, seq + 2, __ATOMIC_RELEASE);
 	fp->state = *st;
 	fp->state.seq = seq + 2;
@@ -164,6 +166,9 @@ dev_fp_publish_full(struct v4l2cuse_fh *fh, bool force)
 	st.qbufs_taken = fp->qbufs_taken;
 	st.acks_taken = fp->acks_taken;
 	st.read_buffers = snap.read_buffers;	/* the shim's read() emulation */
+	/* Its write() emulation: as many buffers as the device's read() would use (3). */
+	if (fh->dev->output)
+		st.write_buffers = MIN(fh->dev->qc.read_buffers, (unsigned int)VB_MAX_BUFFERS);
 	st.seq = fp->state.seq;
 	if (memcmp(&st, &fp->state, sizeof(st)) != 0)
 		dev_fp_write_state(fp, &st);

@@ -508,6 +508,23 @@ dev_writer_commit(struct v4l2cuse_device *dev, size_t bytes)
 }
 
 /*
+ * The writer's previous write() call ended (a new call, or a frame queued
+ * by the shim's write() emulation, comes): short of a raw frame, it was
+ * never shown; a JPEG without its end marker is whole now.
+ */
+void
+dev_writer_end_call(struct v4l2cuse_device *dev)
+{
+	if (!dev->wlen)
+		return;
+	if (dev->fmt.bytesperline)
+		v4l2cuse_loopback_refused(dev->src);
+	else
+		dev_writer_commit(dev, dev->wlen);
+	dev->wlen = 0;
+}
+
+/*
  * One frame per write() call, as v4l2loopback's writers expect. A call
  * reaches us as requests of up to 128 KiB (less when the writer's buffer
  * is not page-aligned), the first at offset 0 (docs/cuse.md), so where a
@@ -533,14 +550,9 @@ dev_write_chunk(struct v4l2cuse_fh *fh, const uint8_t *buf, size_t size, off_t o
 	r = dev_writer_join(fh);
 	if (r < 0)
 		return r;
-	if (off == 0 && dev->wlen) {
-		/* The previous call ended: short of a raw frame, or a JPEG's end. */
-		if (raw)
-			v4l2cuse_loopback_refused(dev->src);
-		else
-			dev_writer_commit(dev, dev->wlen);
-		dev->wlen = 0;
-	}
+	fh->writes = true;	/* the writer until it closes */
+	if (off == 0)
+		dev_writer_end_call(dev);
 	if (off != 0 && (size_t)off != dev->wlen)
 		return -EINVAL;		/* the rest of a call we refused */
 	if (!size)

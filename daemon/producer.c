@@ -633,6 +633,8 @@ dev_out_consume(struct dev_queue *dq)
 			.bytesused = vb_buffer_bytesused(b),
 		};
 
+		/* A write() call before it (the shim's emulation streams after one) ended. */
+		dev_writer_end_call(dev);
 		if ((dev->fmt.bytesperline && frame.bytesused != dev->fmt.sizeimage) ||
 		    v4l2cuse_source_consume(dev->src, &frame) < 0)
 			v4l2cuse_loopback_refused(dev->src);	/* short of a frame, or not one */
@@ -673,7 +675,12 @@ dev_out_stop_streaming(struct vb_queue *q)
 
 	dq->started = false;
 	dev_return_all(dq, VB_BUF_ERROR);
-	if (dq->dev->writer)
+	/*
+	 * A streaming writer goes with its stream; one that joined with
+	 * write() stays until it closes, as without streaming: the shim's
+	 * write() emulation stops it to let S_FMT through (docs/loopback.md).
+	 */
+	if (dq->dev->writer && !dq->dev->writer->writes)
 		dev_writer_leave(dq->dev);
 }
 

@@ -89,6 +89,10 @@ mmap_buffer(struct shim_handle *h, void *addr, size_t len, int prot, int flags, 
 		errno = EBUSY;		/* vb_queue_mmap_fd() during read emulation */
 		return MAP_FAILED;
 	}
+	if (shim_fp_writing(h)) {
+		errno = EINVAL;		/* the daemon's write() leaves no buffer to map */
+		return MAP_FAILED;
+	}
 	req.map.offset = (uint64_t)off;
 	req.map.length = len;
 	r = shim_request(h, &req, &rep, &memfd);
@@ -322,7 +326,9 @@ userptr_dqbuf(int fd, struct v4l2_buffer *b)
  * What the handle's fast path answers without CUSE: true when answered
  * (*r is 0 or -errno), false for the real ioctl. The streaming ioctls
  * while the shim's read() emulation runs (vb2's answers during file I/O),
- * and QBUF and DQBUF of a streaming handle.
+ * those and S_FMT of a writer node once its write() emulation stopped
+ * (the answers of the queue the daemon's write() leaves), and QBUF and
+ * DQBUF of a streaming handle.
  */
 typedef bool (*fp_answer_fn)(struct shim_handle *h, int fd, unsigned long request, void *arg,
 			     int *r);
@@ -331,6 +337,12 @@ static bool
 answer_reading(struct shim_handle *h, int fd, unsigned long request, void *arg, int *r)
 {
 	return shim_fp_reading(h) && shim_fp_read_ioctl(h, fd, request, arg, r);
+}
+
+static bool
+answer_writing(struct shim_handle *h, int fd, unsigned long request, void *arg, int *r)
+{
+	return shim_fp_of(h) && shim_fp_write_ioctl(h, fd, request, arg, r);
 }
 
 static bool
@@ -390,6 +402,10 @@ shim_ioctl(int fd, unsigned long request, void *arg)
 	case VIDIOC_STREAMON:
 	case VIDIOC_STREAMOFF:
 		if (fast_ioctl(fd, answer_reading, request, arg, &r))
+			return r;
+		/* fall through */
+	case VIDIOC_S_FMT:
+		if (fast_ioctl(fd, answer_writing, request, arg, &r))
 			return r;
 		break;
 	default:

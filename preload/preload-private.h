@@ -5,17 +5,18 @@
  * libv4l2cuse-preload.so internals. The library runs inside foreign
  * processes: libc only, no GLib, nothing exported but the interposed libc
  * names (preload*.c), errno kept as the real call left it. The protocol's
- * client (handles, the connection, the fast path and its read() emulation)
- * is the shim-client library (shim-client/shim-client.h), linked in whole.
+ * client (handles, the connection, the fast path and its read() and write()
+ * emulations) is the shim-client library (shim-client/shim-client.h),
+ * linked in whole.
  *
  * track.c   which fds are attached v4l2cuse handles, which address ranges
  *           are mappings of their buffers; fork handling. Pure bookkeeping
  *           plus the mmap argument rules: the unit tests link it directly.
  * wait.c    poll/ppoll/select/pselect and epoll for fast-path handles.
- * read.c    read() of an fd: an attached one through the fast path's
- *           read() emulation.
+ * read.c    read() and write() of an fd: an attached one through the fast
+ *           path's read() and write() emulations.
  * preload.c the interposed functions of the fds (open, close, dup, fcntl,
- *           syscall, read) and the resolution of the real ones;
+ *           syscall, read, write) and the resolution of the real ones;
  *           preload-buffers.c mmap, munmap, ioctl; preload-wait.c poll,
  *           select, epoll. The helpers at the end of this file are theirs.
  *
@@ -119,6 +120,11 @@ void shim_epoll_forget_child(void);
  * emulation (shim_fp_read()), everything else through the real read().
  */
 ssize_t shim_read(int fd, void *buf, size_t count);
+/*
+ * write() of @fd (the library's write() and syscall(SYS_write)): the same
+ * with the write() emulation (shim_fp_write()).
+ */
+ssize_t shim_write(int fd, const void *buf, size_t count);
 
 /* --- preload.c, preload-buffers.c, preload-wait.c --- */
 #define EXPORT __attribute__((visibility("default")))

@@ -7,10 +7,10 @@
  * lock-free table check. errno is what the real call left.
  *
  * This file resolves the real functions and follows the fds: open (where a
- * handle attaches), close, dup, fcntl, raw syscall() and read() (read.c;
- * the emulation itself is shim-client/fpread.c). The buffers' functions
- * (mmap, munmap, ioctl) are in preload-buffers.c, the waits (poll, select,
- * epoll) in preload-wait.c.
+ * handle attaches), close, dup, fcntl, raw syscall(), read() and write()
+ * (read.c; the emulations themselves are shim-client/fpread.c and
+ * fpwrite.c). The buffers' functions (mmap, munmap, ioctl) are in
+ * preload-buffers.c, the waits (poll, select, epoll) in preload-wait.c.
  *
  * Built with -U_FILE_OFFSET_BITS so that open/open64, mmap/mmap64, ... are
  * distinct symbols, and with -fvisibility=hidden plus a version script, so
@@ -59,7 +59,7 @@ shim_debug(const char *fmt, ...)
 	vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
 	va_end(ap);
 	strcat(buf, "\n");
-	if (write(STDERR_FILENO, buf, strlen(buf)) < 0) {
+	if (shim_real.write(STDERR_FILENO, buf, strlen(buf)) < 0) {
 		/* nothing to do */
 	}
 	errno = saved;
@@ -110,6 +110,7 @@ shim_init_real(void)
 	R(ppoll_chk, "__ppoll_chk");
 	R(read, "read");
 	R(read_chk, "__read_chk");
+	R(write, "write");
 #undef R
 	shim_fp_auto = shim_fp_enabled();
 	if (!shim_real.fcntl64)
@@ -263,12 +264,12 @@ compat_modules(FILE *(*real)(const char *, const char *), const char *path, cons
 		return real(path, mode);
 	in = real(path, mode);		/* none in some containers: our line alone */
 	while (in && (n = fread(buf, 1, sizeof(buf), in)) > 0) {
-		if (write(fd, buf, n) != (ssize_t)n)
+		if (shim_real.write(fd, buf, n) != (ssize_t)n)
 			break;
 	}
 	if (in)
 		fclose(in);
-	if (write(fd, line, sizeof(line) - 1) != (ssize_t)(sizeof(line) - 1) ||
+	if (shim_real.write(fd, line, sizeof(line) - 1) != (ssize_t)(sizeof(line) - 1) ||
 	    lseek(fd, 0, SEEK_SET) < 0 || !(out = fdopen(fd, "r"))) {
 		shim_real.close(fd);
 		return real(path, mode);
@@ -455,6 +456,10 @@ syscall(long nr, ...)
 		if (!shim_fd_maybe_tracked((int)a[0]))
 			return shim_real.syscall(nr, a[0], a[1], a[2]);
 		return shim_read((int)a[0], (void *)a[1], (size_t)a[2]);
+	case SYS_write:
+		if (!shim_fd_maybe_tracked((int)a[0]))
+			return shim_real.syscall(nr, a[0], a[1], a[2]);
+		return shim_write((int)a[0], (const void *)a[1], (size_t)a[2]);
 	default:
 		return shim_real.syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	}
@@ -485,4 +490,16 @@ __read_chk(int fd, void *buf, size_t count, size_t buflen)
 	if (likely(!shim_fd_maybe_tracked(fd)))
 		return shim_real.read(fd, buf, count);
 	return shim_read(fd, buf, count);
+}
+
+/* ---------------------------------------------------------------------- */
+/* write(): the shim's write() emulation on the fast path (read.c) */
+
+EXPORT ssize_t
+write(int fd, const void *buf, size_t count)
+{
+	shim_init();
+	if (likely(!shim_fd_maybe_tracked(fd)))
+		return shim_real.write(fd, buf, count);
+	return shim_write(fd, buf, count);
 }

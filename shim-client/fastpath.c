@@ -154,6 +154,7 @@ fp_setup_locked(struct shim_handle *h)
 	}
 	pthread_mutex_init(&fp->lock, NULL);
 	pthread_mutex_init(&fp->rd.lock, NULL);
+	pthread_mutex_init(&fp->wr.lock, NULL);
 	shim_real.close(fds[0]);
 	__atomic_store_n(&h->fp, fp, __ATOMIC_RELEASE);	/* other threads read it unlocked */
 	shim_debug("fast path: %zu bytes, socket %d", fp->size, fp->sock);
@@ -171,10 +172,12 @@ shim_fp_free(struct shim_fp *fp)
 	if (!fp)
 		return;
 	shim_fp_read_free(fp);
+	shim_fp_write_free(fp);
 	shim_real.munmap(fp->sh, fp->size);
 	shim_real.close(fp->sock);
 	pthread_mutex_destroy(&fp->lock);
 	pthread_mutex_destroy(&fp->rd.lock);
+	pthread_mutex_destroy(&fp->wr.lock);
 	free(fp);
 }
 
@@ -212,6 +215,7 @@ shim_fp_state(struct shim_fp *fp, struct v4l2cuse_fp_state *st)
 		st->qbufs_taken = __atomic_load_n(&s->qbufs_taken, __ATOMIC_RELAXED);
 		st->acks_taken = __atomic_load_n(&s->acks_taken, __ATOMIC_RELAXED);
 		st->read_buffers = __atomic_load_n(&s->read_buffers, __ATOMIC_RELAXED);
+		st->write_buffers = __atomic_load_n(&s->write_buffers, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&s->seq, __ATOMIC_RELAXED) == seq) {
 			st->seq = seq;		/* which version: fp_settle_locked() compares */
@@ -370,6 +374,28 @@ shim_fp_qbuf(struct shim_handle *h, struct v4l2_buffer *b, int *ret)
 out_cuse:
 	pthread_mutex_unlock(&fp->lock);
 	return false;
+}
+
+bool
+shim_fp_adopt(struct shim_handle *h, uint32_t type, uint32_t index, uint32_t length)
+{
+	struct shim_fp *fp = shim_fp_of(h);
+	struct v4l2cuse_fp_state st;
+
+	if (!fp_active(fp, &st) || type != st.type || st.memory != V4L2_MEMORY_MMAP ||
+	    index >= st.n_buffers || index >= SHIM_MAX_BUFFERS)
+		return false;
+	pthread_mutex_lock(&fp->lock);
+	fp->bufs[index].owned = true;
+	fp->bufs[index].epoch = st.epoch;
+	fp->bufs[index].length = length;
+	/* What its QBUF answers: only the emulations queue it, and look at the errno alone. */
+	fp->bufs[index].requeue = (struct v4l2_buffer){
+		.index = index, .type = type, .memory = V4L2_MEMORY_MMAP,
+		.flags = V4L2_BUF_FLAG_QUEUED, .length = length,
+	};
+	pthread_mutex_unlock(&fp->lock);
+	return true;
 }
 
 /*
@@ -565,7 +591,10 @@ shim_fp_poll(struct shim_handle *h, short events, short *ret_revents)
 	pthread_mutex_lock(&fp->lock);
 	/* A completion of a newer epoch: the state is a moment old, the frame is there. */
 	pending = fp_pending_locked(fp, st.epoch) != 0;
-	if (st.flags & V4L2CUSE_FP_OUTPUT) {
+	if (__atomic_load_n(&fp->wr.active, __ATOMIC_ACQUIRE)) {
+		/* write() emulation: as the node answers a writer that does not stream. */
+		mask = events & (POLLOUT | POLLWRNORM);
+	} else if (st.flags & V4L2CUSE_FP_OUTPUT) {
 		/* vb2: a buffer is free to fill (not queued), or one is done. */
 		uint32_t queued = st.n_queued + (fp->qbufs_posted - st.qbufs_taken) -
 				  (fp->acks_posted - st.acks_taken);
@@ -612,4 +641,78 @@ shim_fp_woken(struct shim_handle *h, short revents)
 	pthread_mutex_lock(&fp->lock);
 	fp_settle_locked(fp, &st, __atomic_load_n(&fp->sh->done_head, __ATOMIC_ACQUIRE));
 	pthread_mutex_unlock(&fp->lock);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The emulations' own buffers (fpread.c, fpwrite.c) */
+
+int
+shim_cuse_ioctl(int fd, unsigned long request, void *arg)
+{
+	return shim_real.ioctl(fd, request, arg) < 0 ? -errno : 0;
+}
+
+bool
+shim_range_mapped(const void *p, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)p & ~((uintptr_t)page - 1);
+
+	if ((uintptr_t)p + len < (uintptr_t)p)
+		return false;
+	return msync((void *)start, (uintptr_t)p + len - start, MS_ASYNC) == 0;
+}
+
+int
+shim_fp_map_internal(struct shim_handle *h, int fd, uint32_t type, unsigned int index, int prot,
+		     void **ret_mem, size_t *ret_len, uint64_t *ret_map_id)
+{
+	struct v4l2_buffer b = { .index = index, .type = type, .memory = V4L2_MEMORY_MMAP };
+	struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_MAP };
+	struct v4l2cuse_shim_reply rep;
+	int memfd = -1, r;
+	void *p;
+
+	r = shim_cuse_ioctl(fd, VIDIOC_QUERYBUF, &b);
+	if (r < 0)
+		return r;
+	if (b.length == 0)
+		return -EINVAL;
+	req.map.offset = b.m.offset;
+	req.map.length = b.length;
+	r = shim_request(h, &req, &rep, &memfd);
+	if (r < 0)
+		return r;
+	if (rep.status < 0 || memfd < 0) {
+		if (memfd >= 0)
+			shim_real.close(memfd);
+		return rep.status < 0 ? rep.status : -EIO;
+	}
+	p = shim_real.mmap(NULL, b.length, prot, MAP_SHARED, memfd, 0);
+	r = p == MAP_FAILED ? -errno : 0;
+	shim_real.close(memfd);
+	if (r < 0) {
+		shim_fp_unmap_internal(h, NULL, 0, rep.map_id);
+		return r;
+	}
+	*ret_mem = p;
+	*ret_len = b.length;
+	*ret_map_id = rep.map_id;
+	return 0;
+}
+
+void
+shim_fp_unmap_internal(struct shim_handle *tell, void *mem, size_t len, uint64_t map_id)
+{
+	if (mem)
+		shim_real.munmap(mem, len);
+	if (tell && tell->sock >= 0) {
+		struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_UNMAP };
+		struct v4l2cuse_shim_reply rep;
+		int memfd = -1;
+
+		req.unmap.map_id = map_id;
+		if (shim_request(tell, &req, &rep, &memfd) == 0 && memfd >= 0)
+			shim_real.close(memfd);
+	}
 }

@@ -42,13 +42,6 @@
 
 #include "shim-client.h"
 
-/* An ioctl through CUSE (the real one): 0 or -errno. */
-static int
-cuse_ioctl(int fd, unsigned long request, void *arg)
-{
-	return shim_real.ioctl(fd, request, arg) < 0 ? -errno : 0;
-}
-
 bool
 shim_fp_reading(struct shim_handle *h)
 {
@@ -75,16 +68,7 @@ rd_unmap(struct shim_fp *fp, struct shim_handle *tell)
 	for (unsigned int i = 0; i < fp->rd.n; i++) {
 		if (!fp->rd.mem[i])
 			continue;
-		shim_real.munmap(fp->rd.mem[i], fp->rd.len[i]);
-		if (tell && tell->sock >= 0) {
-			struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_UNMAP };
-			struct v4l2cuse_shim_reply rep;
-			int memfd = -1;
-
-			req.unmap.map_id = fp->rd.map_id[i];
-			if (shim_request(tell, &req, &rep, &memfd) == 0 && memfd >= 0)
-				shim_real.close(memfd);
-		}
+		shim_fp_unmap_internal(tell, fp->rd.mem[i], fp->rd.len[i], fp->rd.map_id[i]);
 		fp->rd.mem[i] = NULL;
 	}
 	fp->rd.n = 0;
@@ -92,48 +76,14 @@ rd_unmap(struct shim_fp *fp, struct shim_handle *tell)
 	__atomic_store_n(&fp->rd.partial, false, __ATOMIC_RELEASE);
 }
 
-/* Map buffer @index (QUERYBUF through CUSE, then MAP as mmap() asks). */
+/* Map buffer @index read-only (QUERYBUF through CUSE, then MAP as mmap() asks). */
 static int
 rd_map_locked(struct shim_handle *h, int fd, unsigned int index)
 {
 	struct shim_fp *fp = shim_fp_of(h);
-	struct v4l2_buffer b = { .index = index, .type = fp->rd.type,
-				 .memory = V4L2_MEMORY_MMAP };
-	struct v4l2cuse_shim_request req = { .type = V4L2CUSE_SHIM_MAP };
-	struct v4l2cuse_shim_reply rep;
-	int memfd = -1, r;
-	void *p;
 
-	r = cuse_ioctl(fd, VIDIOC_QUERYBUF, &b);
-	if (r < 0)
-		return r;
-	if (b.length == 0)
-		return -EINVAL;
-	req.map.offset = b.m.offset;
-	req.map.length = b.length;
-	r = shim_request(h, &req, &rep, &memfd);
-	if (r < 0)
-		return r;
-	if (rep.status < 0 || memfd < 0) {
-		if (memfd >= 0)
-			shim_real.close(memfd);
-		return rep.status < 0 ? rep.status : -EIO;
-	}
-	p = shim_real.mmap(NULL, b.length, PROT_READ, MAP_SHARED, memfd, 0);
-	r = p == MAP_FAILED ? -errno : 0;
-	shim_real.close(memfd);
-	if (r < 0) {
-		struct v4l2cuse_shim_request un = { .type = V4L2CUSE_SHIM_UNMAP };
-
-		un.unmap.map_id = rep.map_id;
-		if (shim_request(h, &un, &rep, &memfd) == 0 && memfd >= 0)
-			shim_real.close(memfd);
-		return r;
-	}
-	fp->rd.mem[index] = p;
-	fp->rd.len[index] = b.length;
-	fp->rd.map_id[index] = rep.map_id;
-	return 0;
+	return shim_fp_map_internal(h, fd, fp->rd.type, index, PROT_READ, &fp->rd.mem[index],
+				    &fp->rd.len[index], &fp->rd.map_id[index]);
 }
 
 /* __vb2_init_fileio() through CUSE: 0, or -errno with nothing left behind. */
@@ -152,7 +102,7 @@ rd_start_locked(struct shim_handle *h, int fd)
 	rb.count = st.read_buffers;
 	rb.type = st.type;
 	rb.memory = V4L2_MEMORY_MMAP;
-	r = cuse_ioctl(fd, VIDIOC_REQBUFS, &rb);
+	r = shim_cuse_ioctl(fd, VIDIOC_REQBUFS, &rb);
 	if (r < 0) {
 		shim_debug("read() emulation: REQBUFS: %s", strerror(-r));
 		return r;	/* another owner, ...: the daemon answers the read() */
@@ -170,11 +120,11 @@ rd_start_locked(struct shim_handle *h, int fd)
 		struct v4l2_buffer b = { .index = i, .type = st.type,
 					 .memory = V4L2_MEMORY_MMAP };
 
-		r = cuse_ioctl(fd, VIDIOC_QBUF, &b);
+		r = shim_cuse_ioctl(fd, VIDIOC_QBUF, &b);
 	}
 	type = (int)st.type;
 	if (r == 0)
-		r = cuse_ioctl(fd, VIDIOC_STREAMON, &type);
+		r = shim_cuse_ioctl(fd, VIDIOC_STREAMON, &type);
 	if (r < 0)
 		goto err_free;
 	fp->rd.cur = false;
@@ -187,7 +137,7 @@ err_free:
 	rd_unmap(shim_fp_of(h), h);
 	rb = (struct v4l2_requestbuffers){ .count = 0, .type = st.type,
 					   .memory = V4L2_MEMORY_MMAP };
-	(void)cuse_ioctl(fd, VIDIOC_REQBUFS, &rb);
+	(void)shim_cuse_ioctl(fd, VIDIOC_REQBUFS, &rb);
 	return r;
 }
 
@@ -198,7 +148,7 @@ rd_stop_locked(struct shim_handle *h, int fd)
 	struct shim_fp *fp = shim_fp_of(h);
 	int type = (int)fp->rd.type, r;
 
-	r = cuse_ioctl(fd, VIDIOC_STREAMOFF, &type);
+	r = shim_cuse_ioctl(fd, VIDIOC_STREAMOFF, &type);
 	if (r < 0)
 		return r;
 	rd_unmap(shim_fp_of(h), h);
@@ -224,7 +174,7 @@ rd_requeue_locked(struct shim_handle *h, int fd, uint32_t index)
 	if (!shim_fp_qbuf(h, &b, &r)) {
 		b = (struct v4l2_buffer){ .index = index, .type = shim_fp_of(h)->rd.type,
 					  .memory = V4L2_MEMORY_MMAP };
-		r = cuse_ioctl(fd, VIDIOC_QBUF, &b);
+		r = shim_cuse_ioctl(fd, VIDIOC_QBUF, &b);
 	}
 	if (r < 0)
 		shim_debug("read() emulation: QBUF %u: %s", index, strerror(-r));
@@ -256,7 +206,7 @@ rd_next_frame_locked(struct shim_handle *h, struct shim_fp_file *file, bool *wok
 		case SHIM_FP_DQ_CUSE:
 			b = (struct v4l2_buffer){ .type = fp->rd.type,
 						  .memory = V4L2_MEMORY_MMAP };
-			r = cuse_ioctl(shim_fp_file_fd(file), VIDIOC_DQBUF, &b);
+			r = shim_cuse_ioctl(shim_fp_file_fd(file), VIDIOC_DQBUF, &b);
 			break;
 		case SHIM_FP_DQ_WAIT:
 			shim_fp_file_pin(file);
@@ -285,18 +235,6 @@ rd_next_frame_locked(struct shim_handle *h, struct shim_fp_file *file, bool *wok
 	}
 }
 
-/* Is [p, p + len) mapped? (The kernel's copy_to_user would fault otherwise.) */
-static bool
-range_mapped(void *p, size_t len)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	uintptr_t start = (uintptr_t)p & ~((uintptr_t)page - 1);
-
-	if ((uintptr_t)p + len < (uintptr_t)p)
-		return false;
-	return msync((void *)start, (uintptr_t)p + len - start, MS_ASYNC) == 0;
-}
-
 /*
  * One read() with the emulation running: bytes or -errno; *ret_stopped
  * when another thread stopped it (REQBUFS(0)) while this one waited.
@@ -312,7 +250,7 @@ rd_read_locked(struct shim_handle *h, struct shim_fp_file *file, void *buf, size
 
 	if (count == 0)
 		return 0;
-	if (!range_mapped(buf, count))
+	if (!shim_range_mapped(buf, count))
 		return -EFAULT;
 	while (!fp->rd.cur) {
 		if (!fp->rd.active) {
@@ -413,11 +351,11 @@ shim_fp_read_ioctl(struct shim_handle *h, int fd, unsigned long request, void *a
 		struct v4l2_create_buffers probe = { .count = 0, .memory = rb->memory };
 
 		probe.format.type = rb->type;
-		r = cuse_ioctl(fd, VIDIOC_CREATE_BUFS, &probe);
+		r = shim_cuse_ioctl(fd, VIDIOC_CREATE_BUFS, &probe);
 		if (r == 0 && rb->count == 0) {
 			r = rd_stop_locked(h, fd);
 			if (r == 0)
-				r = cuse_ioctl(fd, VIDIOC_REQBUFS, rb);
+				r = shim_cuse_ioctl(fd, VIDIOC_REQBUFS, rb);
 			break;
 		}
 		/* A failed ioctl copies nothing back (video_usercopy, CUSE). */
@@ -434,7 +372,7 @@ shim_fp_read_ioctl(struct shim_handle *h, int fd, unsigned long request, void *a
 			break;
 		}
 		probe.count = 0;
-		r = cuse_ioctl(fd, VIDIOC_CREATE_BUFS, &probe);
+		r = shim_cuse_ioctl(fd, VIDIOC_CREATE_BUFS, &probe);
 		if (r == 0)
 			r = -EBUSY;	/* and, failed, nothing is copied back */
 		break;
@@ -450,7 +388,7 @@ shim_fp_read_ioctl(struct shim_handle *h, int fd, unsigned long request, void *a
 		struct v4l2_buffer *b = arg;
 
 		/* The daemon's emulation buffers are never mapped by the app. */
-		r = cuse_ioctl(fd, request, arg);
+		r = shim_cuse_ioctl(fd, request, arg);
 		if (r == 0)
 			b->flags &= ~(uint32_t)V4L2_BUF_FLAG_MAPPED;
 		break;

@@ -15,6 +15,7 @@
  *            shared-memory queue instead of CUSE.
  * fpread.c   read() emulation on top of the fast path (as vb2's fileio on
  *            top of its streaming calls).
+ * fpwrite.c  write() emulation on a writer node, the same way.
  *
  * The program that links it provides the real libc functions (shim_real),
  * shim_debug() and shim_debug_enabled: preload/preload.c resolves them
@@ -94,6 +95,7 @@ struct shim_libc {
 			 const sigset_t *sigmask, size_t fdslen);
 	ssize_t (*read)(int fd, void *buf, size_t count);
 	ssize_t (*read_chk)(int fd, void *buf, size_t count, size_t buflen);
+	ssize_t (*write)(int fd, const void *buf, size_t count);
 };
 
 /* The program's (see the top of this file). */
@@ -201,6 +203,20 @@ struct shim_fp {
 		bool cur;		/* a frame is being read: */
 		uint32_t index, pos, size;
 	} rd;
+	/* write() emulation (fpwrite.c): internal MMAP output buffers queued through the rings. */
+	struct {
+		pthread_mutex_t lock;	/* held through a write(), a start, a stop */
+		bool active;		/* started (atomic loads without the lock) */
+		bool joined;		/* a write() through CUSE made the handle the writer */
+		bool fmt_known;		/* the format below is the node's (until S_FMT) */
+		bool raw;		/* it is not compressed: the emulation takes it */
+		uint32_t sizeimage;
+		unsigned int n;
+		bool free[SHIM_MAX_BUFFERS];	/* ours to fill: not queued */
+		void *mem[SHIM_MAX_BUFFERS];	/* mapped read-write, not in the map table */
+		size_t len[SHIM_MAX_BUFFERS];
+		uint64_t map_id[SHIM_MAX_BUFFERS];
+	} wr;
 };
 
 /* Is the fast path wanted? (V4L2CUSE_FASTPATH=0 turns it off.) */
@@ -215,6 +231,14 @@ void shim_fp_free(struct shim_fp *fp);
  */
 bool shim_fp_qbuf(struct shim_handle *h, struct v4l2_buffer *b, int *ret);
 bool shim_fp_dqbuf(struct shim_handle *h, int fd, struct v4l2_buffer *b, int *ret);
+/*
+ * MMAP buffer @index of @type, which the handle's own REQBUFS made and
+ * nobody queued yet, may be queued through the ring (shim_fp_qbuf()) in
+ * the current epoch, as one the ring gave back: false if the handle does
+ * not stream through the fast path. For the emulations, whose QBUF
+ * answers carry the index, type, memory, length and QUEUED flag only.
+ */
+bool shim_fp_adopt(struct shim_handle *h, uint32_t type, uint32_t index, uint32_t length);
 /*
  * One look at the ring for DQBUF, no waiting (shim_fp_dqbuf() and the
  * read() emulation, which waits without its lock): DONE with *ret and *b
@@ -259,9 +283,9 @@ void shim_fp_forget_child(struct shim_handle *h);
  * or watch. shim_fp_want() sets it up once, if @shim_fp_auto (the
  * library's init sets it unless V4L2CUSE_FASTPATH=0; the unit tests set
  * up by hand); callers: REQBUFS and CREATE_BUFS of MMAP or USERPTR buffers
- * with a count (shim_fp_want_ioctl()), read(), and poll(), select() or
- * epoll_ctl() asking POLLIN (shim_fp_want_poll()), where vb2 starts its
- * read() emulation.
+ * with a count (shim_fp_want_ioctl()), read() and write(), and poll(),
+ * select() or epoll_ctl() asking POLLIN (shim_fp_want_poll()), where vb2
+ * starts its read() emulation.
  */
 extern bool shim_fp_auto;
 void shim_fp_want(struct shim_handle *h);
@@ -304,3 +328,40 @@ bool shim_fp_read_ioctl(struct shim_handle *h, int fd, unsigned long request, vo
 			int *ret);
 /* Unmap the emulation's buffers (the handle goes; the daemon's records go with it). */
 void shim_fp_read_free(struct shim_fp *fp);
+
+/* --- fastpath.c: what the emulations share --- */
+/* An ioctl through CUSE (the real one): 0 or -errno. */
+int shim_cuse_ioctl(int fd, unsigned long request, void *arg);
+/* Is [p, p + len) mapped? (The kernel's copy_to_user/copy_from_user would fault.) */
+bool shim_range_mapped(const void *p, size_t len);
+/*
+ * Map MMAP buffer @index of @type with @prot (QUERYBUF through CUSE, then
+ * MAP as an app's mmap() asks), outside the mapping table: the emulation
+ * owns it. 0 or -errno, nothing left behind.
+ */
+int shim_fp_map_internal(struct shim_handle *h, int fd, uint32_t type, unsigned int index,
+			 int prot, void **ret_mem, size_t *ret_len, uint64_t *ret_map_id);
+/* Unmap it (@mem may be NULL); @tell: the live handle whose daemon hears UNMAP, or NULL. */
+void shim_fp_unmap_internal(struct shim_handle *tell, void *mem, size_t len, uint64_t map_id);
+
+/* --- fpwrite.c --- */
+/*
+ * write() of attached @h through the emulation, @fd being the caller's fd
+ * of it: true when answered (*ret: bytes or -errno), false when the real
+ * write() (CUSE) must answer.
+ */
+bool shim_fp_write(struct shim_handle *h, int fd, const void *buf, size_t count, ssize_t *ret);
+/* Is write() emulation running on @h? (A lock-free hint.) */
+bool shim_fp_writing(struct shim_handle *h);
+/*
+ * An ioctl of @h (a writer node's handle with a fast path) that needs the
+ * queue as the daemon's own write() leaves it: the buffer ioctls while the
+ * emulation runs, S_FMT. true when answered (*ret 0 or -errno): the
+ * emulation stopped first, then the real ioctl answered, with no write()
+ * in between; S_FMT also makes the next write() ask for the format again.
+ * false for the usual way.
+ */
+bool shim_fp_write_ioctl(struct shim_handle *h, int fd, unsigned long request, void *arg,
+			 int *ret);
+/* Unmap the emulation's buffers (the handle goes; the daemon's records go with it). */
+void shim_fp_write_free(struct shim_fp *fp);

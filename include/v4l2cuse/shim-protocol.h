@@ -47,7 +47,8 @@
 /*
  * The most buffers a handle's queue has. Every buffer index on the wire
  * (MAP's reply, STAGING, the fast path's completions and submissions) is
- * below it, and the fast path's n_buffers and read_buffers are at most it:
+ * below it, and the fast path's n_buffers, read_buffers and write_buffers
+ * are at most it:
  * a client sizes its per-buffer tables by it (and still checks every
  * index it reads). The daemon's queues never have more (VB_MAX_BUFFERS,
  * checked at compile time where the daemon sees both).
@@ -154,6 +155,12 @@ struct v4l2cuse_shim_reply {
  *   on top of its streaming calls (REQBUFS of @state.read_buffers MMAP
  *   buffers, QBUF, STREAMON through CUSE, then DQBUF and QBUF through the
  *   rings); the daemon sees an ordinary MMAP streamer.
+ * - write(): the shim emulates it on an output queue the same way, once a
+ *   write() through CUSE made the handle the writer (REQBUFS of
+ *   @state.write_buffers MMAP buffers, STREAMON through CUSE; each write()
+ *   fills a free buffer and QBUFs it through the ring, whose completion
+ *   frees it again); the daemon sees an MMAP output streamer, and keeps a
+ *   handle that joined with write() the writer when it stops.
  *
  * The daemon writes the state and the completions, and reads only
  * @sub_head, @done_tail and @sub[] (as hostile input: one handle's ring
@@ -198,7 +205,15 @@ struct v4l2cuse_fp_state {
 	 * field): the shim's read() emulation asks REQBUFS for as many.
 	 */
 	uint32_t read_buffers;
-	uint32_t reserved[5];
+	/*
+	 * A writer node's write() emulation buffer count (its file I/O count,
+	 * as read()'s), 0 when the queue takes no write() (a capture queue;
+	 * a daemon older than this field, whose writer would stop being the
+	 * writer at the emulation's STREAMOFF): the shim's write() emulation
+	 * asks REQBUFS for as many.
+	 */
+	uint32_t write_buffers;
+	uint32_t reserved[4];
 };
 
 struct v4l2cuse_fp_done {

@@ -27,4 +27,5 @@ fake_shim_libc_init(void)
 	shim_real.munmap = munmap;
 	shim_real.syscall = syscall;
 	shim_real.read = read;
+	shim_real.write = write;
 }

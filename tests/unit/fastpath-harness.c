@@ -33,12 +33,16 @@
 static int test_poll(struct pollfd *fds, nfds_t n, int timeout);
 static int test_ioctl(int fd, unsigned long request, ...);
 static ssize_t test_read(int fd, void *buf, size_t count);
+static ssize_t test_write(int fd, const void *buf, size_t count);
 static int test_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
 		      const sigset_t *sigmask);
 static int test_close(int fd);
 static int test_fcntl(int fd, int cmd, ...);
 
-/* The shim's libc table: plain libc, with ioctl, read, poll and ppoll through the fake nodes. */
+/*
+ * The shim's libc table: plain libc, with ioctl, read, write, poll and
+ * ppoll through the fake nodes.
+ */
 static void
 fastpath_harness_init(void)
 {
@@ -47,6 +51,7 @@ fastpath_harness_init(void)
 	shim_real.fcntl = test_fcntl;
 	shim_real.ioctl = test_ioctl;
 	shim_real.read = test_read;
+	shim_real.write = test_write;
 	shim_real.poll = test_poll;
 	shim_real.ppoll = test_ppoll;
 	shim_real.select = select;
@@ -489,6 +494,37 @@ test_read(int fd, void *buf, size_t count)
 		return read(fd, buf, count);
 	on_loop(read_cb, &c);
 	g_assert_cmpint(c.r, !=, FAKE_PARKED);
+	if (c.r < 0) {
+		errno = (int)-c.r;
+		return -1;
+	}
+	return c.r;
+}
+
+struct write_call {
+	struct v4l2cuse_fh *fh;
+	const void *buf;
+	size_t count;
+	ssize_t r;
+};
+
+static void
+write_cb(gpointer p)
+{
+	struct write_call *c = p;
+
+	c->r = fake_write(c->fh, c->buf, c->count);
+}
+
+/* The real write() of a node: a CUSE write, in requests of 128 KiB. */
+static ssize_t
+test_write(int fd, const void *buf, size_t count)
+{
+	struct write_call c = { node_fh(fd, false), buf, count, 0 };
+
+	if (!c.fh)
+		return write(fd, buf, count);
+	on_loop(write_cb, &c);
 	if (c.r < 0) {
 		errno = (int)-c.r;
 		return -1;

@@ -8,8 +8,11 @@
  * every CUSE request the app makes is handed to the loop thread as the
  * kernel would hand it to the daemon. Polling a node's fd asks the device.
  * Its main() (test-main.h) sets the shim's libc table up, then runs the
- * program's registered tests. Used by test-fastpath.c and
- * test-fastpath-read.c.
+ * program's registered tests. Used by test-fastpath.c, test-fastpath-read.c,
+ * test-fastpath-write.c, test-fastpath-races.c and test-client-capture.c.
+ * The shim's real read() and write() of a node are CUSE ones (fake_read(),
+ * fake_write(): requests of at most 128 KiB), counted in the device's
+ * requests as every ioctl.
  */
 
 #include <poll.h>

@@ -435,6 +435,75 @@ V4L2CUSE_TEST_F("/loopback/output-streaming", test_output_streaming)
 	v4l2cuse_fh_release(w);
 }
 
+/*
+ * A handle that became the writer with write() and then streams (what the
+ * shim's write() emulation does behind the app's back, docs/shim.md) stays
+ * the writer when its stream stops, until it closes; the write() call it
+ * left unfinished ends when its first queued frame comes.
+ */
+V4L2CUSE_TEST_F("/loopback/write-then-stream", test_write_then_stream)
+{
+	struct v4l2_pix_format pix;
+	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_YUYV, 320, 240, &pix);
+	struct v4l2cuse_fh *other = fake_open(f->writer, false, O_RDWR);
+	struct v4l2_requestbuffers rb = { .count = 2, .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
+					  .memory = V4L2_MEMORY_MMAP };
+	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
+	g_autofree uint8_t *frame = uniform(&pix, 90);
+	struct v4l2cuse_loopback_stats lb;
+	int type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
+	uint64_t refused;
+	unsigned int index;
+	uint8_t *mem;
+	int fd;
+
+	write_seen(f, w, &pix, 60);
+	/* Half a frame: taken, not shown, not counted yet. */
+	g_assert_cmpint(fake_write(w, frame, pix.sizeimage / 2), ==, pix.sizeimage / 2);
+	g_assert_cmpint(v4l2cuse_device_loopback_stats(f->writer, &lb), ==, 0);
+	refused = lb.refused;
+
+	/* The writer streams a frame of its own. */
+	v4l2cuse_fh_set_streaming(w, true);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_REQBUFS, &rb), ==, 0);
+	{
+		struct v4l2_buffer b = { .index = 0, .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
+					 .memory = V4L2_MEMORY_MMAP };
+
+		g_assert_cmpint(fake_ioctl(w, VIDIOC_QUERYBUF, &b), ==, 0);
+		g_assert_cmpint(vb_queue_mmap_fd(v4l2cuse_fh_queue(w), b.m.offset, b.length, &fd,
+						 &index), ==, 0);
+		mem = mmap(NULL, b.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		g_assert_true(mem != MAP_FAILED);
+		close(fd);
+		memcpy(mem, frame, pix.sizeimage);
+		b = (struct v4l2_buffer){ .index = 0, .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
+					  .memory = V4L2_MEMORY_MMAP, .bytesused = pix.sizeimage };
+		g_assert_cmpint(fake_ioctl(w, VIDIOC_STREAMON, &type), ==, 0);
+		g_assert_cmpint(fake_ioctl(w, VIDIOC_QBUF, &b), ==, 0);
+		munmap(mem, pix.sizeimage);
+	}
+	wait_luma(f, 90);
+	/* The unfinished write() call ended with it: refused now, as a next write() would. */
+	g_assert_cmpint(v4l2cuse_device_loopback_stats(f->writer, &lb), ==, 0);
+	g_assert_cmpuint(lb.refused, ==, refused + 1);
+
+	/* Its stream stops and its buffers go: it is still the writer. */
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_STREAMOFF, &type), ==, 0);
+	rb.count = 0;
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_REQBUFS, &rb), ==, 0);
+	g_assert_cmpint(v4l2cuse_device_loopback_stats(f->writer, &lb), ==, 0);
+	g_assert_true(lb.connected);
+	g_assert_cmpint(fake_write(other, frame, pix.sizeimage), ==, -EBUSY);
+	fmt.fmt.pix = pix;
+	g_assert_cmpint(fake_ioctl(other, VIDIOC_S_FMT, &fmt), ==, -EBUSY);
+	write_seen(f, w, &pix, 120);
+	/* Until it closes. */
+	v4l2cuse_fh_release(w);
+	write_seen(f, other, &pix, 40);
+	v4l2cuse_fh_release(other);
+}
+
 /* ---------------------------------------------------------------------- */
 /* v4l2loopback's client-usage event (v4l2-relayd) */
 

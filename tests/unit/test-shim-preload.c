@@ -42,6 +42,8 @@ V4L2CUSE_TEST("/shim-preload/loaded", test_loaded)
 	g_assert_nonnull(strstr(info.dli_fname, "libv4l2cuse-preload"));
 	g_assert_true(dladdr(dlsym(RTLD_DEFAULT, "__read_chk"), &info));
 	g_assert_nonnull(strstr(info.dli_fname, "libv4l2cuse-preload"));
+	g_assert_true(dladdr(dlsym(RTLD_DEFAULT, "write"), &info));
+	g_assert_nonnull(strstr(info.dli_fname, "libv4l2cuse-preload"));
 	g_assert_null(dlsym(RTLD_DEFAULT, "shim_attach"));
 	g_assert_null(dlsym(RTLD_DEFAULT, "shim_real"));
 }
@@ -87,7 +89,7 @@ V4L2CUSE_TEST("/shim-preload/files", test_files)
 	fd2 = open(tmpfile_path, O_RDONLY | O_CLOEXEC);
 	g_assert_cmpint(fd2, >=, 0);
 	g_assert_cmpint(errno, ==, 1234);
-	/* read() and the fortify __read_chk: the real results and errno. */
+	/* read(), the fortify __read_chk and write(): the real results and errno. */
 	{
 		ssize_t (*read_chk)(int, void *, size_t, size_t) =
 			(ssize_t (*)(int, void *, size_t, size_t))dlsym(RTLD_DEFAULT, "__read_chk");
@@ -116,6 +118,19 @@ V4L2CUSE_TEST("/shim-preload/files", test_files)
 		errno = 0;
 		g_assert_cmpint(syscall(SYS_read, p[0], buf, 8), ==, -1);
 		g_assert_cmpint(errno, ==, EAGAIN);
+		/* write() and syscall(SYS_write): the same. */
+		g_assert_cmpint(syscall(SYS_write, p[1], "yz", 2), ==, 2);
+		g_assert_cmpint(read(p[0], buf, 8), ==, 2);
+		g_assert_cmpmem(buf, 2, "yz", 2);
+		errno = 0;
+		g_assert_cmpint(write(-1, "x", 1), ==, -1);
+		g_assert_cmpint(errno, ==, EBADF);
+		errno = 0;
+		g_assert_cmpint(syscall(SYS_write, -1, "x", 1), ==, -1);
+		g_assert_cmpint(errno, ==, EBADF);
+		errno = 1234;
+		g_assert_cmpint(write(p[1], "w", 1), ==, 1);
+		g_assert_cmpint(errno, ==, 1234);
 		close(p[0]);
 		close(p[1]);
 	}
