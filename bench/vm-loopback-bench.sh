@@ -15,7 +15,7 @@
 #        kernel: apt-get install v4l2loopback-dkms linux-headers-<kver>),
 #        one node, exclusive_caps=0; skipped with a note without it.
 # For v4l2cuse also the CUSE requests of both nodes per new frame
-# (`v4l2cuse-ctl stats`, summed over the devices).
+# (`v4l2cuse-ctl stats`: cuse-requests and writer-cuse-requests).
 #
 # Run from the host:  tests/vm/vm-run.sh bench/vm-loopback-bench.sh [SECONDS [SIZES]]
 # The lines land in <build>/vm-results/vm-loopback-bench/results.txt.
@@ -43,18 +43,19 @@ vm_wait_node /dev/video43 60 || bail_out "no writer node"
 # serves the default control socket).
 cuse_requests()
 {
-	"$ctl" stats 2>/dev/null | awk '$1 == "cuse-requests" { n += $2 } END { print n + 0 }'
+	"$ctl" stats 2>/dev/null | awk '$1 == "cuse-requests" || $1 == "writer-cuse-requests" { n += $2 }
+		END { print n + 0 }'
 }
 
 # run NAME SIZE WRITER_DEV READER_DEV [WRITER_WRAP [READER_WRAP]]: one line.
 run()
 {
 	local wpid line r0 r1 new
-	$5 "$lat" write "$3" "$2" 30 $((secs + 10)) &
+	${5:-} "$lat" write "$3" "$2" 30 $((secs + 10)) &
 	wpid=$!
 	sleep 3
 	r0=$(cuse_requests)
-	line="$1 size=$2 $($6 "$lat" read "$4" "$2" "$secs")"
+	line="$1 size=$2 $(${6:-} "$lat" read "$4" "$2" "$secs")"
 	r1=$(cuse_requests)
 	kill "$wpid" 2>/dev/null || true
 	wait "$wpid" 2>/dev/null || true

@@ -216,6 +216,16 @@ v4l2cuse_manager_stats(struct v4l2cuse_manager *m, GString *out)
 				       st.buffer_memory_refused, sh.connections, sh.authenticated,
 				       sh.tokens, sh.mappings, sh.refused, st.produced, st.ticks_lost,
 				       st.fast_frames, st.fast_wakeups, st.fast_handles, st.requests);
+		/* A loopback's writer node: what its writers cost. */
+		if (md->wdev) {
+			struct v4l2cuse_device_stats ws;
+
+			v4l2cuse_device_get_stats(md->wdev, &ws);
+			g_string_append_printf(out, "writer-node %s\nwriter-opens %u\n"
+					       "writer-fast-frames %" G_GUINT64_FORMAT
+					       "\nwriter-cuse-requests %" G_GUINT64_FORMAT "\n",
+					       md->writer_node, ws.opens, ws.fast_frames, ws.requests);
+		}
 	}
 }
 
