@@ -386,7 +386,7 @@ lbctl_on_state(struct v4l2cuse_cuse *c, enum v4l2cuse_cuse_state state, void *da
 {
 	switch (state) {
 	case V4L2CUSE_CUSE_READY:
-		g_message("v4l2loopback: /dev/%s ready: v4l2loopback-ctl adds and removes "
+		g_message("v4l2loopback: /dev/%s is up, v4l2loopback-ctl adds and removes "
 			  "loopback devices", V4L2CUSE_LBCTL_NAME);
 		return;
 	case V4L2CUSE_CUSE_FAILED:

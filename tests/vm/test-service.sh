@@ -151,7 +151,7 @@ done
 # The self-tests passed (logged per device) before READY was sent.
 check "self-tests logged before readiness" bash -c "
 	log='$R/daemon.log'
-	ready=\$(grep -n 'ready: ' \"\$log\" | head -1 | cut -d: -f1)
+	ready=\$(grep -n ': ready: [0-9]* of [0-9]* devices' \"\$log\" | head -1 | cut -d: -f1)
 	for id in pat clip fmts; do
 		n=\$(grep -n \"\$id: serving /dev/\" \"\$log\" | head -1 | cut -d: -f1)
 		[[ -n \$n && -n \$ready && \$n -lt \$ready ]] || exit 1
