@@ -392,25 +392,11 @@ shim_ioctl(int fd, unsigned long request, void *arg)
 		shim_handle_unref(h);
 		errno = saved;
 	}
-	switch (request) {
-	case VIDIOC_REQBUFS:
-	case VIDIOC_CREATE_BUFS:
-	case VIDIOC_QUERYBUF:
-	case VIDIOC_PREPARE_BUF:
-	case VIDIOC_QBUF:
-	case VIDIOC_DQBUF:
-	case VIDIOC_STREAMON:
-	case VIDIOC_STREAMOFF:
-		if (fast_ioctl(fd, answer_reading, request, arg, &r))
-			return r;
-		/* fall through */
-	case VIDIOC_S_FMT:
-		if (fast_ioctl(fd, answer_writing, request, arg, &r))
-			return r;
-		break;
-	default:
-		break;
-	}
+	if (shim_buffer_ioctl(request) && fast_ioctl(fd, answer_reading, request, arg, &r))
+		return r;
+	if ((shim_buffer_ioctl(request) || request == VIDIOC_S_FMT) &&
+	    fast_ioctl(fd, answer_writing, request, arg, &r))
+		return r;
 	switch (request) {
 	case VIDIOC_REQBUFS:
 		r = shim_real.ioctl(fd, request, arg);

@@ -319,24 +319,11 @@ shim_fp_write_ioctl(struct shim_handle *h, int fd, unsigned long request, void *
 
 	if (!fp)
 		return false;
-	switch (request) {
-	case VIDIOC_S_FMT:
+	if (request == VIDIOC_S_FMT) {
 		/* A writer node's: the next write() asks for the format again. */
 		if (!shim_fp_state(fp, &st) || !(st.flags & V4L2CUSE_FP_OUTPUT))
 			return false;
-		break;
-	case VIDIOC_REQBUFS:
-	case VIDIOC_CREATE_BUFS:
-	case VIDIOC_QUERYBUF:
-	case VIDIOC_PREPARE_BUF:
-	case VIDIOC_QBUF:
-	case VIDIOC_DQBUF:
-	case VIDIOC_STREAMON:
-	case VIDIOC_STREAMOFF:
-		if (!shim_fp_writing(h))
-			return false;
-		break;
-	default:
+	} else if (!shim_buffer_ioctl(request) || !shim_fp_writing(h)) {
 		return false;
 	}
 	/* Under the lock: no write() starts it again before the ioctl is answered. */

@@ -132,6 +132,28 @@ shim_fp_of(struct shim_handle *h)
 	return __atomic_load_n(&h->fp, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * The buffer and streaming ioctls: what a handle's read() or write()
+ * emulation answers while it holds the queue (fpread.c, fpwrite.c).
+ */
+static inline bool
+shim_buffer_ioctl(unsigned long request)
+{
+	switch (request) {
+	case VIDIOC_REQBUFS:
+	case VIDIOC_CREATE_BUFS:
+	case VIDIOC_QUERYBUF:
+	case VIDIOC_PREPARE_BUF:
+	case VIDIOC_QBUF:
+	case VIDIOC_DQBUF:
+	case VIDIOC_STREAMON:
+	case VIDIOC_STREAMOFF:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* --- handle.c --- */
 void shim_lock(void);
 void shim_unlock(void);
