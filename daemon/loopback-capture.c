@@ -94,9 +94,16 @@ lb_capture_wake_fd(struct v4l2cuse_source *src)
  * A written frame goes out at once unless the last one went out less than
  * half a frame interval ago (then at the next tick); at a tick without a
  * new frame the last one repeats (sustain_framerate), or nothing happens.
- * Frames are converted once each and repeated from the cache; frames
- * written faster than the device's rate are skipped. No frame yet, or none
- * for timeout ms: no signal, at the device's rate.
+ * Frames written faster than the device's rate are skipped. No frame yet,
+ * or none for timeout ms: no signal, at the device's rate.
+ *
+ * A raw written frame is converted (or, in the device's own format, copied)
+ * straight into the buffer: the writer end keeps it unchanged until the
+ * next write, so a repeat converts it again from there. A compressed one
+ * (which may not decode) is converted once into the cache and copied from
+ * it, so that a bad JPEG leaves the last good frame to repeat. At 640x480
+ * YUYV the cache cost a 600 KiB copy a frame (docs/performance.md,
+ * "Loopback").
  */
 static int
 lb_capture_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
@@ -124,27 +131,45 @@ lb_capture_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 	if (fresh) {
 		struct v4l2cuse_image img = v4l2cuse_convert_image_of(&lb->fmt, lb->data,
 								      lb->bytesused);
+		bool raw = !v4l2cuse_format_info(lb->fmt.pixelformat)->compressed;
 
 		if (s->shown_gen && lb->gen > s->shown_gen + 1)
 			lb->dropped += lb->gen - s->shown_gen - 1;
 		s->shown_gen = lb->gen;
-		r = v4l2cuse_convert_frame(s->cv, &img, &s->pix, s->cache, s->pix.sizeimage,
-					   &s->cache_used);
+		r = v4l2cuse_convert_frame(s->cv, &img, &s->pix, raw ? frame->data : s->cache,
+					   raw ? frame->length : s->pix.sizeimage, &s->cache_used);
 		if (r == 0) {
 			s->cache_gen = lb->gen;
+			s->cache_is_lb = raw;
 		} else {
 			/* Garbage written (a bad JPEG): the last good frame stays. */
 			lb->refused++;
 			g_debug("loopback %s: a written frame does not convert: %s", lb->name,
 				g_strerror(-r));
+			if (s->cache_is_lb)
+				s->cache_gen = 0;	/* the last good one was overwritten */
 			if (!s->cache_gen)
 				return tick ? -ENOLINK : -EAGAIN;
 		}
 		if (!tick)
 			lb_capture_pace(s, now);	/* the next repeat one interval later */
+		if (s->cache_is_lb && s->cache_gen == lb->gen)
+			goto delivered;		/* converted into the buffer */
 	}
+	if (s->cache_is_lb) {
+		/* A repeat (lb->gen is still cache_gen: nothing newer was written). */
+		struct v4l2cuse_image img = v4l2cuse_convert_image_of(&lb->fmt, lb->data,
+								      lb->bytesused);
+
+		r = v4l2cuse_convert_frame(s->cv, &img, &s->pix, frame->data, frame->length,
+					   &s->cache_used);
+		if (r < 0)
+			return r;
+	} else {
+		memcpy(frame->data, s->cache, s->cache_used);
+	}
+delivered:
 	s->delivered_ns = now;
-	memcpy(frame->data, s->cache, s->cache_used);
 	frame->bytesused = s->cache_used;
 	return 0;
 }

@@ -103,6 +103,8 @@ struct lb_source {
 	uint8_t *cache;			/* the newest frame in pix, for repeats */
 	uint32_t cache_used;		/* its bytesused */
 	uint64_t cache_gen;		/* the writer frame in it; 0: empty */
+	bool cache_is_lb;		/* a raw frame: the loopback's own data is
+					 * the cache (cache_gen is its gen) */
 	uint64_t shown_gen;		/* the writer frame shown last */
 	GList link;			/* in lb->captures while started */
 	/* Its wake fd: an epoll set of a frame-written eventfd and its pace. */

@@ -219,6 +219,40 @@ V4L2CUSE_TEST_F("/loopback/write-reaches-reader", test_write_reaches_reader)
 	v4l2cuse_fh_release(w);
 }
 
+/*
+ * Frames repeat while nothing new is written (sustain_framerate): each
+ * repeat is the written frame, whole, converted again from what the writer
+ * end keeps (a raw frame is converted straight into the reader's buffer,
+ * not through a cache), also after a change of the writer's format.
+ */
+V4L2CUSE_TEST_F("/loopback/repeats", test_repeats)
+{
+	struct v4l2_pix_format pix;
+	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_YUYV, 320, 240, &pix);
+	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
+	static const uint8_t lumas[] = { 90, 150 };
+
+	for (unsigned int k = 0; k < G_N_ELEMENTS(lumas); k++) {
+		if (k == 1) {
+			/* Another format, at the reader's own size. */
+			fmt.fmt.pix = (struct v4l2_pix_format){ .width = CW, .height = CH,
+								.pixelformat = V4L2_PIX_FMT_NV12 };
+			g_assert_cmpint(fake_ioctl(w, VIDIOC_S_FMT, &fmt), ==, 0);
+			pix = fmt.fmt.pix;
+		}
+		write_seen(f, w, &pix, lumas[k]);
+		for (int i = 0; i < 8; i++) {
+			const uint8_t *p = next_frame(f);
+
+			for (size_t j = 0; j < CW * CH * 2; j += 2) {
+				g_assert_cmpuint(p[j], ==, lumas[k]);
+				g_assert_cmpint(ABS((int)p[j + 1] - 128), <=, 1);
+			}
+		}
+	}
+	v4l2cuse_fh_release(w);
+}
+
 V4L2CUSE_TEST_F("/loopback/bad-writes", test_bad_writes)
 {
 	struct v4l2_pix_format pix;
