@@ -642,15 +642,36 @@ ioc_dqbuf(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	return IOC_REPLIED;
 }
 
+/*
+ * v4l2loopback before 0.13 took STREAMON(OUTPUT) with no buffers as the
+ * start of write() I/O, and OBS 29 (Debian 12's) issues one before its
+ * first write() and gives up its virtual camera when it fails. On a writer
+ * node with compat=1, STREAMON and STREAMOFF of the output type while the
+ * queue has no buffers are that: STREAMON makes the handle the writer, as
+ * its first write() would (EBUSY while another writes), STREAMOFF does
+ * nothing. With buffers they are vb2's. Other nodes answer as vb2 does
+ * (EINVAL: no buffers), as v4l2-compliance wants.
+ */
+static bool
+ioc_lb_write_io(struct v4l2cuse_fh *fh, unsigned int cmd, const uint32_t *type)
+{
+	return (cmd == VIDIOC_STREAMON || cmd == VIDIOC_STREAMOFF) && dev_loopback_compat(fh->dev) &&
+	       (!type || *type == V4L2_BUF_TYPE_VIDEO_OUTPUT) && !vb_queue_is_busy(fh->dq->q);
+}
+
 static int
 ioc_streamon(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 {
+	if (ioc_lb_write_io(fh, VIDIOC_STREAMON, arg))
+		return dev_writer_join(fh);
 	return vb_queue_streamon(fh->dq->q, fh, *(uint32_t *)arg);
 }
 
 static int
 ioc_streamoff(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 {
+	if (ioc_lb_write_io(fh, VIDIOC_STREAMOFF, arg))
+		return 0;
 	return vb_queue_streamoff(fh->dq->q, fh, *(uint32_t *)arg);
 }
 
@@ -864,7 +885,8 @@ ioc_dispatch(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req,
 		v4l2cuse_req_reply_err(req, -ENOTTY);	/* no socket: stay plain */
 		return;
 	}
-	if ((info->flags & IOC_STREAM) && !fh->streaming_capable) {
+	if ((info->flags & IOC_STREAM) && !fh->streaming_capable &&
+	    !ioc_lb_write_io(fh, a->cmd, NULL)) {
 		if (a->cmd == VIDIOC_REQBUFS || a->cmd == VIDIOC_STREAMON)
 			ioc_hint_shim(fh, info->name);
 		v4l2cuse_req_reply_err(req, -ENOTTY);

@@ -961,6 +961,78 @@ V4L2CUSE_TEST_F_DATA("/loopback/pyvirtualcam/compat-querycap", test_pv_compat_qu
 	g_assert_false(cap.capabilities & V4L2_CAP_VIDEO_OUTPUT);
 }
 
+/*
+ * OBS 29's virtual camera (Debian 12's obs-studio, written against
+ * v4l2loopback 0.12): QUERYCAP, G_FMT, S_PARM, S_FMT YUYV, then
+ * STREAMON(OUTPUT) with no buffers, which must succeed, then write() of
+ * whole frames; at the end STREAMOFF (its argument passed by value: EFAULT
+ * through CUSE, ignored) and close. With compat=1 that STREAMON is write()
+ * I/O starting: it makes the handle the writer (another handle's is EBUSY),
+ * with or without the shim; the frames reach the reader.
+ */
+static void
+obs29_replay(struct fixture *f, bool shim)
+{
+	struct v4l2cuse_fh *w = fake_open(f->writer, false, O_RDWR);
+	struct v4l2cuse_fh *other = fake_open(f->writer, false, O_RDWR);
+	struct v4l2_format fmt = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
+	struct v4l2_streamparm parm = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
+	int type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
+	struct v4l2_capability cap;
+	g_autofree uint8_t *frame = NULL;
+
+	v4l2cuse_fh_set_streaming(w, shim);
+	v4l2cuse_fh_set_streaming(other, shim);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_QUERYCAP, &cap), ==, 0);
+	g_assert_true(cap.device_caps & V4L2_CAP_VIDEO_OUTPUT);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_G_FMT, &fmt), ==, 0);
+	parm.parm.output.capability = V4L2_CAP_TIMEPERFRAME;
+	parm.parm.output.timeperframe = (struct v4l2_fract){ 1, 30 };
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_S_PARM, &parm), ==, 0);
+	fmt.fmt.pix.width = 320;
+	fmt.fmt.pix.height = 240;
+	fmt.fmt.pix.pixelformat = V4L2_PIX_FMT_YUYV;
+	fmt.fmt.pix.sizeimage = 320 * 240 * 2;
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_S_FMT, &fmt), ==, 0);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_STREAMON, &type), ==, 0);
+	g_assert_cmpint(fake_ioctl(other, VIDIOC_STREAMON, &type), ==, -EBUSY);
+	frame = uniform(&fmt.fmt.pix, 170);
+	g_assert_cmpint(fake_write(w, frame, 320 * 240 * 2), ==, 320 * 240 * 2);
+	wait_luma(f, 170);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_STREAMOFF, &type), ==, 0);
+	/* Still the writer until it closes, as after a write(). */
+	g_assert_cmpint(fake_ioctl(other, VIDIOC_STREAMON, &type), ==, -EBUSY);
+	v4l2cuse_fh_release(w);
+	g_assert_cmpint(fake_ioctl(other, VIDIOC_STREAMON, &type), ==, 0);
+	v4l2cuse_fh_release(other);
+}
+
+V4L2CUSE_TEST_F_DATA("/loopback/obs29/plain", test_obs29_plain, "compat")
+{
+	obs29_replay(f, false);
+}
+
+V4L2CUSE_TEST_F_DATA("/loopback/obs29/shim", test_obs29_shim, "compat")
+{
+	obs29_replay(f, true);
+}
+
+/*
+ * Without compat=1 the node answers as vb2 does: STREAMON with no buffers
+ * is EINVAL (ENOTTY without the shim: no streaming at all there).
+ */
+V4L2CUSE_TEST_F("/loopback/obs29/no-compat", test_obs29_no_compat)
+{
+	struct v4l2cuse_fh *w = fake_open(f->writer, false, O_RDWR);
+	int type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
+
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_STREAMON, &type), ==, -ENOTTY);
+	v4l2cuse_fh_set_streaming(w, true);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_STREAMON, &type), ==, -EINVAL);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_STREAMOFF, &type), ==, 0);
+	v4l2cuse_fh_release(w);
+}
+
 /* Writer sizes (v4l2loopback's min/max_width/height, set by /dev/v4l2loopback's ADD). */
 V4L2CUSE_TEST("/loopback/writer-size-limits", test_writer_size_limits)
 {
