@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <glib.h>
@@ -937,6 +938,12 @@ kill_cb(gpointer p)
 		_exit(1);
 	}
 	g_assert_cmpint(waitpid(pid, &k->status, 0), ==, pid);
+	/*
+	 * The kernel closes its files: the daemon finds its connections
+	 * hung up (and the kick, if any) first, the handle's release after.
+	 */
+	g_assert_no_errno(shutdown(k->w->h->fp->sock, SHUT_RDWR));
+	g_assert_no_errno(shutdown(k->w->h->sock, SHUT_RDWR));
 }
 
 static void
@@ -989,7 +996,7 @@ app_writer_dies(struct fixture *f)
 	} else {
 		g_assert_cmpuint(in_buf, ==, SIZEIMAGE);
 	}
-	/* The kernel closes its files: the connection hangs up, the handle is released. */
+	/* The rest of the kernel's closing: the handle is released. */
 	client_close(&w);
 	munmap(src, 2 * half);
 
