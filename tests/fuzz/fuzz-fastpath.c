@@ -608,11 +608,12 @@ w_die(struct fuzz_input *in)
 	size_t len = ((size_t)fuzz_in_u8(in) << 8 | fuzz_in_u8(in)) * 3 % (W_FRAME - 1) + 1;
 
 	w_kick();
-	if (how == 1 || !w.n) {
+	if (w.n)
+		index %= w.n;
+	if (how == 1 || !w.n || !w.len[index]) {
 		memset(dead, W_DEAD, sizeof(dead));
 		fake_write(w.fh, dead, sizeof(dead));
 	} else {
-		index %= w.n;
 		memset(w.mem[index], W_DEAD, MIN(len, w.len[index]));
 		if (how == 2)
 			w.sh->sub[w.sub_head % V4L2CUSE_FP_SUB_RING] = (struct v4l2cuse_fp_sub){
