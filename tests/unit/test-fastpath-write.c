@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <glib.h>
 #include <linux/videodev2.h>
@@ -850,4 +852,190 @@ app_fork(struct fixture *f)
 V4L2CUSE_TEST_F_DATA("/fastpath-write/fork", test_fork, "output")
 {
 	run_app(f, app_fork);
+}
+
+/*
+ * A writer killed in the middle of a frame (docs/loopback.md, "Writers
+ * that die"): the write() emulation's process dies at each point of a
+ * frame's way into the daemon, for real (a child forked on the loop
+ * thread, which runs the emulation and dies while the daemon waits for
+ * it), then the kernel closes its files. Frame N is written with every
+ * byte N; every frame the reader gets must be one frame whole.
+ *
+ * - copy: killed by a fault in the middle of the emulation's copy of
+ *   frame 3 into a mapped buffer, before its QBUF: never shown, the
+ *   reader keeps frame 2;
+ * - unposted: killed with frame 3's QBUF written into the ring but not
+ *   posted (SHIM_FP_QBUF_POST): never shown;
+ * - unkicked: killed after posting the QBUF, before waking the daemon
+ *   (the kick is lost): the buffer was queued whole, so the daemon takes
+ *   it at the release ("what the app did before it closed counts") and
+ *   the reader gets frame 3 whole;
+ * - kicked: killed after its write() returned, the daemon not having
+ *   looked yet: frame 3 whole.
+ */
+enum death { DIE_COPY, DIE_UNPOSTED, DIE_UNKICKED, DIE_KICKED };
+
+static enum death death;
+
+/* The reader's next frame, which must be one written frame whole: its value. */
+static uint8_t
+reader_whole(struct client *r)
+{
+	static uint8_t buf[SIZEIMAGE];
+
+	g_assert_cmpint(client_poll(r, POLLIN, 5000) & POLLIN, !=, 0);
+	g_assert_cmpint(shim_read(r->fd, buf, SIZEIMAGE), ==, SIZEIMAGE);
+	for (size_t i = 1; i < SIZEIMAGE; i++) {
+		if (buf[i] != buf[0])
+			g_error("the reader got a torn frame: byte %zu is %u, byte 0 %u", i, buf[i],
+				buf[0]);
+	}
+	return buf[0];
+}
+
+static void
+die_hook(struct shim_fp *fp, enum shim_fp_point point)
+{
+	if (point == SHIM_FP_QBUF_POST)
+		raise(SIGKILL);
+}
+
+struct kill_call {
+	struct client *w;
+	const uint8_t *frame;
+	int status;
+};
+
+/*
+ * On the loop thread, so that the daemon does nothing while the child
+ * lives: fork (no atfork handlers: the child keeps the fast path, as the
+ * process it stands for), write frame 3 through the emulation and die.
+ * Nothing the child does needs CUSE (a free buffer waits); the alarm
+ * catches it if it did.
+ */
+static void
+kill_cb(gpointer p)
+{
+	struct kill_call *k = p;
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	pid_t pid = _Fork();
+
+	g_assert_cmpint(pid, >=, 0);
+	if (pid == 0) {
+		alarm(5);
+		sigaction(SIGSEGV, &dfl, NULL);
+		if (death == DIE_UNPOSTED)
+			shim_fp_test_hook = die_hook;
+		if (death == DIE_UNKICKED) {
+			/* The kick goes nowhere: as if it died right after posting. */
+			int null = open("/dev/null", O_RDWR);
+
+			dup2(null, k->w->h->fp->sock);
+		}
+		(void)!shim_write(k->w->fd, k->frame, SIZEIMAGE);
+		raise(SIGKILL);
+		_exit(1);
+	}
+	g_assert_cmpint(waitpid(pid, &k->status, 0), ==, pid);
+	/*
+	 * The kernel closes its files: the daemon finds its connections
+	 * hung up (and the kick, if any) first, the handle's release after.
+	 */
+	g_assert_no_errno(shutdown(k->w->h->fp->sock, SHUT_RDWR));
+	g_assert_no_errno(shutdown(k->w->h->sock, SHUT_RDWR));
+}
+
+static void
+app_writer_dies(struct fixture *f)
+{
+	static uint8_t frame[SIZEIMAGE];
+	long page = sysconf(_SC_PAGESIZE);
+	size_t half = (SIZEIMAGE / 2 + (size_t)page - 1) & ~((size_t)page - 1);
+	struct v4l2cuse_loopback_stats lb;
+	struct kill_call k = { 0 };
+	struct client w, r;
+	unsigned int index = 0;
+	uint8_t *src, *buf, want = death >= DIE_UNKICKED ? 3 : 2;
+	size_t in_buf = 0;
+
+	reader_open(f, &r);
+	client_open(f, f->dev, &w, true);
+	g_assert_cmpint(set_format(&w, W, H, V4L2_PIX_FMT_YUYV), ==, 0);
+	/* Frame 1 through CUSE (it makes the handle the writer), frame 2 through the ring. */
+	for (uint8_t n = 1; n <= 2; n++) {
+		memset(frame, n, SIZEIMAGE);
+		g_assert_cmpint(app_write(&w, frame, SIZEIMAGE), ==, SIZEIMAGE);
+	}
+	g_assert_true(shim_fp_writing(w.h));
+	wait_written(f, 2);
+	reader_fresh_frame(&r, frame);
+	g_assert_cmpuint(reader_whole(&r), ==, 2);
+
+	/* Frame 3, from memory whose second half faults (DIE_COPY) or not. */
+	src = mmap(NULL, 2 * half, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	g_assert_true(src != MAP_FAILED);
+	memset(src, 3, 2 * half);
+	if (death == DIE_COPY)
+		g_assert_no_errno(mprotect(src + half, half, PROT_NONE));
+	while (!w.h->fp->wr.free[index])
+		index++;		/* the buffer the child fills */
+	buf = w.h->fp->wr.mem[index];
+	memset(buf, 0, SIZEIMAGE);
+	k = (struct kill_call){ .w = &w, .frame = src };
+	on_loop(kill_cb, &k);
+	g_assert_true(WIFSIGNALED(k.status));
+	g_assert_cmpint(WTERMSIG(k.status), ==, death == DIE_COPY ? SIGSEGV : SIGKILL);
+	for (size_t i = 0; i < SIZEIMAGE; i++)
+		in_buf += buf[i] == 3;
+	if (death == DIE_COPY) {
+		/*
+		 * It died with part of frame 3 in the buffer (glibc's memcpy
+		 * copies this size forwards with rep movsb here: 20416 bytes;
+		 * one that loads the end first faults before any store).
+		 */
+		g_test_message("killed with %zu of %d bytes copied", in_buf, SIZEIMAGE);
+		g_assert_cmpuint(in_buf, <, SIZEIMAGE);
+	} else {
+		g_assert_cmpuint(in_buf, ==, SIZEIMAGE);
+	}
+	/* The rest of the kernel's closing: the handle is released. */
+	client_close(&w);
+	munmap(src, 2 * half);
+
+	/* Frame 2 stays, or frame 3 comes whole; nothing else, nothing torn. */
+	for (int i = 0; i < 20 && reader_whole(&r) != want; i++)
+		;
+	for (int i = 0; i < 5; i++)
+		g_assert_cmpuint(reader_whole(&r), ==, want);
+	lb = lb_stats(f);
+	g_assert_cmpuint(lb.written, ==, want);
+	g_assert_cmpuint(lb.refused, ==, 0);
+	g_assert_false(lb.connected);
+	g_assert_cmpuint(stats(f->dev).buffer_memory, ==, 0);
+	client_close(&r);
+}
+
+V4L2CUSE_TEST_F_DATA("/fastpath-write/writer-dies/copy", test_dies_copy, "output")
+{
+	death = DIE_COPY;
+	run_app(f, app_writer_dies);
+}
+
+V4L2CUSE_TEST_F_DATA("/fastpath-write/writer-dies/unposted", test_dies_unposted, "output")
+{
+	death = DIE_UNPOSTED;
+	run_app(f, app_writer_dies);
+}
+
+V4L2CUSE_TEST_F_DATA("/fastpath-write/writer-dies/unkicked", test_dies_unkicked, "output")
+{
+	death = DIE_UNKICKED;
+	run_app(f, app_writer_dies);
+}
+
+V4L2CUSE_TEST_F_DATA("/fastpath-write/writer-dies/kicked", test_dies_kicked, "output")
+{
+	death = DIE_KICKED;
+	run_app(f, app_writer_dies);
 }

@@ -539,6 +539,90 @@ V4L2CUSE_TEST_F("/loopback/write-then-stream", test_write_then_stream)
 }
 
 /* ---------------------------------------------------------------------- */
+/* A writer that dies mid-frame (docs/loopback.md, "Writers that die") */
+
+/*
+ * The reader's next frame, which must be one written frame whole: frame N
+ * is written with every byte N, so a frame mixing two has two values. The
+ * value.
+ */
+static uint8_t
+next_whole(struct fixture *f)
+{
+	const uint8_t *p = next_frame(f);
+
+	for (size_t i = 1; i < CW * CH * 2; i++) {
+		if (p[i] != p[0])
+			g_error("the reader got a torn frame: byte %zu is %u, byte 0 %u", i, p[i],
+				p[0]);
+	}
+	return p[0];
+}
+
+/* Frames until the reader has frame @n; each one whole, none newer, none older than @since. */
+static void
+wait_whole(struct fixture *f, uint8_t since, uint8_t n)
+{
+	for (int i = 0; i < 20; i++) {
+		uint8_t got = next_whole(f);
+
+		g_assert_cmpuint(got, >=, since);
+		g_assert_cmpuint(got, <=, n);
+		if (got == n)
+			return;
+	}
+	g_assert_not_reached();
+}
+
+/*
+ * A CUSE write() writer killed in the middle of a frame: the kernel had
+ * sent two of the five 128 KiB requests of its call (a 640x480 YUYV frame)
+ * when the handle was released. The readers keep the previous frame whole,
+ * while it writes and after it is gone, and the next writer's frames come
+ * whole too: the daemon's frame buffer, which still held the old frame
+ * past the two requests, is never shown.
+ */
+V4L2CUSE_TEST_F("/loopback/torn/cuse-writer-dies", test_torn_cuse_writer_dies)
+{
+	struct v4l2_pix_format pix;
+	struct v4l2cuse_fh *w = open_writer(f, V4L2_PIX_FMT_YUYV, 640, 480, &pix);
+	g_autofree uint8_t *frame = g_malloc(pix.sizeimage);
+	struct v4l2cuse_loopback_stats lb;
+
+	g_assert_cmpuint(pix.sizeimage, >, 4 * 128 * 1024);	/* five requests */
+	for (uint8_t n = 1; n <= 2; n++) {
+		memset(frame, n, pix.sizeimage);
+		g_assert_cmpint(fake_write(w, frame, pix.sizeimage), ==, (ssize_t)pix.sizeimage);
+		wait_whole(f, n - 1, n);
+	}
+	/* Frame 3: the first two requests of its call, as the kernel sends them. */
+	memset(frame, 3, pix.sizeimage);
+	g_assert_cmpint(fake_write(w, frame, 2 * 128 * 1024), ==, 2 * 128 * 1024);
+	for (int i = 0; i < 5; i++)
+		g_assert_cmpuint(next_whole(f), ==, 2);
+	/* Killed: the kernel releases its handle. */
+	v4l2cuse_fh_release(w);
+	for (int i = 0; i < 5; i++)
+		g_assert_cmpuint(next_whole(f), ==, 2);
+	g_assert_false(signal_lost(f));
+	g_assert_cmpint(v4l2cuse_device_loopback_stats(f->writer, &lb), ==, 0);
+	g_assert_cmpuint(lb.written, ==, 2);
+	g_assert_cmpuint(lb.refused, ==, 1);	/* frame 3, never shown */
+	g_assert_false(lb.connected);
+
+	/* The next writer's first frame, and one cut short by its exit too. */
+	w = open_writer(f, V4L2_PIX_FMT_YUYV, 640, 480, &pix);
+	memset(frame, 4, pix.sizeimage);
+	g_assert_cmpint(fake_write(w, frame, pix.sizeimage), ==, (ssize_t)pix.sizeimage);
+	wait_whole(f, 2, 4);
+	memset(frame, 5, pix.sizeimage);
+	g_assert_cmpint(fake_write(w, frame, 128 * 1024 + 100), ==, 128 * 1024 + 100);
+	v4l2cuse_fh_release(w);
+	for (int i = 0; i < 5; i++)
+		g_assert_cmpuint(next_whole(f), ==, 4);
+}
+
+/* ---------------------------------------------------------------------- */
 /* v4l2loopback's client-usage event (v4l2-relayd) */
 
 static void
