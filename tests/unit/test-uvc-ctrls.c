@@ -199,7 +199,9 @@ V4L2CUSE_TEST("/uvc-ctrls/classes-and-events", test_classes_and_events)
 	int cfd;
 
 	fake_camera_install(&fake_camera);
-	g_assert_cmpint(v4l2cuse_source_create("uvc:/fake/camera", &src, &error), ==, 0);
+	/* Kept open: the camera's events arrive while nobody streams. */
+	g_assert_cmpint(v4l2cuse_source_create("uvc:/fake/camera,keep_open=1", &src, &error),
+			==, 0);
 	g_assert_null(error);
 
 	/* Offered: user and camera class; not the read-only one, not the driver's class. */
