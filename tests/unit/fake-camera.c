@@ -6,6 +6,11 @@
  * field is always NONE, the format carries the extended fields (priv is
  * V4L2_PIX_FMT_PRIV_MAGIC, as v4l2-core sets it), DQBUF without a queued
  * buffer is EAGAIN (the fd is non-blocking), buffer memory is the fake's.
+ *
+ * The uvc source opens the camera from its own thread: the open count, the
+ * fd and the switches a test flips (unplugged, open held) are atomic or
+ * under a lock; the rest is touched by one thread at a time (the source's
+ * thread hands the camera over before the test's thread streams it).
  */
 #include "config.h"
 
@@ -26,7 +31,12 @@
 #define FAKE_OFFSET(i)	((int64_t)(i) << 16)	/* QUERYBUF's m.offset of buffer i */
 
 static const struct fake_camera *cam;
-static int cam_fd = -1;
+static int cam_fd = -1;			/* atomic */
+static int cam_opens, cam_closes;	/* atomic */
+static int cam_gone;			/* atomic: unplugged */
+static GMutex cam_lock;
+static GCond cam_cond;
+static bool cam_held;			/* cam_lock: open() waits */
 static unsigned int cam_mode;		/* the current size: an index into cam->modes */
 static bool cam_streaming;
 static uint32_t cam_sequence;
@@ -42,9 +52,23 @@ static unsigned int cam_n_queued;
 static int
 fake_open(const char *path)
 {
-	g_assert_cmpint(cam_fd, <, 0);	/* one open at a time */
-	cam_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	return cam_fd < 0 ? -errno : cam_fd;
+	gint64 end = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+	int fd;
+
+	/* Held: as a camera that takes its time to resume (bounded: no hang). */
+	g_mutex_lock(&cam_lock);
+	while (cam_held && g_cond_wait_until(&cam_cond, &cam_lock, end))
+		;
+	g_mutex_unlock(&cam_lock);
+	if (g_atomic_int_get(&cam_gone))
+		return -ENOENT;
+	g_assert_cmpint(g_atomic_int_get(&cam_fd), <, 0);	/* one open at a time */
+	fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	g_atomic_int_inc(&cam_opens);
+	g_atomic_int_set(&cam_fd, fd);
+	return fd;
 }
 
 static int
@@ -70,7 +94,8 @@ fake_close(int fd)
 	fake_free_bufs();
 	cam_streaming = false;
 	close(fd);
-	cam_fd = -1;
+	g_atomic_int_inc(&cam_closes);
+	g_atomic_int_set(&cam_fd, -1);
 }
 
 /* The mode nearest to @w x @h (|dw| + |dh|; ties: the earlier one). */
@@ -195,6 +220,8 @@ static int
 fake_ioctl(int fd, unsigned long req, void *arg)
 {
 	g_assert_cmpint(fd, ==, cam_fd);
+	if (g_atomic_int_get(&cam_gone))
+		return -ENODEV;		/* unplugged: QUERYCAP too */
 	switch (req) {
 	case VIDIOC_QUERYCAP: {
 		struct v4l2_capability *c = arg;
@@ -336,6 +363,10 @@ fake_camera_install(const struct fake_camera *c)
 	cam = c;
 	cam_mode = 0;
 	cam_sequence = 0;
+	g_atomic_int_set(&cam_opens, 0);
+	g_atomic_int_set(&cam_closes, 0);
+	g_atomic_int_set(&cam_gone, 0);
+	fake_camera_hold_open(false);
 	v4l2cuse_uvc_set_backend(&fake_backend);
 }
 
@@ -350,7 +381,34 @@ fake_camera_remove(void)
 int
 fake_camera_fd(void)
 {
-	return cam_fd;
+	return g_atomic_int_get(&cam_fd);
+}
+
+unsigned int
+fake_camera_opens(void)
+{
+	return (unsigned int)g_atomic_int_get(&cam_opens);
+}
+
+unsigned int
+fake_camera_closes(void)
+{
+	return (unsigned int)g_atomic_int_get(&cam_closes);
+}
+
+void
+fake_camera_unplug(bool gone)
+{
+	g_atomic_int_set(&cam_gone, gone);
+}
+
+void
+fake_camera_hold_open(bool hold)
+{
+	g_mutex_lock(&cam_lock);
+	cam_held = hold;
+	g_cond_broadcast(&cam_cond);
+	g_mutex_unlock(&cam_lock);
 }
 
 void
