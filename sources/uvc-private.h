@@ -12,7 +12,8 @@
  *                   the camera's control events
  *   uvc-stream.c    a camera stream (formats single- and multi-planar,
  *                   buffers, STREAMON, a dequeued frame as one picture),
- *                   losing the camera, the reconnect thread
+ *                   losing the camera, the thread that opens it (at
+ *                   start(), and after an unplug)
  */
 
 #include <stdbool.h>

@@ -17,6 +17,8 @@
  *                     of format.c, converted)
  *   buffers=N         camera buffers, 2..16 (default 4)
  *   retry_ms=N        how often to look for a lost camera (default 1000)
+ *   keep_open=BOOL    keep the camera open while nobody streams, for an
+ *                     instant start (default 0: open only while streamed)
  *
  * What the device offers is a snapshot taken at create() (the camera must
  * be there then: a missing camera is a configuration error): for a format
@@ -46,19 +48,33 @@
  * are, V4L2_FIELD_ALTERNATE as one field per buffer (TOP/BOTTOM in
  * frame->field).
  *
- * Streaming: start() (first consumer streams or reads) sets the camera to
- * the chosen format and the nearest interval and starts it; stop() (the
- * last one stops) stops it. The camera is opened O_NONBLOCK and its fd,
- * together with a timerfd and an eventfd, sits in an epoll set that is the
- * source's wake fd: produce() dequeues without waiting, converts the frame
- * into the consumer's buffer and requeues it. A frame that does not
- * convert (a corrupt MJPEG) is dropped.
+ * On demand: after the snapshot create() closes the camera, which is open
+ * only while somebody streams (its LED says so; uvcvideo keeps an open
+ * camera out of USB autosuspend; an unplug while closed leaves no dead fd
+ * behind and costs nothing until the next start()). start() (first
+ * consumer streams or reads) does not wait for it: the thread below opens
+ * it at once, checks its identity, applies the controls and sets the
+ * stream up (the chosen format, the nearest interval), and hands it over
+ * through the eventfd; meanwhile produce() answers -EAGAIN, and no signal
+ * only once UVC_OPEN_GRACE_US has passed or a try found no camera (or
+ * another one). stop() (the last one stops) stops the stream, the thread,
+ * and closes the camera. With keep_open=1 the camera stays open from
+ * create() on (control events from other applications arrive while idle)
+ * and start() sets the stream up at once, on the dispatcher.
+ *
+ * The camera is opened O_NONBLOCK and its fd, together with a timerfd and
+ * an eventfd, sits in an epoll set that is the source's wake fd: produce()
+ * dequeues without waiting, converts the frame into the consumer's buffer
+ * and requeues it. A frame that does not convert (a corrupt MJPEG) is
+ * dropped.
  *
  * A camera that refuses (S_FMT answers another format than an interlaced
  * or compressed consumer needs, REQBUFS or STREAMON fail) is not an unplug:
- * start() fails with its error (EPIPE for a format it answered differently)
- * and one log line naming what it answered, and the next start() tries
- * again with the next configuration.
+ * one log line names what it answered, and the stream fails with its error
+ * (EPIPE for a format it answered differently) where start() sets it up
+ * (keep_open=1), else produce() answers -ECONNREFUSED once (the consumers'
+ * streams end with an error); the next start() tries again with the next
+ * configuration.
  *
  * Unplugged (an ioctl fails with ENODEV, EIO, ... and the fd no longer
  * answers QUERYCAP): the camera is closed, the timerfd wakes the daemon at
@@ -81,11 +97,13 @@
  * snapshot at create() and offered, with the camera's current value as
  * their default (the daemon starts from the default); sets go to the
  * camera (and are applied again after a reconnect); while the camera is
- * gone they are only remembered. Driver classes of their own (vivid's test
+ * closed or gone they are only remembered (a get answers that value), and
+ * applied when it is opened. Driver classes of their own (vivid's test
  * class) are not forwarded. The source subscribes to the camera's control
  * events: what other applications (or the camera's automatic controls)
  * change arrives through control_fd()/control_update(), values, flags
- * (INACTIVE) and ranges.
+ * (INACTIVE) and ranges, while the camera is open (only while streamed,
+ * unless keep_open=1).
  */
 
 #include "config.h"
@@ -617,8 +635,11 @@ uvc_take_pending(struct uvc_source *u)
 		v4l2cuse_uvc_adopt(u, fd, s);
 		return 0;
 	}
-	/* Back, but it refuses this stream: keep it (controls), end the stream. */
-	g_message("uvc: '%s' is back but refuses the stream: %s", u->path, why);
+	/* There, but it refuses this stream: keep it (controls), end the stream. */
+	if (u->opening)
+		g_message("uvc: '%s' refuses the stream: %s", u->path, why);
+	else
+		g_message("uvc: '%s' is back but refuses the stream: %s", u->path, why);
 	g_free(why);
 	u->fd = fd;
 	v4l2cuse_uvc_watch_controls(u, fd);

@@ -34,6 +34,7 @@ static const struct fake_camera *cam;
 static int cam_fd = -1;			/* atomic */
 static int cam_opens, cam_closes;	/* atomic */
 static int cam_gone;			/* atomic: unplugged */
+static int cam_busy;			/* atomic: another application streams */
 static GMutex cam_lock;
 static GCond cam_cond;
 static bool cam_held;			/* cam_lock: open() waits */
@@ -144,6 +145,8 @@ fake_fmt(unsigned long req, struct v4l2_format *f)
 	}
 	mode = fake_nearest(f->fmt.pix.width, f->fmt.pix.height);
 	if (req == VIDIOC_S_FMT) {
+		if (g_atomic_int_get(&cam_busy))
+			return -EBUSY;
 		/* vb2: no format change while buffers are allocated. */
 		if (cam_n_bufs && mode != cam_mode)
 			return -EBUSY;
@@ -366,6 +369,7 @@ fake_camera_install(const struct fake_camera *c)
 	g_atomic_int_set(&cam_opens, 0);
 	g_atomic_int_set(&cam_closes, 0);
 	g_atomic_int_set(&cam_gone, 0);
+	g_atomic_int_set(&cam_busy, 0);
 	fake_camera_hold_open(false);
 	v4l2cuse_uvc_set_backend(&fake_backend);
 }
@@ -400,6 +404,12 @@ void
 fake_camera_unplug(bool gone)
 {
 	g_atomic_int_set(&cam_gone, gone);
+}
+
+void
+fake_camera_busy(bool busy)
+{
+	g_atomic_int_set(&cam_busy, busy);
 }
 
 void

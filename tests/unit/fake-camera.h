@@ -13,8 +13,8 @@
  *
  * One camera at a time; the "fd" is an eventfd, which a test may write to
  * make it readable (control events). The camera counts its opens and
- * closes, and can be unplugged (open fails, an open fd answers ENODEV) and
- * made slow to open.
+ * closes, and can be unplugged (open fails, an open fd answers ENODEV),
+ * made busy and made slow to open.
  */
 
 #include <stdbool.h>
@@ -46,6 +46,8 @@ unsigned int fake_camera_opens(void);
 unsigned int fake_camera_closes(void);
 /* Unplugged: open() fails with ENOENT, every ioctl on an open fd with ENODEV. */
 void fake_camera_unplug(bool gone);
+/* Busy (another application streams): S_FMT fails with EBUSY. */
+void fake_camera_busy(bool busy);
 /* Held: open() waits until released (at most 5 s), from any thread. */
 void fake_camera_hold_open(bool hold);
 /* The size the camera was last set to (S_FMT). */

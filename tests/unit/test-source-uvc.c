@@ -239,3 +239,32 @@ V4L2CUSE_TEST("/uvc/gone-while-closed", test_gone_while_closed)
 	fake_camera_remove();
 	g_log_set_always_fatal(fatal);
 }
+
+/*
+ * Busy with another application when start() opens it: no placeholder,
+ * the stream ends with an error (-ECONNREFUSED once), stop() closes the
+ * camera; the next start() streams once it is free.
+ */
+V4L2CUSE_TEST("/uvc/refused-at-open", test_refused_at_open)
+{
+	struct v4l2cuse_source *src;
+	g_autofree struct grab *g = g_new0(struct grab, 1);
+
+	fake_camera_install(&cam);
+	src = ts_make("uvc:/fake/camera");
+	fake_camera_busy(true);
+	grab_start(src, g);
+	g_assert_cmpint(ts_produce_wait(src, &g->f, 2000, NULL), ==, -ECONNREFUSED);
+	/* Said once: nothing more until stop(). */
+	g_assert_cmpint(src->ops->produce(src, &g->f), ==, -EAGAIN);
+	src->ops->stop(src);
+	g_assert_cmpint(fake_camera_fd(), <, 0);
+	g_assert_cmpuint(fake_camera_opens(), ==, fake_camera_closes());
+	fake_camera_busy(false);
+	grab_start(src, g);
+	grab_frame(src, g, 1000);
+	src->ops->stop(src);
+	g_assert_cmpint(fake_camera_fd(), <, 0);
+	v4l2cuse_source_destroy(src);
+	fake_camera_remove();
+}
