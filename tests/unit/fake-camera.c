@@ -38,6 +38,23 @@ static int cam_busy;			/* atomic: another application streams */
 static GMutex cam_lock;
 static GCond cam_cond;
 static bool cam_held;			/* cam_lock: open() waits */
+static bool cam_held_setup;		/* cam_lock: S_FMT waits */
+static unsigned int cam_parked;		/* cam_lock: calls waiting at one of those */
+
+/* Wait while *@held (at most 5 s: a test that fails must not hang). */
+static void
+fake_gate(const bool *held)
+{
+	gint64 end = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+
+	g_mutex_lock(&cam_lock);
+	cam_parked++;
+	g_cond_broadcast(&cam_cond);
+	while (*held && g_cond_wait_until(&cam_cond, &cam_lock, end))
+		;
+	cam_parked--;
+	g_mutex_unlock(&cam_lock);
+}
 static unsigned int cam_mode;		/* the current size: an index into cam->modes */
 static bool cam_streaming;
 static uint32_t cam_sequence;
@@ -53,14 +70,10 @@ static unsigned int cam_n_queued;
 static int
 fake_open(const char *path)
 {
-	gint64 end = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
 	int fd;
 
-	/* Held: as a camera that takes its time to resume (bounded: no hang). */
-	g_mutex_lock(&cam_lock);
-	while (cam_held && g_cond_wait_until(&cam_cond, &cam_lock, end))
-		;
-	g_mutex_unlock(&cam_lock);
+	/* Held: as a camera that takes its time to resume. */
+	fake_gate(&cam_held);
 	if (g_atomic_int_get(&cam_gone))
 		return -ENOENT;
 	g_assert_cmpint(g_atomic_int_get(&cam_fd), <, 0);	/* one open at a time */
@@ -145,6 +158,7 @@ fake_fmt(unsigned long req, struct v4l2_format *f)
 	}
 	mode = fake_nearest(f->fmt.pix.width, f->fmt.pix.height);
 	if (req == VIDIOC_S_FMT) {
+		fake_gate(&cam_held_setup);
 		if (g_atomic_int_get(&cam_busy))
 			return -EBUSY;
 		/* vb2: no format change while buffers are allocated. */
@@ -371,6 +385,7 @@ fake_camera_install(const struct fake_camera *c)
 	g_atomic_int_set(&cam_gone, 0);
 	g_atomic_int_set(&cam_busy, 0);
 	fake_camera_hold_open(false);
+	fake_camera_hold_setup(false);
 	v4l2cuse_uvc_set_backend(&fake_backend);
 }
 
@@ -419,6 +434,29 @@ fake_camera_hold_open(bool hold)
 	cam_held = hold;
 	g_cond_broadcast(&cam_cond);
 	g_mutex_unlock(&cam_lock);
+}
+
+void
+fake_camera_hold_setup(bool hold)
+{
+	g_mutex_lock(&cam_lock);
+	cam_held_setup = hold;
+	g_cond_broadcast(&cam_cond);
+	g_mutex_unlock(&cam_lock);
+}
+
+bool
+fake_camera_wait_parked(void)
+{
+	gint64 end = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+	bool parked;
+
+	g_mutex_lock(&cam_lock);
+	while (!cam_parked && g_cond_wait_until(&cam_cond, &cam_lock, end))
+		;
+	parked = cam_parked > 0;
+	g_mutex_unlock(&cam_lock);
+	return parked;
 }
 
 void

@@ -50,5 +50,9 @@ void fake_camera_unplug(bool gone);
 void fake_camera_busy(bool busy);
 /* Held: open() waits until released (at most 5 s), from any thread. */
 void fake_camera_hold_open(bool hold);
+/* Held: S_FMT (the first step of a stream's set-up) waits, likewise. */
+void fake_camera_hold_setup(bool hold);
+/* Wait (at most 5 s) until a call waits at one of the holds: whether one does. */
+bool fake_camera_wait_parked(void);
 /* The size the camera was last set to (S_FMT). */
 void fake_camera_current(uint32_t *ret_width, uint32_t *ret_height);

@@ -6,7 +6,8 @@
  * not; sets reach the camera; changes made on the camera (control events)
  * arrive through control_fd()/control_update(): values, flags, ranges.
  * While nobody streams the camera is closed: a get answers the value
- * remembered, a set is remembered and reaches the camera when it opens.
+ * remembered, a set is remembered and reaches the camera when it opens,
+ * also one made while the source's thread sets the camera up.
  */
 #include "config.h"
 
@@ -296,6 +297,37 @@ V4L2CUSE_TEST("/uvc-ctrls/while-closed", test_while_closed)
 	g_assert_cmpint(fake_find(V4L2_CID_BRIGHTNESS)->value, ==, 40);
 	src->ops->stop(src);
 	g_assert_cmpint(fake_camera_fd(), <, 0);
+
+	v4l2cuse_source_destroy(src);
+	fake_camera_remove();
+}
+
+/*
+ * A set while the source's thread sets the camera up (after it applied the
+ * values it had, before the stream is handed over) reaches the camera too.
+ */
+V4L2CUSE_TEST("/uvc-ctrls/set-while-opening", test_set_while_opening)
+{
+	struct v4l2cuse_source *src = NULL;
+	g_autofree char *error = NULL;
+	g_autofree uint8_t *buf = g_malloc(640 * 480 * 2);
+	struct v4l2_pix_format pix;
+	struct v4l2cuse_frame f;
+
+	fake_find(V4L2_CID_FOCUS_ABSOLUTE)->value = 40;
+	fake_camera_install(&fake_camera);
+	g_assert_cmpint(v4l2cuse_source_create("uvc:/fake/camera", &src, &error), ==, 0);
+	fake_camera_hold_setup(true);
+	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 640, 480, 1, 100);
+	/* The thread waits in S_FMT: the controls are applied already. */
+	g_assert_true(fake_camera_wait_parked());
+	g_assert_cmpint(v4l2cuse_source_set_control(src, V4L2_CID_FOCUS_ABSOLUTE, 125), ==, 0);
+	g_assert_cmpint(fake_find(V4L2_CID_FOCUS_ABSOLUTE)->value, ==, 40);
+	fake_camera_hold_setup(false);
+	f = (struct v4l2cuse_frame){ .data = buf, .length = 640 * 480 * 2, .fmt = &pix };
+	g_assert_cmpint(ts_produce_wait(src, &f, 2000, NULL), ==, 0);
+	g_assert_cmpint(fake_find(V4L2_CID_FOCUS_ABSOLUTE)->value, ==, 125);
+	src->ops->stop(src);
 
 	v4l2cuse_source_destroy(src);
 	fake_camera_remove();
