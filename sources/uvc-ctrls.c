@@ -195,13 +195,15 @@ v4l2cuse_uvc_watch_controls(struct uvc_source *u, int fd)
 	}
 }
 
-void
+uint64_t
 v4l2cuse_uvc_apply_controls(struct uvc_source *u, int fd)
 {
 	int64_t values[UVC_MAX_CTRLS];
+	uint64_t gen;
 
 	g_mutex_lock(&u->lock);
 	memcpy(values, u->values, sizeof(values));
+	gen = u->values_gen;
 	g_mutex_unlock(&u->lock);
 	for (unsigned int i = 0; i < u->n_ctrls; i++) {
 		int64_t cur;
@@ -212,6 +214,7 @@ v4l2cuse_uvc_apply_controls(struct uvc_source *u, int fd)
 			continue;
 		uvc_set_value(fd, &u->ctrls[i].desc, values[i]);
 	}
+	return gen;
 }
 
 const struct v4l2cuse_control *
@@ -268,10 +271,16 @@ v4l2cuse_uvc_set_control(struct v4l2cuse_source *src, uint32_t id, int64_t value
 		if (r < 0 && !v4l2cuse_uvc_is_gone_error(r))
 			return r;	/* the camera refused (busy, inactive, ...) */
 	}
-	/* Applied, or remembered for when the camera is back. */
+	/*
+	 * Applied, or remembered for when the camera is open again (the
+	 * generation tells a camera the thread is setting up that it missed
+	 * this one).
+	 */
 	g_mutex_lock(&u->lock);
-	if (u->ctrls[i].desc.type != V4L2_CTRL_TYPE_BUTTON)
+	if (u->ctrls[i].desc.type != V4L2_CTRL_TYPE_BUTTON) {
 		u->values[i] = value;
+		u->values_gen++;
+	}
 	g_mutex_unlock(&u->lock);
 	return 0;
 }

@@ -12,7 +12,8 @@
  *                   the camera's control events
  *   uvc-stream.c    a camera stream (formats single- and multi-planar,
  *                   buffers, STREAMON, a dequeued frame as one picture),
- *                   losing the camera, the reconnect thread
+ *                   losing the camera, the thread that opens it (at
+ *                   start(), and after an unplug)
  */
 
 #include <stdbool.h>
@@ -131,9 +132,10 @@ struct uvc_source {
 	struct v4l2cuse_source base;
 	char *path;
 	struct uvc_ident ident;
-	int fd;				/* the camera, -1 while it is gone */
+	int fd;				/* the camera, -1 while it is closed or gone */
 	unsigned int n_bufs;
 	unsigned int retry_ms;
+	bool keep_open;			/* open from create() on, not only while streaming */
 	struct v4l2cuse_convert *cv;
 	struct v4l2cuse_weave *weave;
 	struct v4l2cuse_nal *nal;
@@ -158,19 +160,29 @@ struct uvc_source {
 	struct uvc_config cfg;
 	struct uvc_stream *stream;	/* NULL while the camera is gone */
 	bool refused;			/* the camera is back but refuses cfg */
+	bool opening;			/* start() asked the thread to open it */
+	int64_t open_deadline;		/* monotonic us: no placeholder before, while opening */
 	int epfd, timerfd, evfd;
 	struct v4l2cuse_ratelimit rl_drop, rl_lost;
 
-	/* The reconnect thread; lock protects quit, pending* and values. */
+	/*
+	 * The thread that opens the camera (at start(), or after an unplug);
+	 * lock protects quit, retry_now, open_failed, pending*, values and
+	 * values_gen.
+	 */
 	GThread *thread;
 	GMutex lock;
 	GCond cond;
 	bool quit;
+	bool retry_now;			/* the first try at once (start()), not after retry_ms */
+	bool open_failed;		/* a try found no camera, or another one */
 	int pending_fd;
 	struct uvc_stream *pending;
 	int pending_refused;		/* -errno: back, but the stream was refused */
 	char *pending_why;		/* what the camera answered then */
+	uint64_t pending_gen;		/* the values_gen applied to it */
 	int64_t values[UVC_MAX_CTRLS];
+	uint64_t values_gen;		/* bumped by every set_control() */
 };
 
 static inline struct uvc_source *
@@ -215,7 +227,8 @@ void v4l2cuse_uvc_ctrl_free(struct uvc_ctrl *c);
 void v4l2cuse_uvc_snapshot_controls(struct uvc_source *u, int fd);
 /* Subscribe @fd to the control events of every forwarded control. */
 void v4l2cuse_uvc_subscribe_controls(struct uvc_source *u, int fd);
-void v4l2cuse_uvc_apply_controls(struct uvc_source *u, int fd);
+/* Set the remembered values on @fd: the values_gen they are of. */
+uint64_t v4l2cuse_uvc_apply_controls(struct uvc_source *u, int fd);
 /* Watch @fd's control events (control_fd()), or nothing with -1. */
 void v4l2cuse_uvc_watch_controls(struct uvc_source *u, int fd);
 const struct v4l2cuse_control *v4l2cuse_uvc_control(struct v4l2cuse_source *src,
@@ -248,7 +261,8 @@ int v4l2cuse_uvc_qbuf(struct uvc_stream *s, struct uvc_dqbuf *d);
 /* The dequeued frame as one picture (planes joined when they are apart). */
 int v4l2cuse_uvc_image(struct uvc_stream *s, const struct uvc_dqbuf *d,
 		       struct v4l2cuse_image *ret);
-void v4l2cuse_uvc_thread_start(struct uvc_source *u);
+/* Look for the camera: at once if @now (start()), else after retry_ms. */
+void v4l2cuse_uvc_thread_start(struct uvc_source *u, bool now);
 void v4l2cuse_uvc_thread_stop(struct uvc_source *u);
 void v4l2cuse_uvc_timer_arm(struct uvc_source *u, bool on);
 void v4l2cuse_uvc_lose(struct uvc_source *u, int r);

@@ -427,26 +427,41 @@ v4l2cuse_uvc_image(struct uvc_stream *s, const struct uvc_dqbuf *d, struct v4l2c
 	return r;
 }
 
+/* A try found no camera at the path, or another one: start() stops waiting. */
+static void
+uvc_open_failed(struct uvc_source *u)
+{
+	g_mutex_lock(&u->lock);
+	u->open_failed = true;
+	g_mutex_unlock(&u->lock);
+}
+
+/*
+ * Opens the camera off the dispatcher (the open resumes a suspended USB
+ * camera, STREAMON starts it: both take their time), at start() at once,
+ * after an unplug every retry_ms, until it is there and the same camera.
+ */
 static gpointer
 uvc_reconnect_thread(gpointer data)
 {
 	struct uvc_source *u = data;
 	struct uvc_config cfg;
-	bool warned = false;
+	bool warned = false, now;
 
 	g_mutex_lock(&u->lock);
-	cfg = u->cfg;	/* the configuration of the stream that lost the camera */
+	cfg = u->cfg;	/* the configuration of the stream to set up */
+	now = u->retry_now;
 	g_mutex_unlock(&u->lock);
-	for (;;) {
+	for (;; now = false) {
 		int64_t until = g_get_monotonic_time() + (int64_t)u->retry_ms * 1000;
 		struct uvc_stream *s = NULL;
 		struct uvc_ident id;
 		char *why = NULL;
-		uint64_t one = 1;
+		uint64_t one = 1, gen;
 		int fd, r;
 
 		g_mutex_lock(&u->lock);
-		while (!u->quit && g_cond_wait_until(&u->cond, &u->lock, until))
+		while (!now && !u->quit && g_cond_wait_until(&u->cond, &u->lock, until))
 			;
 		if (u->quit) {
 			g_mutex_unlock(&u->lock);
@@ -455,8 +470,10 @@ uvc_reconnect_thread(gpointer data)
 		g_mutex_unlock(&u->lock);
 
 		fd = v4l2cuse_uvc_open(u->path, &id, NULL);
-		if (fd < 0)
+		if (fd < 0) {
+			uvc_open_failed(u);
 			continue;
+		}
 		if (strcmp(id.card, u->ident.card) != 0 ||
 		    strcmp(id.bus_info, u->ident.bus_info) != 0 || id.buf_type != u->ident.buf_type) {
 			if (!warned)
@@ -465,15 +482,17 @@ uvc_reconnect_thread(gpointer data)
 					  u->ident.bus_info);
 			warned = true;
 			v4l2cuse_uvc_close(fd);
+			uvc_open_failed(u);
 			continue;
 		}
 		v4l2cuse_uvc_subscribe_controls(u, fd);
-		v4l2cuse_uvc_apply_controls(u, fd);
+		gen = v4l2cuse_uvc_apply_controls(u, fd);
 		r = v4l2cuse_uvc_stream_start(fd, u->ident.buf_type, &cfg, &s, &why);
 		if (r < 0 && v4l2cuse_uvc_is_gone_error(r) && !v4l2cuse_uvc_present(fd)) {
 			/* Gone again while it was set up. */
 			g_free(why);
 			v4l2cuse_uvc_close(fd);
+			uvc_open_failed(u);
 			continue;
 		}
 		g_mutex_lock(&u->lock);
@@ -481,6 +500,7 @@ uvc_reconnect_thread(gpointer data)
 		u->pending = s;
 		u->pending_refused = r;
 		u->pending_why = why;
+		u->pending_gen = gen;
 		g_mutex_unlock(&u->lock);
 		if (write(u->evfd, &one, sizeof(one)) < 0)
 			g_debug("uvc: eventfd: %s", g_strerror(errno));
@@ -500,6 +520,8 @@ v4l2cuse_uvc_thread_stop(struct uvc_source *u)
 	g_thread_join(u->thread);
 	u->thread = NULL;
 	u->quit = false;
+	u->retry_now = false;
+	u->open_failed = false;
 	/* A stream handed over but never adopted. */
 	if (u->pending_fd >= 0) {
 		v4l2cuse_uvc_stream_free(u->pending);
@@ -512,11 +534,13 @@ v4l2cuse_uvc_thread_stop(struct uvc_source *u)
 }
 
 void
-v4l2cuse_uvc_thread_start(struct uvc_source *u)
+v4l2cuse_uvc_thread_start(struct uvc_source *u, bool now)
 {
 	if (u->thread)
 		return;
 	u->quit = false;
+	u->retry_now = now;
+	u->open_failed = false;
 	u->thread = g_thread_new("v4l2cuse-uvc", uvc_reconnect_thread, u);
 }
 
@@ -555,7 +579,7 @@ v4l2cuse_uvc_lose(struct uvc_source *u, int r)
 		u->fd = -1;
 	}
 	v4l2cuse_uvc_timer_arm(u, true);
-	v4l2cuse_uvc_thread_start(u);
+	v4l2cuse_uvc_thread_start(u, false);
 }
 
 void
@@ -571,8 +595,13 @@ v4l2cuse_uvc_adopt(struct uvc_source *u, int fd, struct uvc_stream *s)
 	v4l2cuse_weave_reset(u->weave);
 	if (u->nal)
 		v4l2cuse_nal_reset(u->nal);
-	g_message("uvc: '%s' is back (%.4s %ux%u)", u->path, (const char *)&s->fmt.cam_fourcc,
-		  s->fmt.width, s->fmt.height);
+	if (u->opening)
+		g_debug("uvc: '%s' opened (%.4s %ux%u)", u->path,
+			(const char *)&s->fmt.cam_fourcc, s->fmt.width, s->fmt.height);
+	else
+		g_message("uvc: '%s' is back (%.4s %ux%u)", u->path,
+			  (const char *)&s->fmt.cam_fourcc, s->fmt.width, s->fmt.height);
+	u->opening = false;
 }
 
 bool

@@ -17,6 +17,8 @@
  *                     of format.c, converted)
  *   buffers=N         camera buffers, 2..16 (default 4)
  *   retry_ms=N        how often to look for a lost camera (default 1000)
+ *   keep_open=BOOL    keep the camera open while nobody streams, for an
+ *                     instant start (default 0: open only while streamed)
  *
  * What the device offers is a snapshot taken at create() (the camera must
  * be there then: a missing camera is a configuration error): for a format
@@ -46,19 +48,33 @@
  * are, V4L2_FIELD_ALTERNATE as one field per buffer (TOP/BOTTOM in
  * frame->field).
  *
- * Streaming: start() (first consumer streams or reads) sets the camera to
- * the chosen format and the nearest interval and starts it; stop() (the
- * last one stops) stops it. The camera is opened O_NONBLOCK and its fd,
- * together with a timerfd and an eventfd, sits in an epoll set that is the
- * source's wake fd: produce() dequeues without waiting, converts the frame
- * into the consumer's buffer and requeues it. A frame that does not
- * convert (a corrupt MJPEG) is dropped.
+ * On demand: after the snapshot create() closes the camera, which is open
+ * only while somebody streams (its LED says so; uvcvideo keeps an open
+ * camera out of USB autosuspend; an unplug while closed leaves no dead fd
+ * behind and costs nothing until the next start()). start() (first
+ * consumer streams or reads) does not wait for it: the thread below opens
+ * it at once, checks its identity, applies the controls and sets the
+ * stream up (the chosen format, the nearest interval), and hands it over
+ * through the eventfd; meanwhile produce() answers -EAGAIN, and no signal
+ * only once UVC_OPEN_GRACE_US has passed or a try found no camera (or
+ * another one). stop() (the last one stops) stops the stream, the thread,
+ * and closes the camera. With keep_open=1 the camera stays open from
+ * create() on (control events from other applications arrive while idle)
+ * and start() sets the stream up at once, on the dispatcher.
+ *
+ * The camera is opened O_NONBLOCK and its fd, together with a timerfd and
+ * an eventfd, sits in an epoll set that is the source's wake fd: produce()
+ * dequeues without waiting, converts the frame into the consumer's buffer
+ * and requeues it. A frame that does not convert (a corrupt MJPEG) is
+ * dropped.
  *
  * A camera that refuses (S_FMT answers another format than an interlaced
  * or compressed consumer needs, REQBUFS or STREAMON fail) is not an unplug:
- * start() fails with its error (EPIPE for a format it answered differently)
- * and one log line naming what it answered, and the next start() tries
- * again with the next configuration.
+ * one log line names what it answered, and the stream fails with its error
+ * (EPIPE for a format it answered differently) where start() sets it up
+ * (keep_open=1), else produce() answers -ECONNREFUSED once (the consumers'
+ * streams end with an error); the next start() tries again with the next
+ * configuration.
  *
  * Unplugged (an ioctl fails with ENODEV, EIO, ... and the fd no longer
  * answers QUERYCAP): the camera is closed, the timerfd wakes the daemon at
@@ -81,11 +97,13 @@
  * snapshot at create() and offered, with the camera's current value as
  * their default (the daemon starts from the default); sets go to the
  * camera (and are applied again after a reconnect); while the camera is
- * gone they are only remembered. Driver classes of their own (vivid's test
+ * closed or gone they are only remembered (a get answers that value), and
+ * applied when it is opened. Driver classes of their own (vivid's test
  * class) are not forwarded. The source subscribes to the camera's control
  * events: what other applications (or the camera's automatic controls)
  * change arrives through control_fd()/control_update(), values, flags
- * (INACTIVE) and ranges.
+ * (INACTIVE) and ranges, while the camera is open (only while streamed,
+ * unless keep_open=1).
  */
 
 #include "config.h"
@@ -109,8 +127,11 @@
 #include "v4l2cuse/source.h"
 #include "uvc-private.h"
 
+/* How long produce() waits for a camera start() opens before "no signal". */
+#define UVC_OPEN_GRACE_US	(1 * G_USEC_PER_SEC)
+
 static const char *const uvc_keys[] = {
-	"formats", "buffers", "retry_ms", NULL,
+	"formats", "buffers", "retry_ms", "keep_open", NULL,
 };
 
 /* ---------------------------------------------------------------------- */
@@ -295,7 +316,8 @@ uvc_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 	u->path = g_strdup(v4l2cuse_opts_arg(o));
 	if ((r = v4l2cuse_opts_get_uint(o, "buffers", 4, 2, UVC_MAX_BUFS, &u->n_bufs,
 					&error)) < 0 ||
-	    (r = v4l2cuse_opts_get_uint(o, "retry_ms", 1000, 50, 600000, &n, &error)) < 0)
+	    (r = v4l2cuse_opts_get_uint(o, "retry_ms", 1000, 50, 600000, &n, &error)) < 0 ||
+	    (r = v4l2cuse_opts_get_bool(o, "keep_open", false, &u->keep_open, &error)) < 0)
 		goto err;
 	u->retry_ms = n;
 
@@ -324,8 +346,14 @@ uvc_create(const char *args, struct v4l2cuse_source **ret_src, char **ret_error)
 	if (r < 0)
 		goto err;
 	v4l2cuse_uvc_snapshot_controls(u, u->fd);
-	v4l2cuse_uvc_subscribe_controls(u, u->fd);
-	v4l2cuse_uvc_watch_controls(u, u->fd);
+	if (u->keep_open) {
+		v4l2cuse_uvc_subscribe_controls(u, u->fd);
+		v4l2cuse_uvc_watch_controls(u, u->fd);
+	} else {
+		/* Open only while streamed: its LED says so, and USB may suspend it. */
+		v4l2cuse_uvc_close(u->fd);
+		u->fd = -1;
+	}
 
 	g_debug("uvc: '%s' (%s, %s, %s): %u modes, %u formats offered, %u controls", u->path,
 		u->ident.card, u->ident.bus_info,
@@ -463,26 +491,55 @@ uvc_stop(struct v4l2cuse_source *src)
 	}
 	if (u->timerfd >= 0)
 		v4l2cuse_uvc_timer_arm(u, false);
+	if (!u->keep_open && u->fd >= 0) {
+		v4l2cuse_uvc_watch_controls(u, -1);
+		v4l2cuse_uvc_close(u->fd);
+		u->fd = -1;
+	}
+	u->opening = false;
 	u->refused = false;
 	u->started = false;
 }
 
-/* Gone while idle: one quick look for it before "no signal". */
+/*
+ * The camera is closed (or was lost): the thread opens it and sets the
+ * stream up, produce() takes it over. Until then produce() waits, without
+ * a placeholder for a camera that only takes its time, up to
+ * UVC_OPEN_GRACE_US.
+ */
 static void
-uvc_reopen(struct uvc_source *u)
+uvc_open_async(struct uvc_source *u)
 {
-	struct uvc_ident id;
-	int fd = v4l2cuse_uvc_open(u->path, &id, NULL);
+	u->opening = true;
+	u->open_deadline = g_get_monotonic_time() + UVC_OPEN_GRACE_US;
+	v4l2cuse_uvc_timer_arm(u, true);
+	v4l2cuse_uvc_thread_start(u, true);
+}
 
-	if (fd >= 0 && strcmp(id.card, u->ident.card) == 0 &&
-	    strcmp(id.bus_info, u->ident.bus_info) == 0 && id.buf_type == u->ident.buf_type) {
-		u->fd = fd;
-		v4l2cuse_uvc_subscribe_controls(u, fd);
-		v4l2cuse_uvc_apply_controls(u, fd);
-		v4l2cuse_uvc_watch_controls(u, fd);
-	} else if (fd >= 0) {
-		v4l2cuse_uvc_close(fd);
+/* Still opening and not late: no placeholder yet (the timer's tick is taken). */
+static bool
+uvc_still_opening(struct uvc_source *u)
+{
+	unsigned int suppressed = 0;
+	bool failed;
+	uint64_t n;
+
+	if (!u->opening)
+		return false;
+	g_mutex_lock(&u->lock);
+	failed = u->open_failed;
+	g_mutex_unlock(&u->lock);
+	if (!failed && g_get_monotonic_time() < u->open_deadline) {
+		if (read(u->timerfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+			g_debug("uvc: timerfd: %s", g_strerror(errno));
+		return true;
 	}
+	u->opening = false;
+	if (failed && v4l2cuse_ratelimit_pass(&u->rl_lost, &suppressed))
+		g_warning("uvc: '%s' is not there; no signal until it is back", u->path);
+	else if (!failed)
+		g_debug("uvc: '%s' is slow to open; no signal until it streams", u->path);
+	return false;
 }
 
 static int
@@ -497,7 +554,7 @@ uvc_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	struct uvc_stream *s = NULL;
 	g_autofree char *why = NULL;
 	uint64_t drain;
-	int r = -ENODEV;
+	int r;
 
 	if (u->started)
 		return -EBUSY;
@@ -521,25 +578,28 @@ uvc_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	v4l2cuse_weave_reset(u->weave);
 	v4l2cuse_nal_free(u->nal);
 	u->nal = v4l2cuse_nal_new(pix->pixelformat);
-	if (u->fd < 0)
-		uvc_reopen(u);
-	if (u->fd >= 0) {
-		r = v4l2cuse_uvc_stream_start(u->fd, u->ident.buf_type, &u->cfg, &s, &why);
-		if (r == 0) {
-			struct epoll_event ev = { .events = EPOLLIN, .data.u32 = 0 };
-
-			u->stream = s;
-			u->started = true;
-			epoll_ctl(u->epfd, EPOLL_CTL_ADD, u->fd, &ev);
-			return 0;
-		}
-		if (!v4l2cuse_uvc_is_gone_error(r) || v4l2cuse_uvc_present(u->fd)) {
-			/* There, and it refuses: the consumer gets the error, not a card. */
-			g_message("uvc: '%s' refuses the stream: %s", u->path, why);
-			return r;
-		}
-		g_debug("uvc: '%s': cannot stream: %s", u->path, why);
+	if (u->fd < 0) {
+		/* Closed (or lost while kept open): opened off the dispatcher. */
+		u->started = true;
+		uvc_open_async(u);
+		return 0;
 	}
+	/* Kept open (keep_open=1): set up here, as fast as the camera answers. */
+	r = v4l2cuse_uvc_stream_start(u->fd, u->ident.buf_type, &u->cfg, &s, &why);
+	if (r == 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = 0 };
+
+		u->stream = s;
+		u->started = true;
+		epoll_ctl(u->epfd, EPOLL_CTL_ADD, u->fd, &ev);
+		return 0;
+	}
+	if (!v4l2cuse_uvc_is_gone_error(r) || v4l2cuse_uvc_present(u->fd)) {
+		/* There, and it refuses: the consumer gets the error, not a card. */
+		g_message("uvc: '%s' refuses the stream: %s", u->path, why);
+		return r;
+	}
+	g_debug("uvc: '%s': cannot stream: %s", u->path, why);
 	u->started = true;
 	v4l2cuse_uvc_lose(u, r);
 	return 0;
@@ -550,10 +610,12 @@ static int
 uvc_take_pending(struct uvc_source *u)
 {
 	struct uvc_stream *s;
+	uint64_t gen;
 	char *why;
 	int fd, refused;
 
 	g_mutex_lock(&u->lock);
+	gen = u->pending_gen;
 	s = u->pending;
 	fd = u->pending_fd;
 	refused = u->pending_refused;
@@ -566,16 +628,23 @@ uvc_take_pending(struct uvc_source *u)
 	if (fd < 0)
 		return 0;
 	v4l2cuse_uvc_thread_stop(u);
+	/* A set_control() while the thread applied the values: apply it too. */
+	if (gen != u->values_gen)
+		v4l2cuse_uvc_apply_controls(u, fd);
 	if (s) {
 		v4l2cuse_uvc_adopt(u, fd, s);
 		return 0;
 	}
-	/* Back, but it refuses this stream: keep it (controls), end the stream. */
-	g_message("uvc: '%s' is back but refuses the stream: %s", u->path, why);
+	/* There, but it refuses this stream: keep it (controls), end the stream. */
+	if (u->opening)
+		g_message("uvc: '%s' refuses the stream: %s", u->path, why);
+	else
+		g_message("uvc: '%s' is back but refuses the stream: %s", u->path, why);
 	g_free(why);
 	u->fd = fd;
 	v4l2cuse_uvc_watch_controls(u, fd);
 	v4l2cuse_uvc_timer_arm(u, false);
+	u->opening = false;
 	u->refused = true;
 	return refused;
 }
@@ -632,7 +701,7 @@ uvc_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 	if (u->refused)
 		return -EAGAIN;		/* said once; nothing more until stop() */
 	if (!u->stream)
-		return v4l2cuse_uvc_no_signal(u);
+		return uvc_still_opening(u) ? -EAGAIN : v4l2cuse_uvc_no_signal(u);
 
 	r = v4l2cuse_uvc_dqbuf(u->stream, &d);
 	if (r == -EAGAIN)

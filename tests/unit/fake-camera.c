@@ -6,6 +6,11 @@
  * field is always NONE, the format carries the extended fields (priv is
  * V4L2_PIX_FMT_PRIV_MAGIC, as v4l2-core sets it), DQBUF without a queued
  * buffer is EAGAIN (the fd is non-blocking), buffer memory is the fake's.
+ *
+ * The uvc source opens the camera from its own thread: the open count, the
+ * fd and the switches a test flips (unplugged, open held) are atomic or
+ * under a lock; the rest is touched by one thread at a time (the source's
+ * thread hands the camera over before the test's thread streams it).
  */
 #include "config.h"
 
@@ -26,7 +31,30 @@
 #define FAKE_OFFSET(i)	((int64_t)(i) << 16)	/* QUERYBUF's m.offset of buffer i */
 
 static const struct fake_camera *cam;
-static int cam_fd = -1;
+static int cam_fd = -1;			/* atomic */
+static int cam_opens, cam_closes;	/* atomic */
+static int cam_gone;			/* atomic: unplugged */
+static int cam_busy;			/* atomic: another application streams */
+static GMutex cam_lock;
+static GCond cam_cond;
+static bool cam_held;			/* cam_lock: open() waits */
+static bool cam_held_setup;		/* cam_lock: S_FMT waits */
+static unsigned int cam_parked;		/* cam_lock: calls waiting at one of those */
+
+/* Wait while *@held (at most 5 s: a test that fails must not hang). */
+static void
+fake_gate(const bool *held)
+{
+	gint64 end = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+
+	g_mutex_lock(&cam_lock);
+	cam_parked++;
+	g_cond_broadcast(&cam_cond);
+	while (*held && g_cond_wait_until(&cam_cond, &cam_lock, end))
+		;
+	cam_parked--;
+	g_mutex_unlock(&cam_lock);
+}
 static unsigned int cam_mode;		/* the current size: an index into cam->modes */
 static bool cam_streaming;
 static uint32_t cam_sequence;
@@ -42,9 +70,19 @@ static unsigned int cam_n_queued;
 static int
 fake_open(const char *path)
 {
-	g_assert_cmpint(cam_fd, <, 0);	/* one open at a time */
-	cam_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	return cam_fd < 0 ? -errno : cam_fd;
+	int fd;
+
+	/* Held: as a camera that takes its time to resume. */
+	fake_gate(&cam_held);
+	if (g_atomic_int_get(&cam_gone))
+		return -ENOENT;
+	g_assert_cmpint(g_atomic_int_get(&cam_fd), <, 0);	/* one open at a time */
+	fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	g_atomic_int_inc(&cam_opens);
+	g_atomic_int_set(&cam_fd, fd);
+	return fd;
 }
 
 static int
@@ -70,7 +108,8 @@ fake_close(int fd)
 	fake_free_bufs();
 	cam_streaming = false;
 	close(fd);
-	cam_fd = -1;
+	g_atomic_int_inc(&cam_closes);
+	g_atomic_int_set(&cam_fd, -1);
 }
 
 /* The mode nearest to @w x @h (|dw| + |dh|; ties: the earlier one). */
@@ -119,6 +158,9 @@ fake_fmt(unsigned long req, struct v4l2_format *f)
 	}
 	mode = fake_nearest(f->fmt.pix.width, f->fmt.pix.height);
 	if (req == VIDIOC_S_FMT) {
+		fake_gate(&cam_held_setup);
+		if (g_atomic_int_get(&cam_busy))
+			return -EBUSY;
 		/* vb2: no format change while buffers are allocated. */
 		if (cam_n_bufs && mode != cam_mode)
 			return -EBUSY;
@@ -195,6 +237,8 @@ static int
 fake_ioctl(int fd, unsigned long req, void *arg)
 {
 	g_assert_cmpint(fd, ==, cam_fd);
+	if (g_atomic_int_get(&cam_gone))
+		return -ENODEV;		/* unplugged: QUERYCAP too */
 	switch (req) {
 	case VIDIOC_QUERYCAP: {
 		struct v4l2_capability *c = arg;
@@ -336,6 +380,12 @@ fake_camera_install(const struct fake_camera *c)
 	cam = c;
 	cam_mode = 0;
 	cam_sequence = 0;
+	g_atomic_int_set(&cam_opens, 0);
+	g_atomic_int_set(&cam_closes, 0);
+	g_atomic_int_set(&cam_gone, 0);
+	g_atomic_int_set(&cam_busy, 0);
+	fake_camera_hold_open(false);
+	fake_camera_hold_setup(false);
 	v4l2cuse_uvc_set_backend(&fake_backend);
 }
 
@@ -350,7 +400,63 @@ fake_camera_remove(void)
 int
 fake_camera_fd(void)
 {
-	return cam_fd;
+	return g_atomic_int_get(&cam_fd);
+}
+
+unsigned int
+fake_camera_opens(void)
+{
+	return (unsigned int)g_atomic_int_get(&cam_opens);
+}
+
+unsigned int
+fake_camera_closes(void)
+{
+	return (unsigned int)g_atomic_int_get(&cam_closes);
+}
+
+void
+fake_camera_unplug(bool gone)
+{
+	g_atomic_int_set(&cam_gone, gone);
+}
+
+void
+fake_camera_busy(bool busy)
+{
+	g_atomic_int_set(&cam_busy, busy);
+}
+
+void
+fake_camera_hold_open(bool hold)
+{
+	g_mutex_lock(&cam_lock);
+	cam_held = hold;
+	g_cond_broadcast(&cam_cond);
+	g_mutex_unlock(&cam_lock);
+}
+
+void
+fake_camera_hold_setup(bool hold)
+{
+	g_mutex_lock(&cam_lock);
+	cam_held_setup = hold;
+	g_cond_broadcast(&cam_cond);
+	g_mutex_unlock(&cam_lock);
+}
+
+bool
+fake_camera_wait_parked(void)
+{
+	gint64 end = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+	bool parked;
+
+	g_mutex_lock(&cam_lock);
+	while (!cam_parked && g_cond_wait_until(&cam_cond, &cam_lock, end))
+		;
+	parked = cam_parked > 0;
+	g_mutex_unlock(&cam_lock);
+	return parked;
 }
 
 void

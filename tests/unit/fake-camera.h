@@ -12,9 +12,12 @@
  * to the test's own ioctl function.
  *
  * One camera at a time; the "fd" is an eventfd, which a test may write to
- * make it readable (control events).
+ * make it readable (control events). The camera counts its opens and
+ * closes, and can be unplugged (open fails, an open fd answers ENODEV),
+ * made busy and made slow to open.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* One size the camera has, and what G/S/TRY_FMT answer at it. */
@@ -38,5 +41,18 @@ void fake_camera_install(const struct fake_camera *cam);
 void fake_camera_remove(void);
 /* The open camera's fd, -1 if none. */
 int fake_camera_fd(void);
+/* Opens and closes since install. */
+unsigned int fake_camera_opens(void);
+unsigned int fake_camera_closes(void);
+/* Unplugged: open() fails with ENOENT, every ioctl on an open fd with ENODEV. */
+void fake_camera_unplug(bool gone);
+/* Busy (another application streams): S_FMT fails with EBUSY. */
+void fake_camera_busy(bool busy);
+/* Held: open() waits until released (at most 5 s), from any thread. */
+void fake_camera_hold_open(bool hold);
+/* Held: S_FMT (the first step of a stream's set-up) waits, likewise. */
+void fake_camera_hold_setup(bool hold);
+/* Wait (at most 5 s) until a call waits at one of the holds: whether one does. */
+bool fake_camera_wait_parked(void);
 /* The size the camera was last set to (S_FMT). */
 void fake_camera_current(uint32_t *ret_width, uint32_t *ret_height);

@@ -215,9 +215,12 @@ V4L2CUSE_TEST("/hub/camera-colour", test_camera_colour)
 	static const struct fake_camera cam = { .modes = modes, .n_modes = 1,
 						.y = 120, .cb = 90, .cr = 190 };
 	const double ycc[3] = { cam.y, cam.cb, cam.cr };
-	/* The hub keys a camera by its node: a file stands for it (the fake opens any path). */
+	/*
+	 * The hub keys a camera by its node: a file stands for it (the fake
+	 * opens any path). Kept open: start() streams at once.
+	 */
 	g_autofree char *node = g_build_filename(tmpdir, "camera", NULL);
-	g_autofree char *spec = g_strdup_printf("uvc:%s", node);
+	g_autofree char *spec = g_strdup_printf("uvc:%s,keep_open=1", node);
 	struct v4l2cuse_hub *hub = v4l2cuse_hub_new();
 	struct v4l2cuse_device_config cfg = fake_yuyv_config("video41", spec, 320, 240, 30);
 	struct v4l2cuse_device *a, *b;
@@ -301,7 +304,8 @@ shared_camera_setup(struct shared_camera *f, gconstpointer data)
 		};
 	f->cam = (struct fake_camera){ .modes = f->modes, .n_modes = 3, .cb = 128, .cr = 128 };
 	f->node = g_build_filename(tmpdir, "camera", NULL);
-	spec = g_strdup_printf("uvc:%s", f->node);
+	/* Kept open: a restart of the input streams at once, as the taps expect. */
+	spec = g_strdup_printf("uvc:%s,keep_open=1", f->node);
 	g_assert_true(g_file_set_contents(f->node, "", 0, NULL));
 	fake_camera_install(&f->cam);
 	f->hub = v4l2cuse_hub_new();

@@ -7,6 +7,9 @@
  * offers. Header-only, since each test is a program of its own.
  */
 
+#include <errno.h>
+#include <poll.h>
+
 #include <glib.h>
 
 #include "v4l2cuse/source.h"
@@ -74,4 +77,30 @@ ts_start(struct v4l2cuse_source *src, uint32_t fourcc, uint32_t w, uint32_t h, u
 	g_assert_cmpuint(pix.height, ==, h);
 	g_assert_cmpint(src->ops->start(src, &pix, &iv), ==, 0);
 	return pix;
+}
+
+/*
+ * produce() into @f until it answers anything but -EAGAIN, waiting on the
+ * source's wake fd in between, for at most @timeout_ms: its answer, or
+ * -ETIMEDOUT. Every -EAGAIN is counted in *@ret_waits if not NULL.
+ */
+static inline int
+ts_produce_wait(struct v4l2cuse_source *src, struct v4l2cuse_frame *f, int timeout_ms,
+		unsigned int *ret_waits)
+{
+	gint64 end = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
+	struct pollfd p = { .fd = v4l2cuse_source_wake_fd(src), .events = POLLIN };
+	int r;
+
+	while ((r = src->ops->produce(src, f)) == -EAGAIN) {
+		gint64 left = end - g_get_monotonic_time();
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (ret_waits)
+			(*ret_waits)++;
+		if (p.fd >= 0)
+			poll(&p, 1, (int)(left / 1000) + 1);
+	}
+	return r;
 }

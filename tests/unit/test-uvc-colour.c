@@ -64,12 +64,16 @@ static const struct fake_camera_mode full_modes[] = {
 #define CAMERA(m) { .modes = (m), .n_modes = G_N_ELEMENTS(m), \
 		    .y = CAM_Y, .cb = CAM_CB, .cr = CAM_CR }
 
-/* The uvc source on @cam, installed as /fake/camera; camera_close() undoes both. */
+/*
+ * The uvc source on @cam, installed as /fake/camera; camera_close() undoes
+ * both. Kept open, so that start() streams at once (on demand the camera
+ * opens off the thread: test-source-uvc.c).
+ */
 static struct v4l2cuse_source *
 camera_open(const struct fake_camera *cam)
 {
 	fake_camera_install(cam);
-	return ts_make("uvc:/fake/camera");
+	return ts_make("uvc:/fake/camera,keep_open=1");
 }
 
 static void

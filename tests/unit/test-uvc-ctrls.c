@@ -5,6 +5,9 @@
  * (camera class too), a driver's own class and read-only controls are
  * not; sets reach the camera; changes made on the camera (control events)
  * arrive through control_fd()/control_update(): values, flags, ranges.
+ * While nobody streams the camera is closed: a get answers the value
+ * remembered, a set is remembered and reaches the camera when it opens,
+ * also one made while the source's thread sets the camera up.
  */
 #include "config.h"
 
@@ -17,6 +20,7 @@
 
 #include "v4l2cuse/source.h"
 #include "fake-camera.h"
+#include "test-source-util.h"
 #include "test-main.h"
 
 struct fake_ctrl {
@@ -199,7 +203,9 @@ V4L2CUSE_TEST("/uvc-ctrls/classes-and-events", test_classes_and_events)
 	int cfd;
 
 	fake_camera_install(&fake_camera);
-	g_assert_cmpint(v4l2cuse_source_create("uvc:/fake/camera", &src, &error), ==, 0);
+	/* Kept open: the camera's events arrive while nobody streams. */
+	g_assert_cmpint(v4l2cuse_source_create("uvc:/fake/camera,keep_open=1", &src, &error),
+			==, 0);
 	g_assert_null(error);
 
 	/* Offered: user and camera class; not the read-only one, not the driver's class. */
@@ -247,6 +253,81 @@ V4L2CUSE_TEST("/uvc-ctrls/classes-and-events", test_classes_and_events)
 	fake_event(CID_VIVID_TEST, V4L2_EVENT_CTRL_CH_VALUE, 1, 0, 0, 1);
 	v4l2cuse_source_control_update(src);
 	g_assert_false(readable(cfd));
+
+	v4l2cuse_source_destroy(src);
+	fake_camera_remove();
+}
+
+/* Closed (nobody streams): sets are remembered and reach the camera at start(). */
+V4L2CUSE_TEST("/uvc-ctrls/while-closed", test_while_closed)
+{
+	struct v4l2cuse_source *src = NULL;
+	g_autofree char *error = NULL;
+	g_autofree uint8_t *buf = g_malloc(640 * 480 * 2);
+	struct v4l2_pix_format pix;
+	struct v4l2cuse_frame f;
+	int64_t v;
+
+	fake_find(V4L2_CID_PAN_ABSOLUTE)->value = 0;
+	fake_find(V4L2_CID_BRIGHTNESS)->value = 100;
+	fake_camera_install(&fake_camera);
+	g_assert_cmpint(v4l2cuse_source_create("uvc:/fake/camera", &src, &error), ==, 0);
+	g_assert_cmpint(fake_camera_fd(), <, 0);
+	g_assert_cmpint(v4l2cuse_source_get_control(src, V4L2_CID_BRIGHTNESS, &v), ==, 0);
+	g_assert_cmpint(v, ==, 100);
+
+	g_assert_cmpint(v4l2cuse_source_set_control(src, V4L2_CID_PAN_ABSOLUTE, -3600), ==, 0);
+	g_assert_cmpint(v4l2cuse_source_set_control(src, V4L2_CID_BRIGHTNESS, 30), ==, 0);
+	/* Not opened for it. */
+	g_assert_cmpint(fake_camera_fd(), <, 0);
+	g_assert_cmpuint(fake_camera_opens(), ==, 1);
+	g_assert_cmpint(fake_find(V4L2_CID_PAN_ABSOLUTE)->value, ==, 0);
+	g_assert_cmpint(v4l2cuse_source_get_control(src, V4L2_CID_PAN_ABSOLUTE, &v), ==, 0);
+	g_assert_cmpint(v, ==, -3600);
+	/* No events while closed: nothing to take in. */
+	v4l2cuse_source_control_update(src);
+
+	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 640, 480, 1, 100);
+	f = (struct v4l2cuse_frame){ .data = buf, .length = 640 * 480 * 2, .fmt = &pix };
+	g_assert_cmpint(ts_produce_wait(src, &f, 2000, NULL), ==, 0);
+	g_assert_cmpint(fake_find(V4L2_CID_PAN_ABSOLUTE)->value, ==, -3600);
+	g_assert_cmpint(fake_find(V4L2_CID_BRIGHTNESS)->value, ==, 30);
+	/* Open: a set goes straight to the camera. */
+	g_assert_cmpint(v4l2cuse_source_set_control(src, V4L2_CID_BRIGHTNESS, 40), ==, 0);
+	g_assert_cmpint(fake_find(V4L2_CID_BRIGHTNESS)->value, ==, 40);
+	src->ops->stop(src);
+	g_assert_cmpint(fake_camera_fd(), <, 0);
+
+	v4l2cuse_source_destroy(src);
+	fake_camera_remove();
+}
+
+/*
+ * A set while the source's thread sets the camera up (after it applied the
+ * values it had, before the stream is handed over) reaches the camera too.
+ */
+V4L2CUSE_TEST("/uvc-ctrls/set-while-opening", test_set_while_opening)
+{
+	struct v4l2cuse_source *src = NULL;
+	g_autofree char *error = NULL;
+	g_autofree uint8_t *buf = g_malloc(640 * 480 * 2);
+	struct v4l2_pix_format pix;
+	struct v4l2cuse_frame f;
+
+	fake_find(V4L2_CID_FOCUS_ABSOLUTE)->value = 40;
+	fake_camera_install(&fake_camera);
+	g_assert_cmpint(v4l2cuse_source_create("uvc:/fake/camera", &src, &error), ==, 0);
+	fake_camera_hold_setup(true);
+	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 640, 480, 1, 100);
+	/* The thread waits in S_FMT: the controls are applied already. */
+	g_assert_true(fake_camera_wait_parked());
+	g_assert_cmpint(v4l2cuse_source_set_control(src, V4L2_CID_FOCUS_ABSOLUTE, 125), ==, 0);
+	g_assert_cmpint(fake_find(V4L2_CID_FOCUS_ABSOLUTE)->value, ==, 40);
+	fake_camera_hold_setup(false);
+	f = (struct v4l2cuse_frame){ .data = buf, .length = 640 * 480 * 2, .fmt = &pix };
+	g_assert_cmpint(ts_produce_wait(src, &f, 2000, NULL), ==, 0);
+	g_assert_cmpint(fake_find(V4L2_CID_FOCUS_ABSOLUTE)->value, ==, 125);
+	src->ops->stop(src);
 
 	v4l2cuse_source_destroy(src);
 	fake_camera_remove();
