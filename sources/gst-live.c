@@ -504,8 +504,13 @@ live_create(const struct v4l2cuse_source_ops *ops, const char *args,
 		goto err;
 	}
 	r = v4l2cuse_gst_init(ret_error);
-	if (r < 0)
+	if (r < 0) {
+		char *e = g_strdup_printf("%s: %s", l->kind, *ret_error);
+
+		g_free(*ret_error);
+		*ret_error = e;
 		goto err;
+	}
 	if (uri && !gst_uri_is_valid(arg)) {
 		*ret_error = g_strdup_printf("uri: '%s' is not a URI (scheme://...)", l->shown);
 		r = -EINVAL;
