@@ -45,9 +45,11 @@
  * (PLAYING, NULL) runs on a worker thread of the source, in order, so that
  * a network source's connect or teardown never blocks the daemon.
  *
- * Frames: the daemon's timer calls produce() at the negotiated interval;
- * produce() takes the newest frame the appsink holds (it keeps one and
- * drops older ones), or shows the previous one again when none came since.
+ * Frames: the source's wake fd (an epoll set of an eventfd and a timerfd)
+ * turns readable when the appsink has a new frame (it keeps the newest one
+ * and drops older ones), and produce() converts it then; between frames it
+ * answers -EAGAIN. The timerfd ticks at the negotiated interval: it drives
+ * the no-signal answers and notices a stream that went silent.
  *
  * Lost and back: before the first frame, after an error on the bus, at
  * end-of-stream and after timeout= without a frame, produce() answers
@@ -62,6 +64,10 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include <glib.h>
 #include <gst/gst.h>
@@ -104,6 +110,7 @@ struct gst_live {
 	int64_t latency_ms;		/* -1: not set */
 	GThreadPool *worker;		/* state changes, one at a time, in order */
 	struct v4l2cuse_convert *cv;
+	int epfd, evfd, timerfd;	/* the wake fd and what it watches */
 
 	/* Streaming (dispatcher thread). */
 	bool started;
@@ -117,7 +124,7 @@ struct gst_live {
 	bool flowing;			/* frames came since the pipeline was built */
 	bool lost;			/* the loss was logged; "back" not yet */
 	struct v4l2cuse_gst_frame frame;
-	uint8_t *cache;			/* the last frame, converted */
+	uint8_t *cache;			/* a new frame, converted */
 	uint32_t cache_used;
 	struct v4l2cuse_ratelimit rl_retry, rl_convert;
 };
@@ -334,6 +341,21 @@ live_raw_caps(const struct gst_live *l)
 
 static void live_lose(struct gst_live *l, char *reason, int64_t now);
 
+/*
+ * On a streaming thread: a frame reached the appsink; wake the daemon. The
+ * eventfd outlives every pipeline (destroy() waits for the worker).
+ */
+static GstFlowReturn
+live_new_sample(GstAppSink *sink, gpointer data)
+{
+	struct gst_live *l = data;
+	uint64_t one = 1;
+
+	if (write(l->evfd, &one, sizeof(one)) < 0)
+		g_debug("gst: eventfd: %s", g_strerror(errno));
+	return GST_FLOW_OK;
+}
+
 /* Build the pipeline for the negotiated format and start it (on the worker). */
 static void
 live_build(struct gst_live *l, int64_t now)
@@ -380,6 +402,11 @@ live_build(struct gst_live *l, int64_t now)
 	/* The newest frame only; played at its time (paces files, no CPU spin). */
 	g_object_set(l->sink, "sync", TRUE, "max-buffers", 1, "drop", TRUE,
 		     "emit-signals", FALSE, NULL);
+	{
+		GstAppSinkCallbacks cb = { .new_sample = live_new_sample };
+
+		gst_app_sink_set_callbacks(GST_APP_SINK(l->sink), &cb, l, NULL);
+	}
 	if (l->latency_ms >= 0)
 		live_connect_latency(l, GST_BIN(p));
 	l->built_us = now;
@@ -434,6 +461,12 @@ live_destroy(struct v4l2cuse_source *src)
 	live_stop(src);
 	if (l->worker)
 		g_thread_pool_free(l->worker, FALSE, TRUE);	/* the teardowns finish */
+	if (l->epfd >= 0)
+		close(l->epfd);
+	if (l->evfd >= 0)
+		close(l->evfd);
+	if (l->timerfd >= 0)
+		close(l->timerfd);
 	v4l2cuse_gst_frame_clear(&l->frame);
 	v4l2cuse_convert_free(l->cv);
 	g_free(l->desc);
@@ -464,6 +497,46 @@ live_parse_opts(struct gst_live *l, const char *opts, char **ret_error)
 	return r;
 }
 
+static int
+live_wake_setup(struct gst_live *l, char **ret_error)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int r;
+
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	l->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	l->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (l->epfd < 0 || l->evfd < 0 || l->timerfd < 0 ||
+	    epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->evfd, &ev) < 0 ||
+	    epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->timerfd, &ev) < 0) {
+		r = -errno;
+		*ret_error = g_strdup_printf("%s: %s", l->kind, g_strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+/* The timerfd at @iv seconds per tick, or stopped (NULL). */
+static void
+live_timer_arm(struct gst_live *l, const struct v4l2_fract *iv)
+{
+	uint64_t ns = iv ? (uint64_t)iv->numerator * 1000000000ull / MAX(iv->denominator, 1u) : 0;
+	struct timespec t = { .tv_sec = (time_t)(ns / 1000000000ull),
+			      .tv_nsec = (long)(ns % 1000000000ull) };
+	struct itimerspec its = { .it_interval = t, .it_value = t };
+
+	timerfd_settime(l->timerfd, 0, &its, NULL);
+}
+
+/* Reset @fd (an eventfd or timerfd): true if it was readable. */
+static bool
+live_drain(int fd)
+{
+	uint64_t n;
+
+	return read(fd, &n, sizeof(n)) == sizeof(n);
+}
+
 /* Quote @uri as a gst-launch property value. */
 static char *
 live_uri_desc(const char *uri)
@@ -491,6 +564,7 @@ live_create(const struct v4l2cuse_source_ops *ops, const char *args,
 	l->ms.base.ops = ops;
 	l->kind = ops->name;
 	l->cv = v4l2cuse_convert_new();
+	l->epfd = l->evfd = l->timerfd = -1;
 	live_split(args, &arg, &opts);
 	l->shown = live_redact(arg);
 	r = live_parse_opts(l, opts, ret_error);
@@ -518,6 +592,9 @@ live_create(const struct v4l2cuse_source_ops *ops, const char *args,
 	}
 	l->desc = uri ? live_uri_desc(arg) : g_strdup(arg);
 	r = live_check(l, ret_error);
+	if (r < 0)
+		goto err;
+	r = live_wake_setup(l, ret_error);
 	if (r < 0)
 		goto err;
 	l->worker = g_thread_pool_new(live_worker, l, 1, FALSE, NULL);
@@ -560,6 +637,8 @@ live_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	l->backoff_ms = l->retry_ms;
 	l->lost = false;
 	l->started = true;
+	live_drain(l->evfd);
+	live_timer_arm(l, &l->iv);
 	/* Connecting runs on GStreamer's and the worker's threads: no signal until frames come. */
 	live_build(l, g_get_monotonic_time());
 	return 0;
@@ -573,12 +652,13 @@ live_stop(struct v4l2cuse_source *src)
 	if (!l->started)
 		return;
 	live_teardown(l);
+	live_timer_arm(l, NULL);
 	g_clear_pointer(&l->cache, g_free);
 	l->started = false;
 }
 
-/* A frame came: convert it into the cache. */
-static void
+/* A frame came: convert it into the cache; false if it does not convert. */
+static bool
 live_take(struct gst_live *l, GstSample *sample, int64_t now)
 {
 	struct v4l2cuse_image img;
@@ -593,7 +673,7 @@ live_take(struct gst_live *l, GstSample *sample, int64_t now)
 		if (v4l2cuse_ratelimit_pass(&l->rl_convert, &suppressed))
 			g_debug("%s: dropped a frame that does not convert (%s; %u more)", l->kind,
 				g_strerror(-r), suppressed);
-		return;
+		return false;
 	}
 	if (!l->flowing) {
 		if (l->lost)
@@ -605,10 +685,14 @@ live_take(struct gst_live *l, GstSample *sample, int64_t now)
 	}
 	l->flowing = true;
 	l->last_frame_us = now;
+	return true;
 }
 
-/* What the pipeline did since the last call: errors, the end, a frame, silence. */
-static void
+/*
+ * What the pipeline did since the last call: errors, the end, a frame,
+ * silence. True when a new frame is in the cache.
+ */
+static bool
 live_poll(struct gst_live *l, int64_t now)
 {
 	bool eos = false;
@@ -618,16 +702,15 @@ live_poll(struct gst_live *l, int64_t now)
 
 	if (error || eos) {
 		live_lose(l, error ? error : g_strdup("end of stream"), now);
-		return;
+		return false;
 	}
 	sample = gst_app_sink_try_pull_sample(GST_APP_SINK(l->sink), 0);
-	if (sample) {
-		live_take(l, sample, now);
-		return;
-	}
+	if (sample)
+		return live_take(l, sample, now);
 	wait_ms = l->flowing ? l->timeout_ms : MAX(l->timeout_ms, LIVE_FIRST_FRAME_MS);
 	if (now - (l->flowing ? l->last_frame_us : l->built_us) > (int64_t)wait_ms * 1000)
 		live_lose(l, g_strdup_printf("no frame for %u ms", wait_ms), now);
+	return false;
 }
 
 static int
@@ -635,18 +718,29 @@ live_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 {
 	struct gst_live *l = live_from(src);
 	int64_t now = g_get_monotonic_time();
+	bool tick, fresh = false;
 
 	if (!l->started || !frame->data || frame->length < l->pix.sizeimage)
 		return -EINVAL;
+	tick = live_drain(l->timerfd);
+	live_drain(l->evfd);
 	if (l->pipeline)
-		live_poll(l, now);
+		fresh = live_poll(l, now);
 	else if (now >= l->retry_at_us)
 		live_build(l, now);
-	if (!l->pipeline || !l->flowing)
-		return -ENOLINK;
-	memcpy(frame->data, l->cache, l->cache_used);
-	frame->bytesused = l->cache_used;
-	return 0;
+	if (fresh) {
+		memcpy(frame->data, l->cache, l->cache_used);
+		frame->bytesused = l->cache_used;
+		return 0;
+	}
+	/* No signal once per tick of the negotiated rate; between frames, nothing. */
+	return l->flowing || !tick ? -EAGAIN : -ENOLINK;
+}
+
+static int
+live_wake_fd(struct v4l2cuse_source *src)
+{
+	return live_from(src)->epfd;
 }
 
 const struct v4l2cuse_source_ops v4l2cuse_gst_ops = {
@@ -660,6 +754,7 @@ const struct v4l2cuse_source_ops v4l2cuse_gst_ops = {
 	.start = live_start,
 	.stop = live_stop,
 	.produce = live_produce,
+	.wake_fd = live_wake_fd,
 };
 
 const struct v4l2cuse_source_ops v4l2cuse_uri_ops = {
@@ -673,4 +768,5 @@ const struct v4l2cuse_source_ops v4l2cuse_uri_ops = {
 	.start = live_start,
 	.stop = live_stop,
 	.produce = live_produce,
+	.wake_fd = live_wake_fd,
 };
