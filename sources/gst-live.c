@@ -207,17 +207,16 @@ live_split(const char *args, char **ret_desc, char **ret_opts)
 {
 	g_auto(GStrv) fields = g_strsplit(args ? args : "", ",", -1);
 	guint n = g_strv_length(fields), first = n;
+	GString *desc = g_string_new(NULL), *opts = g_string_new(NULL);
 
 	while (first > 1 && live_is_option(fields[first - 1]))
 		first--;
-	{
-		g_autofree char *opts = first < n ? g_strjoinv(",", fields + first) : g_strdup("");
-
-		*ret_opts = g_strconcat(",", opts, NULL);
-	}
-	g_free(fields[first]);
-	fields[first] = NULL;
-	*ret_desc = g_strjoinv(",", fields);
+	for (guint i = 0; i < n; i++)
+		g_string_append_printf(i < first ? desc : opts, "%s%s",
+				       i && i != first ? "," : "", fields[i]);
+	g_string_prepend_c(opts, ',');
+	*ret_desc = g_string_free(desc, FALSE);
+	*ret_opts = g_string_free(opts, FALSE);
 }
 
 /* Whether every structure of @caps is image/jpeg (ANY and EMPTY are not). */
