@@ -19,10 +19,9 @@
  *   formats=F+...  formats offered (default: every output format)
  *   timeout=MS     no frame for that long is a lost stream (default 2000;
  *                  the first frame after a (re)connect gets at least 10 s)
- *   latency=MS     the jitter buffer of network sources: set on the source
- *                  element of every uridecodebin that has a "latency"
- *                  property (rtspsrc, srtsrc); in gst: descriptions one
- *                  writes rtspsrc latency=MS oneself
+ *   latency=MS     the jitter buffer of network sources: "latency" on every
+ *                  source element that has it (rtspsrc, srtsrc), named in
+ *                  the description or made by uridecodebin (source-setup)
  *   retry=MS       first reconnect delay (default 500), doubling up to
  *                  16 times that (8 s), back to it once frames flow
  *
@@ -281,11 +280,14 @@ live_check(struct gst_live *l, char **ret_error)
 
 /* --- building and tearing down ------------------------------------------ */
 
-/* uridecodebin made its source: the jitter buffer's latency, where it has one. */
+/*
+ * The jitter buffer of a network source: "latency" (ms) on a source element
+ * that has it (rtspsrc, srtsrc), whether the description names it or
+ * uridecodebin makes it (source-setup, on the thread that changes state).
+ */
 static void
-live_source_setup(GstElement *bin, GstElement *source, gpointer data)
+live_set_latency(struct gst_live *l, GstElement *source)
 {
-	struct gst_live *l = data;	/* outlives its pipelines (destroy() waits) */
 	GParamSpec *ps = g_object_class_find_property(G_OBJECT_GET_CLASS(source), "latency");
 	GValue v = G_VALUE_INIT, u = G_VALUE_INIT;
 
@@ -296,11 +298,17 @@ live_source_setup(GstElement *bin, GstElement *source, gpointer data)
 	g_value_init(&v, ps->value_type);
 	if (g_value_transform(&u, &v)) {
 		g_object_set_property(G_OBJECT(source), "latency", &v);
-		g_debug("%s: %s latency=%" G_GINT64_FORMAT " ms", l->kind,
-			GST_ELEMENT_NAME(source), l->latency_ms);
+		g_debug("%s: latency=%" G_GINT64_FORMAT " ms on %s", l->kind, l->latency_ms,
+			GST_ELEMENT_NAME(source));
 	}
 	g_value_unset(&v);
 	g_value_unset(&u);
+}
+
+static void
+live_source_setup(GstElement *bin, GstElement *source, gpointer data)
+{
+	live_set_latency(data, source);	/* @data outlives its pipelines (destroy() waits) */
 }
 
 static void
@@ -315,6 +323,8 @@ live_connect_latency(struct gst_live *l, GstBin *bin)
 
 		if (f && g_str_has_prefix(GST_OBJECT_NAME(f), "uridecodebin"))
 			g_signal_connect(e, "source-setup", G_CALLBACK(live_source_setup), l);
+		else if (GST_OBJECT_FLAG_IS_SET(e, GST_ELEMENT_FLAG_SOURCE))
+			live_set_latency(l, e);
 		g_value_reset(&v);
 	}
 	g_value_unset(&v);

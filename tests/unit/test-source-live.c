@@ -350,6 +350,81 @@ V4L2CUSE_TEST("/live/reconnect", test_reconnect)
 	g_assert_cmpuint(v4l2cuse_gst_live_pipelines(), ==, 0);
 }
 
+/* The source's debug lines that say a latency was set ("latency=N ms on NAME"). */
+static GPtrArray *latency_lines;
+static GMutex latency_lock;
+
+static void
+latency_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
+{
+	if (!strstr(message, "latency="))
+		return;
+	g_mutex_lock(&latency_lock);
+	g_ptr_array_add(latency_lines, g_strdup(message));
+	g_mutex_unlock(&latency_lock);
+}
+
+/* Wait until a latency line containing @what was logged (2 s at most). */
+static bool
+latency_logged(const char *what)
+{
+	for (unsigned int i = 0; i < 400; i++) {
+		bool found = false;
+
+		g_mutex_lock(&latency_lock);
+		for (guint j = 0; j < latency_lines->len; j++)
+			found = found || strstr(latency_lines->pdata[j], what);
+		g_mutex_unlock(&latency_lock);
+		if (found)
+			return true;
+		g_usleep(5000);
+	}
+	return false;
+}
+
+/*
+ * latency= reaches the jitter buffer of an rtspsrc, named in a gst:
+ * description (set when the pipeline is built) or made by uridecodebin
+ * for uri: (its source-setup, when it starts). Nothing listens on port 1:
+ * the stream is lost after that (one warning each), which is not checked
+ * here.
+ */
+V4L2CUSE_TEST("/live/latency", test_latency)
+{
+	static const struct { const char *spec, *line; } cases[] = {
+		{ "gst:rtspsrc name=cam location=rtsp://127.0.0.1:1/x ! decodebin,"
+		  "sizes=64x48,latency=123", "gst: latency=123 ms on cam" },
+		{ "uri:rtsp://127.0.0.1:1/y,sizes=64x48,latency=77", "uri: latency=77 ms on source" },
+	};
+	GstElementFactory *f;
+	guint handler;
+
+	gst_init(NULL, NULL);
+	f = gst_element_factory_find("rtspsrc");
+	if (!f) {
+		g_test_skip("no rtspsrc (gstreamer1.0-plugins-good)");
+		return;
+	}
+	gst_object_unref(f);
+	latency_lines = g_ptr_array_new_with_free_func(g_free);
+	handler = g_log_set_handler("v4l2cuse-sources", G_LOG_LEVEL_DEBUG, latency_log, NULL);
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		struct v4l2cuse_source *src = ts_make(cases[i].spec);
+
+		g_mutex_lock(&latency_lock);
+		g_assert_cmpuint(latency_lines->len, ==, 0);	/* nothing built at create() */
+		g_mutex_unlock(&latency_lock);
+		ts_start(src, V4L2_PIX_FMT_YUYV, 64, 48, 1, 30);
+		if (!latency_logged(cases[i].line))
+			g_error("no '%s'", cases[i].line);
+		v4l2cuse_source_destroy(src);
+		g_ptr_array_set_size(latency_lines, 0);
+	}
+	g_log_remove_handler("v4l2cuse-sources", handler);
+	g_ptr_array_unref(latency_lines);
+	g_assert_cmpuint(v4l2cuse_gst_live_pipelines(), ==, 0);
+}
+
 /* Run a gst-launch style pipeline that writes a file; false if it cannot. */
 static bool
 gst_write(const char *desc)
