@@ -350,6 +350,44 @@ V4L2CUSE_TEST("/live/reconnect", test_reconnect)
 	g_assert_cmpuint(v4l2cuse_gst_live_pipelines(), ==, 0);
 }
 
+/*
+ * A stream that goes silent without ending (three frames through a funnel
+ * whose other input, live, drops everything: no end-of-stream): no signal
+ * timeout= (200 ms) after the last frame, with one warning.
+ */
+V4L2CUSE_TEST("/live/timeout", test_timeout)
+{
+	struct v4l2cuse_source *src = ts_make(
+		"gst:videotestsrc is-live=true ! valve drop=true ! f. "
+		"videotestsrc num-buffers=3 pattern=white ! "
+		"video/x-raw,width=64,height=48,framerate=30/1 ! f. funnel name=f,"
+		"sizes=64x48,timeout=200,retry=60000");
+	struct pollfd pfd = { .fd = v4l2cuse_source_wake_fd(src), .events = POLLIN };
+	unsigned int warnings = n_warnings;
+	g_autofree uint8_t *buf = NULL;
+	struct v4l2_pix_format pix;
+	int64_t last = 0;
+	int r = 0;
+
+	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 64, 48, 1, 30);
+	buf = g_malloc(pix.sizeimage);
+	g_assert_cmpint(wait_frame(src, &pix, buf, NULL), ==, 0);
+	last = g_get_monotonic_time();
+	for (unsigned int i = 0; i < 1000; i++) {
+		g_assert_cmpint(poll(&pfd, 1, 100), ==, 1);
+		r = produce(src, &pix, buf, NULL);
+		if (r == 0)
+			last = g_get_monotonic_time();
+		else if (r != -EAGAIN)
+			break;
+	}
+	g_assert_cmpint(r, ==, -ENOLINK);
+	g_assert_cmpint(g_get_monotonic_time() - last, >=, 200000);
+	g_assert_cmpuint(n_warnings, ==, warnings + 1);
+	v4l2cuse_source_destroy(src);
+	g_assert_cmpuint(v4l2cuse_gst_live_pipelines(), ==, 0);
+}
+
 /* The source's debug lines that say a latency was set ("latency=N ms on NAME"). */
 static GPtrArray *latency_lines;
 static GMutex latency_lock;
