@@ -317,7 +317,7 @@ V4L2CUSE_TEST("/live/reconnect", test_reconnect)
 		struct pollfd pfd = { .fd = v4l2cuse_source_wake_fd(src), .events = POLLIN };
 		int r;
 
-		g_assert_cmpint(poll(&pfd, 1, 100), ==, 1);
+		g_assert_cmpint(poll(&pfd, 1, 2000), ==, 1);
 		r = produce(src, &pix, buf, NULL);
 		if (r == -EAGAIN)
 			continue;	/* between frames */
@@ -374,7 +374,7 @@ V4L2CUSE_TEST("/live/timeout", test_timeout)
 	g_assert_cmpint(wait_frame(src, &pix, buf, NULL), ==, 0);
 	last = g_get_monotonic_time();
 	for (unsigned int i = 0; i < 1000; i++) {
-		g_assert_cmpint(poll(&pfd, 1, 100), ==, 1);
+		g_assert_cmpint(poll(&pfd, 1, 2000), ==, 1);
 		r = produce(src, &pix, buf, NULL);
 		if (r == 0)
 			last = g_get_monotonic_time();
