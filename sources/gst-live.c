@@ -146,14 +146,11 @@ live_worker(gpointer data, gpointer user_data)
 {
 	struct live_task *t = data;
 
-	if (t->play) {
-		/* A failure posts its error on the bus, which produce() reads. */
-		gst_element_set_state(t->pipeline, GST_STATE_PLAYING);
-	} else {
-		gst_element_set_state(t->pipeline, GST_STATE_NULL);
-		g_atomic_int_add(&live_alive, -1);
-	}
+	/* A failure to play posts its error on the bus, which produce() reads. */
+	gst_element_set_state(t->pipeline, t->play ? GST_STATE_PLAYING : GST_STATE_NULL);
 	gst_object_unref(t->pipeline);
+	if (!t->play)
+		g_atomic_int_add(&live_alive, -1);	/* stopped and released */
 	g_free(t);
 }
 
