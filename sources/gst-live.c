@@ -248,8 +248,10 @@ live_check(struct gst_live *l, char **ret_error)
 	GstPad *pad, *peer;
 
 	if (!p) {
-		*ret_error = g_strdup_printf("%s: '%s': GStreamer: %s", l->kind, l->shown,
-					     err ? err->message : "cannot parse the pipeline");
+		g_autofree char *msg = live_redact(err ? err->message
+						       : "cannot parse the pipeline");
+
+		*ret_error = g_strdup_printf("%s: '%s': GStreamer: %s", l->kind, l->shown, msg);
 		g_clear_error(&err);
 		return -EINVAL;
 	}
@@ -438,13 +440,14 @@ live_teardown(struct gst_live *l)
 static void
 live_lose(struct gst_live *l, char *reason, int64_t now)
 {
+	g_autofree char *shown = live_redact(reason);	/* GStreamer's may quote the URI */
 	unsigned int suppressed = 0;
 
 	if (!l->lost) {
-		g_warning("%s: '%s': %s; no signal, reconnecting", l->kind, l->shown, reason);
+		g_warning("%s: '%s': %s; no signal, reconnecting", l->kind, l->shown, shown);
 		l->lost = true;
 	} else if (v4l2cuse_ratelimit_pass(&l->rl_retry, &suppressed)) {
-		g_debug("%s: '%s': still lost: %s (%u more)", l->kind, l->shown, reason,
+		g_debug("%s: '%s': still lost: %s (%u more)", l->kind, l->shown, shown,
 			suppressed);
 	}
 	g_free(reason);

@@ -213,6 +213,11 @@ V4L2CUSE_TEST("/live/parse-errors", test_parse_errors)
 		/* Credentials in a URI are not repeated. */
 		{ "gst:rtspsrc location=rtsp://user:secret@127.0.0.1/x ! nosuch",
 		  "gst: 'rtspsrc location=rtsp://***@127.0.0.1/x ! nosuch': GStreamer: ", NULL },
+		{ "gst:rtspsrc location=rtsp://user:secret@127.0.0.1/x nosuchproperty=1",
+		  "gst: 'rtspsrc location=rtsp://***@127.0.0.1/x nosuchproperty=1': GStreamer: ",
+		  "nosuchproperty" },
+		{ "gst:videotestsrc ! capsfilter caps=rtsp://u:secret@h/x",
+		  "gst: 'videotestsrc ! capsfilter caps=rtsp://***@h/x': GStreamer: ", NULL },
 	};
 
 	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
