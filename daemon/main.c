@@ -551,7 +551,8 @@ main(int argc, char **argv)
 		  "One device from the command line: node name (default video42)", "videoN" },
 		{ "source", 's', 0, G_OPTION_ARG_STRING, &o.source,
 		  "Frame source (default pattern): pattern[:NAME][,opt=...], file:PATH[,opt=...], "
-		  "uvc:/dev/videoN[,opt=...]", "SPEC" },
+		  "uvc:/dev/videoN[,opt=...], gst:PIPELINE[,opt=...], uri:URI[,opt=...] "
+		  "(gst: and uri: with GStreamer)", "SPEC" },
 		{ "size", 0, 0, G_OPTION_ARG_STRING, &o.size,
 		  "Default frame size (default: the source's; a camera's current one, "
 		  "640x480 for the test pattern)", "WxH" },

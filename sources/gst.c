@@ -38,6 +38,7 @@
 #include "util/macros.h"
 #include "v4l2cuse/format.h"
 #include "file-reader.h"
+#include "gst-common.h"
 
 #define GR_FIRST_FRAME_US	(10 * G_USEC_PER_SEC)
 #define GR_TYPEFIND_BYTES	(256u << 10)
@@ -52,11 +53,7 @@ struct gst_reader {
 	int no_more_pads;		/* atomic: set on a streaming thread */
 	bool ready;			/* base.info is the first frame's */
 	int64_t deadline_us;		/* for the first frame */
-	GstSample *sample;		/* handed out by the last next() */
-	GstVideoFrame vframe;
-	bool mapped;
-	uint8_t *tight;
-	size_t tight_size;
+	struct v4l2cuse_gst_frame frame;	/* handed out by the last next() */
 	char *error;			/* the first error from the bus */
 };
 
@@ -109,32 +106,12 @@ gr_no_more_pads(GstElement *dec, gpointer data)
 static void
 gr_poll_bus(struct gst_reader *g)
 {
-	GstMessage *msg;
+	char *error = v4l2cuse_gst_bus_poll(g->bus, NULL);
 
-	while ((msg = gst_bus_pop(g->bus))) {
-		if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR && !g->error) {
-			GError *err = NULL;
-
-			gst_message_parse_error(msg, &err, NULL);
-			g->error = g_strdup_printf("GStreamer: %s",
-						   err ? err->message : "unknown error");
-			g_clear_error(&err);
-		}
-		gst_message_unref(msg);
-	}
-}
-
-static void
-gr_release(struct gst_reader *g)
-{
-	if (g->mapped) {
-		gst_video_frame_unmap(&g->vframe);
-		g->mapped = false;
-	}
-	if (g->sample) {
-		gst_sample_unref(g->sample);
-		g->sample = NULL;
-	}
+	if (error && !g->error)
+		g->error = error;
+	else
+		g_free(error);
 }
 
 /* The info from the first frame's caps, once it has reached the appsink. */
@@ -203,63 +180,24 @@ gr_next(struct v4l2cuse_file_reader *r, struct v4l2cuse_image *ret)
 {
 	struct gst_reader *g = gr_from(r);
 	g_autofree char *error = NULL;
-	GstVideoInfo info;
-	GstBuffer *buf;
-	GstCaps *caps;
-	uint32_t w, h;
-	const uint8_t *p[3];
-	int s[3];
+	GstSample *sample;
 	int rr;
 
-	gr_release(g);
+	v4l2cuse_gst_frame_release(&g->frame);
 	rr = gr_probe(r, &error);
 	if (rr < 0)
 		return rr == -EAGAIN ? rr : -EIO;
 	gr_poll_bus(g);
 	if (g->error)
 		return -EIO;
-	g->sample = gst_app_sink_try_pull_sample(GST_APP_SINK(g->sink), 0);
-	if (!g->sample)
+	sample = gst_app_sink_try_pull_sample(GST_APP_SINK(g->sink), 0);
+	if (!sample)
 		return gst_app_sink_is_eos(GST_APP_SINK(g->sink)) ? -ENODATA : -EAGAIN;
-	caps = gst_sample_get_caps(g->sample);
-	buf = gst_sample_get_buffer(g->sample);
-	if (!caps || !buf || !gst_video_info_from_caps(&info, caps) ||
-	    GST_VIDEO_INFO_FORMAT(&info) != GST_VIDEO_FORMAT_I420 ||
-	    !gst_video_frame_map(&g->vframe, &info, buf, GST_MAP_READ))
+	rr = v4l2cuse_gst_frame_take(&g->frame, sample, ret);
+	if (rr < 0 || ret->fourcc != V4L2_PIX_FMT_YUV420)
 		return -EBADMSG;
-	g->mapped = true;
-	w = (uint32_t)GST_VIDEO_INFO_WIDTH(&info) & ~1u;
-	h = (uint32_t)GST_VIDEO_INFO_HEIGHT(&info) & ~1u;
-	if (w == 0 || h == 0 || w > V4L2CUSE_MAX_WIDTH || h > V4L2CUSE_MAX_HEIGHT)
-		return -EBADMSG;
-	for (unsigned int i = 0; i < 3; i++) {
-		p[i] = GST_VIDEO_FRAME_PLANE_DATA(&g->vframe, i);
-		s[i] = GST_VIDEO_FRAME_PLANE_STRIDE(&g->vframe, i);
-	}
-	if (s[0] == (int)w && s[1] == (int)w / 2 && s[2] == (int)w / 2 &&
-	    p[1] == p[0] + (size_t)w * h && p[2] == p[1] + (size_t)w / 2 * (h / 2)) {
-		*ret = (struct v4l2cuse_image){
-			.fourcc = V4L2_PIX_FMT_YUV420, .width = w, .height = h,
-			.data = p[0], .size = (size_t)w * h * 3 / 2,
-		};
-		return 0;
-	}
-	if (g->tight_size < (size_t)w * h * 3 / 2) {
-		g_free(g->tight);
-		g->tight_size = (size_t)w * h * 3 / 2;
-		g->tight = g_malloc(g->tight_size);
-	}
-	for (unsigned int i = 0; i < 3; i++) {
-		uint32_t pw = i ? w / 2 : w, ph = i ? h / 2 : h;
-		uint8_t *d = g->tight + (i ? (size_t)w * h + (i - 1) * (size_t)(w / 2) * (h / 2) : 0);
-
-		for (uint32_t y = 0; y < ph; y++)
-			memcpy(d + (size_t)pw * y, p[i] + (size_t)s[i] * y, pw);
-	}
-	*ret = (struct v4l2cuse_image){
-		.fourcc = V4L2_PIX_FMT_YUV420, .width = w, .height = h,
-		.data = g->tight, .size = (size_t)w * h * 3 / 2,
-	};
+	/* Read in format.c's colorimetry, as this reader always has (not the caps'). */
+	ret->ycbcr_enc = ret->quantization = 0;
 	return 0;
 }
 
@@ -268,7 +206,7 @@ gr_rewind(struct v4l2cuse_file_reader *r)
 {
 	struct gst_reader *g = gr_from(r);
 
-	gr_release(g);
+	v4l2cuse_gst_frame_release(&g->frame);
 	if (!g->ready)
 		return 0;	/* nothing taken yet: the first frame is still coming */
 	if (!gst_element_seek_simple(g->pipeline, GST_FORMAT_TIME,
@@ -282,14 +220,13 @@ gr_destroy(struct v4l2cuse_file_reader *r)
 {
 	struct gst_reader *g = gr_from(r);
 
-	gr_release(g);
+	v4l2cuse_gst_frame_clear(&g->frame);
 	if (g->pipeline) {
 		gst_element_set_state(g->pipeline, GST_STATE_NULL);
 		gst_object_unref(g->pipeline);
 	}
 	if (g->bus)
 		gst_object_unref(g->bus);
-	g_free(g->tight);
 	g_free(g->error);
 	g_free(g);
 }
@@ -396,11 +333,9 @@ v4l2cuse_gst_reader_open(FILE *f, const char *path, struct v4l2cuse_file_reader 
 	g->base.ops = &gst_ops;
 	g->base.info = (struct v4l2cuse_file_reader_info){ .fourcc = V4L2_PIX_FMT_YUV420 };
 	g_strlcpy(g->base.info.kind, "GStreamer", sizeof(g->base.info.kind));
-	if (!gst_init_check(NULL, NULL, &err)) {
-		*ret_error = g_strdup_printf("GStreamer: %s", err->message);
-		r = -EIO;
+	r = v4l2cuse_gst_init(ret_error);
+	if (r < 0)
 		goto err;
-	}
 	r = gr_typefind(f, path, ret_error);
 	if (r < 0)
 		goto err;

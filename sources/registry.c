@@ -22,6 +22,10 @@ static const struct v4l2cuse_source_ops *const registry[] = {
 	&v4l2cuse_testpattern_ops,
 	&v4l2cuse_file_ops,
 	&v4l2cuse_uvc_ops,
+#if HAVE_GSTREAMER_READER
+	&v4l2cuse_gst_ops,
+	&v4l2cuse_uri_ops,
+#endif
 };
 
 const struct v4l2cuse_source_ops *

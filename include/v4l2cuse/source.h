@@ -222,7 +222,7 @@ struct v4l2cuse_source_ops {
 /*
  * Registry: "pattern[:NAME][,opt=v...]", "file:PATH[,...]", "uvc:/dev/videoN".
  * NULL or "" means "pattern". An unknown name fails with -ENOENT and the
- * message "unknown source 'xyz' (known: pattern, file, uvc)". Every failure comes with
+ * message "unknown source 'xyz' (known: pattern, file, uvc, ...)". Every failure comes with
  * a one-line message in *ret_error (when not NULL; g_free it).
  */
 int v4l2cuse_source_create(const char *spec, struct v4l2cuse_source **ret_src,
@@ -315,6 +315,14 @@ extern const struct v4l2cuse_source_ops v4l2cuse_testpattern_ops;
  */
 extern const struct v4l2cuse_source_ops v4l2cuse_file_ops;
 extern const struct v4l2cuse_source_ops v4l2cuse_uvc_ops;
+
+/*
+ * The live GStreamer source, "gst:PIPELINE[,opt=v...]" and
+ * "uri:URI[,opt=v...]" (sources/gst-live.c, registered when built with
+ * -Dgstreamer); the header comment of that file lists its options.
+ */
+extern const struct v4l2cuse_source_ops v4l2cuse_gst_ops;
+extern const struct v4l2cuse_source_ops v4l2cuse_uri_ops;
 
 /*
  * Its private "Test Pattern" MENU control: a driver-private id in the user

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libFuzzer harness for --source spec strings (sources/registry.c,
- * options.c and the create() of every source: pattern, file, uvc): the
+ * options.c and the create() of every source: pattern, file, uvc, and
+ * with -Dgstreamer gst and uri, whose create() only parses): the
  * input up to its first NUL is the spec, as in "--source SPEC" or source=
  * in the config file. A created source is enumerated, negotiated and, at
  * small sizes, produces a frame (fuzz-source.h).

@@ -17,6 +17,13 @@
 #include "test-source-util.h"
 #include "test-main.h"
 
+/* The registered sources, as "unknown source" lists them. */
+#if HAVE_GSTREAMER_READER
+#define KNOWN	"pattern, file, uvc, gst, uri"
+#else
+#define KNOWN	"pattern, file, uvc"
+#endif
+
 static void
 assert_one_line(const char *msg)
 {
@@ -34,7 +41,15 @@ V4L2CUSE_TEST("/registry/lookup", test_lookup)
 	g_assert_true(v4l2cuse_source_by_index(1) == &v4l2cuse_file_ops);
 	g_assert_true(v4l2cuse_source_lookup("file") == &v4l2cuse_file_ops);
 	g_assert_true(v4l2cuse_source_by_index(2) == &v4l2cuse_uvc_ops);
+#if HAVE_GSTREAMER_READER
+	g_assert_true(v4l2cuse_source_by_index(3) == &v4l2cuse_gst_ops);
+	g_assert_true(v4l2cuse_source_lookup("uri") == &v4l2cuse_uri_ops);
+	g_assert_true(v4l2cuse_source_by_index(4) == &v4l2cuse_uri_ops);
+	g_assert_null(v4l2cuse_source_by_index(5));
+#else
+	g_assert_null(v4l2cuse_source_lookup("gst"));
 	g_assert_null(v4l2cuse_source_by_index(3));
+#endif
 	g_assert_cmpuint(v4l2cuse_testpattern_ops.abi, ==, V4L2CUSE_SOURCE_ABI);
 }
 
@@ -67,9 +82,9 @@ V4L2CUSE_TEST("/registry/create-ok", test_create_ok)
 V4L2CUSE_TEST("/registry/create-errors", test_create_errors)
 {
 	static const struct { const char *spec; int err; const char *msg; } cases[] = {
-		{ "xyz", -ENOENT, "unknown source 'xyz' (known: pattern, file, uvc)" },
-		{ "xyz:1,a=b", -ENOENT, "unknown source 'xyz' (known: pattern, file, uvc)" },
-		{ ":smpte", -ENOENT, "unknown source '' (known: pattern, file, uvc)" },
+		{ "xyz", -ENOENT, "unknown source 'xyz' (known: " KNOWN ")" },
+		{ "xyz:1,a=b", -ENOENT, "unknown source 'xyz' (known: " KNOWN ")" },
+		{ ":smpte", -ENOENT, "unknown source '' (known: " KNOWN ")" },
 		{ "pattern,foo=1", -EINVAL, "pattern: unknown option 'foo' (known: sizes, fps, formats, "
 		  "hscroll, vscroll, box, border, overlay, label, quality, brightness, contrast, "
 		  "saturation, hue, hflip, vflip, fail_start, fail_produce_every, drop_every, "
