@@ -12,9 +12,11 @@
 # `v4l2cuse-ctl list`. Stopping OBS leaves the reader streaming the
 # placeholder (SIGNAL lost), never an error.
 #
-# Opt-in (V4L2CUSE_TEST_OBS=1): OBS starts in 1-3 minutes under TCG, which
-# the CI run's hour does not carry; the script needs obs-studio and xvfb
-# (`tools/dev.sh deps` installs neither: apt-get install obs-studio xvfb).
+# Not in the vm suite: OBS starts in 1-3 minutes under TCG, which the CI
+# run's hour does not carry next to the rest, and it needs obs-studio and
+# xvfb, which `tools/dev.sh deps` does not install (apt-get install
+# obs-studio xvfb). Run it with
+#   V4L2CUSE_VM_MEM=3072 tests/vm/vm-run.sh tests/vm/test-obs.sh
 set -euo pipefail
 . "$V4L2CUSE_SRC/tests/vm/lib.sh"
 
