@@ -109,13 +109,17 @@ grep -E 'virtual|Virtual|v4l2|error' "$R/obs.log" | sed 's/^/#   /' | head -20
 check "OBS starts its virtual camera on the loopback's writer node" \
 	grep -q 'Virtual camera started' "$R/obs.log"
 
+# Its first frames take a moment more (softpipe renders under TCG): the
+# reader starts once the writer has written.
+vm_wait_for "OBS writes frames" 300 bash -c \
+	"'$ctl' list 2>&1 | grep -qE 'writer /dev/video50: connected, pid [0-9]+ \\(obs\\), 320x240/YUYV, [1-9][0-9]* written'" || true
 check "a reader gets 20 whole frames of OBS's blue scene" \
 	timeout 300 "$client" /dev/video51 read 20 0 blue
 
 "$ctl" list >"$R/list-obs.txt" 2>&1 || true
 sed 's/^/#   /' "$R/list-obs.txt"
 check "v4l2cuse-ctl list names OBS as the writer of 320x240 YUYV, signal ok" bash -c \
-	"grep -qE 'writer /dev/video50: pid [0-9]+ \\(obs\\), 320x240/YUYV' '$R/list-obs.txt' &&
+	"grep -qE 'writer /dev/video50: connected, pid [0-9]+ \\(obs\\), 320x240/YUYV, [0-9]+ written, 0 refused' '$R/list-obs.txt' &&
 	 awk '\$1 == \"obs\" && \$4 == \"ok\" { f = 1 } END { exit !f }' '$R/list-obs.txt'"
 
 # OBS quits (SIGTERM, as a desktop session ends it): the reader goes on.

@@ -4,7 +4,8 @@
 # The uvc and file sources against real clients, without the shim:
 #  - uvc:/dev/videoN over vivid (webcam input, 320x180): frames equal to
 #    vivid's own, a converted format (MJPG) close to vivid's RGB, controls
-#    forwarded, v4l2-compliance -s with 0 failures, and an unplug (the vivid
+#    forwarded (set while the camera is closed, applied when a reader opens
+#    it), v4l2-compliance -s with 0 failures, and an unplug (the vivid
 #    platform device unbound, then rmmod vivid) -> "NO SIGNAL" placeholder
 #    frames at the negotiated format -> modprobe vivid -> the camera again,
 #    for a reader that never sees an error, with the controls set through
@@ -134,14 +135,22 @@ PY
 # --- uvc: controls -----------------------------------------------------------
 
 diag "t=${SECONDS}s: uvc controls"
+# Nobody streams: the camera is closed (on demand, docs/sources.md) and the
+# sets are remembered; the next consumer's start applies them to it.
 check "set brightness=200, contrast=100 through the uvc node" \
 	v4l2-ctl -d /dev/video42 --set-ctrl brightness=200,contrast=100
-v4l2-ctl -d "$cam" --get-ctrl brightness,contrast >"$R/ctrl-vivid.txt" 2>&1 || true
 v4l2-ctl -d /dev/video42 --get-ctrl brightness,contrast >"$R/ctrl-uvc.txt" 2>&1 || true
-check "vivid reads them back (forwarded)" bash -c \
+check "a reader streams two frames (the camera opened for it)" \
+	timeout 60 dd if=/dev/video42 of=/dev/null bs=$((320 * 180 * 2)) count=2
+v4l2-ctl -d "$cam" --get-ctrl brightness,contrast >"$R/ctrl-vivid.txt" 2>&1 || true
+check "vivid reads them back (forwarded at the open)" bash -c \
 	"grep -qx 'brightness: 200' $R/ctrl-vivid.txt && grep -qx 'contrast: 100' $R/ctrl-vivid.txt"
 check "the uvc node reads them back" bash -c \
 	"grep -qx 'brightness: 200' $R/ctrl-uvc.txt && grep -qx 'contrast: 100' $R/ctrl-uvc.txt"
+sleep 1
+ls -l "/proc/$uvc_pid/fd" >"$R/daemon-fds-idle.txt" 2>&1 || true
+check "idle again: the daemon holds no fd of the camera ($cam)" bash -c \
+	"grep -q ' -> /dev/' '$R/daemon-fds-idle.txt' && ! grep -q ' -> $cam\$' '$R/daemon-fds-idle.txt'"
 
 # --- uvc: v4l2-compliance ----------------------------------------------------
 
