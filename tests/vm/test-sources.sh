@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The uvc and file sources against real clients, without the shim:
+# The uvc, file and gst: sources against real clients, without the shim:
 #  - uvc:/dev/videoN over vivid (webcam input, 320x180): frames equal to
 #    vivid's own, a converted format (MJPG) close to vivid's RGB, controls
 #    forwarded (set while the camera is closed, applied when a reader opens
@@ -11,7 +11,10 @@
 #    for a reader that never sees an error, with the controls set through
 #    our node applied again to the new camera;
 #  - file sources playing a generated Y4M (every frame once, in order) and
-#    an MP4 made from it by ffmpeg, decoded by GStreamer (in order).
+#    an MP4 made from it by ffmpeg, decoded by GStreamer (in order);
+#  - gst: live pipelines: a raw one (scaled) and one ending in JPEG
+#    (decoded) give their pixels after the NO SIGNAL card; a description
+#    that does not parse is a one-line startup error.
 # Process starts are slow under TCG: the checks are batched into few
 # python/v4l2-ctl runs.
 set -euo pipefail
@@ -309,4 +312,50 @@ if ((rc != 0 && rc != 124)) && grep -q "'$T/nope.y4m': No such file" <<<"$out"; 
 else
 	not_ok "a missing file is a one-line startup error naming it" "exit $rc: $out"
 fi
+# --- gst: live pipelines (docs/sources.md) ---------------------------------
+# A raw pipeline (white at 160x120, served at 320x240: scaled) and one that
+# ends in JPEG (black, decoded): until the pipeline's first frame the
+# reader gets the NO SIGNAL card, then the stream's frames. A description
+# that does not parse is a one-line startup error with GStreamer's message.
+diag "t=${SECONDS}s: gst: live source"
+start_daemon video46 "gst:videotestsrc pattern=white ! video/x-raw,width=160,height=120" \
+	--size 320x240 --format YUYV --fps 15
+start_daemon video47 "gst:videotestsrc pattern=black ! video/x-raw,width=320,height=240 ! jpegenc" \
+	--size 320x240 --format YUYV --fps 15
+py_checks python3 - <<'PY'
+import os, time
+
+def uniform(dev, want, what, w=320, h=240, limit=120):
+    # read() takes a whole frame per call (the CUSE layer splits it).
+    fd = os.open(dev, os.O_RDONLY)
+    end, n, last = time.time() + limit, 0, None
+    while time.time() < end:
+        b = os.read(fd, w * h * 2)
+        n += 1
+        if len(b) != w * h * 2:
+            print(f"FAIL {what}: read() gave {len(b)} bytes")
+            return
+        # The NO SIGNAL card comes first: look on until a frame is the stream's.
+        last = sum(abs(y - want) > 3 for y in b[0::2]) + sum(abs(c - 128) > 4 for c in b[1::2])
+        if last == 0:
+            print(f"PASS {what}: frame {n} is uniform Y' {want}, neutral chroma")
+            os.close(fd)
+            return
+    print(f"FAIL {what}: no uniform frame of Y' {want} in {n} frames "
+          f"(the last had {last} samples off)")
+
+uniform("/dev/video46", 235, "gst: raw pipeline (white, 160x120 scaled to 320x240)")
+# jpegenc puts videotestsrc's limited-range samples into the JPEG as they
+# are, and a JPEG is full range (JFIF): its black, Y' 16 read as full
+# range, is 16 + 16 * 219 / 255 = 30 in limited range.
+uniform("/dev/video47", 30, "gst: pipeline ending in JPEG (black as jpegenc writes it, decoded)")
+PY
+rc=0
+out=$(timeout 60 "$daemon" --device video48 --source "gst:videotestsrc ! nosuchelement" 2>&1 >/dev/null) || rc=$?
+if ((rc != 0 && rc != 124)) && [[ $(wc -l <<<"$out") == 1 ]] && grep -q 'nosuchelement' <<<"$out"; then
+	ok "a gst: description that does not parse: exit $rc, one line: $out"
+else
+	not_ok "a gst: description that does not parse is a one-line startup error" "exit $rc: $out"
+fi
+
 diag "t=${SECONDS}s: done"
