@@ -28,6 +28,7 @@
 #include "videobuf.h"
 #include "device-private.h"
 #include "ctrls.h"
+#include "loopback.h"
 #include "shim.h"
 
 /* The handler answered (or parked) the request itself. */
@@ -68,6 +69,8 @@ union ioc_arg {
 	struct v4l2_control ctrl;
 	struct v4l2_event event;
 	struct v4l2_event_subscription sub;
+	struct v4l2cuse_info info;
+	struct v4l2cuse_feed feed;
 	uint32_t u32;
 	int i;
 	uint8_t bytes[256];
@@ -695,9 +698,35 @@ ioc_v4l2cuse_info(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	info->version = V4L2CUSE_INFO_VERSION;
 	info->nonce = v4l2cuse_instance_nonce();
 	info->pid = (uint32_t)getpid();
+	struct v4l2cuse_loopback_stats st;
+
 	info->flags = fh->dev->usb_face ? V4L2CUSE_INFO_USB_FACE : 0;
+	if (v4l2cuse_device_loopback_stats(fh->dev, &st) == 0 && st.feed)
+		info->flags |= V4L2CUSE_INFO_FEED;
 	g_strlcpy(info->name, fh->dev->name, sizeof(info->name));
 	g_strlcpy(info->id, fh->dev->id ? fh->dev->id : fh->dev->name, sizeof(info->id));
+	return 0;
+}
+
+/* A feed's writer node: what v4l2cuse-pipewire captures for it. */
+static int
+ioc_v4l2cuse_feed(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
+{
+	struct v4l2cuse_feed *feed = arg;
+	struct v4l2cuse_loopback_stats st;
+
+	if (v4l2cuse_device_loopback_stats(fh->dev, &st) < 0 || !st.feed)
+		return -ENOTTY;
+	memset(feed, 0, sizeof(*feed));
+	memcpy(feed->target, st.feed_target, sizeof(feed->target));
+	feed->target[sizeof(feed->target) - 1] = '\0';
+	feed->width = st.want.width;
+	feed->height = st.want.height;
+	feed->pixelformat = st.want.pixelformat;
+	if (st.want_interval_ns) {
+		feed->fps_num = 1000000000u;
+		feed->fps_den = (uint32_t)MIN(st.want_interval_ns, UINT32_MAX);
+	}
 	return 0;
 }
 
@@ -739,6 +768,7 @@ static const struct ioc_info ioc_table[] = {
 	IOC(VIDIOC_STREAMOFF, IOC_PRIO | IOC_STREAM, ioc_streamoff),
 	IOC(VIDIOC_V4L2CUSE_ATTACH, IOC_SHIM, ioc_shim_attach),
 	IOC(VIDIOC_V4L2CUSE_INFO, 0, ioc_v4l2cuse_info),
+	IOC(VIDIOC_V4L2CUSE_FEED, IOC_OUTPUT, ioc_v4l2cuse_feed),
 #undef IOC
 };
 

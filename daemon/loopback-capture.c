@@ -201,6 +201,8 @@ lb_capture_set_knobs(struct loopback *lb, const struct lb_knobs *k)
 	lb->knobs.sustain_framerate = k->sustain_framerate;
 	lb->knobs.timeout_ms = k->timeout_ms;
 	lb->knobs.compat = k->compat;
+	lb->knobs.feed = k->feed;
+	memcpy(lb->knobs.feed_target, k->feed_target, sizeof(lb->knobs.feed_target));
 	lb->knobs.min_width = k->min_width;
 	lb->knobs.max_width = k->max_width;
 	lb->knobs.min_height = k->min_height;
@@ -246,13 +248,21 @@ int
 lb_capture_setup(struct lb_source *s, const char *spec, char **ret_error)
 {
 	_cleanup_(v4l2cuse_opts_freep) struct v4l2cuse_opts *o = NULL;
-	g_autofree char *writer = NULL;
+	g_autofree char *writer = NULL, *target = NULL;
 	struct lb_knobs *k = &s->knobs;
 	int r;
 
-	r = lb_parse_opts(spec, &o, &writer, ret_error);
+	r = lb_parse_opts(spec, &o, &writer, &target, ret_error);
 	if (r < 0)
 		return r;
+	/*
+	 * A feed: its writer closes when the PipeWire node goes, but a stalled
+	 * graph closes nothing, so the readers see the placeholder after 3 s
+	 * without a frame.
+	 */
+	k->feed = target != NULL;
+	if (target)
+		g_strlcpy(k->feed_target, target, sizeof(k->feed_target));
 	r = v4l2cuse_modes_from_options(&s->ms.modes, o, ret_error);
 	if (r < 0 ||
 	    (r = v4l2cuse_opts_get_bool(o, "keep_format", false, &k->keep_format,
@@ -260,7 +270,8 @@ lb_capture_setup(struct lb_source *s, const char *spec, char **ret_error)
 	    (r = v4l2cuse_opts_get_bool(o, "sustain_framerate", true, &k->sustain_framerate,
 					ret_error)) < 0 ||
 	    (r = v4l2cuse_opts_get_bool(o, "compat", false, &k->compat, ret_error)) < 0 ||
-	    (r = v4l2cuse_opts_get_int(o, "timeout", 0, 0, LB_TIMEOUT_MAX_MS, &k->timeout_ms,
+	    (r = v4l2cuse_opts_get_int(o, "timeout", k->feed ? LB_FEED_TIMEOUT_MS : 0, 0,
+				       LB_TIMEOUT_MAX_MS, &k->timeout_ms,
 				       ret_error)) < 0 ||
 	    (r = lb_capture_size_limits(o, k, ret_error)) < 0)
 		return r;

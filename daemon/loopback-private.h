@@ -25,6 +25,7 @@ struct v4l2cuse_convert;
 #define LB_CID_SUSTAIN_FRAMERATE	(V4L2CUSE_CID_PRIVATE_BASE + 1)
 #define LB_CID_TIMEOUT			(V4L2CUSE_CID_PRIVATE_BASE + 2)
 #define LB_TIMEOUT_MAX_MS		100000
+#define LB_FEED_TIMEOUT_MS		3000	/* pipewire:'s default timeout= */
 
 /*
  * The v4l2loopback-style knobs: a capture end's options, a loopback's
@@ -32,6 +33,8 @@ struct v4l2cuse_convert;
  */
 struct lb_knobs {
 	bool keep_format, sustain_framerate, compat;
+	bool feed;				/* pipewire:: v4l2cuse-pipewire writes */
+	char feed_target[V4L2CUSE_FEED_TARGET_MAX];	/* its PipeWire node ("": default) */
 	int64_t timeout_ms;
 	uint32_t min_width, max_width, min_height, max_height;	/* writers' sizes */
 };
@@ -135,7 +138,7 @@ int lb_get_control(struct v4l2cuse_source *src, uint32_t id, int64_t *ret);
 int lb_set_control(struct v4l2cuse_source *src, uint32_t id, int64_t value);
 void lb_set_keep_format(struct loopback *lb, bool keep);
 int lb_parse_opts(const char *spec, struct v4l2cuse_opts **ret_o, char **ret_writer,
-		  char **ret_error);
+		  char **ret_target, char **ret_error);
 
 /* loopback-capture.c */
 int lb_capture_setup(struct lb_source *s, const char *spec, char **ret_error);

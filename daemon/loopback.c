@@ -28,7 +28,7 @@
 
 static const char *const lb_keys[] = {
 	"sizes", "formats", "fps", "keep_format", "sustain_framerate", "timeout", "compat",
-	"min_width", "max_width", "min_height", "max_height", NULL,
+	"min_width", "max_width", "min_height", "max_height", "writer", NULL,
 };
 
 static const struct v4l2cuse_control lb_controls[] = {
@@ -108,7 +108,14 @@ v4l2cuse_loopback_is_spec(const char *spec)
 	size_t n = spec ? strcspn(spec, ":,") : 0;
 
 	return (n == 8 && strncmp(spec, "loopback", 8) == 0) ||
-	       (n == 15 && strncmp(spec, "loopback-writer", 15) == 0);
+	       (n == 15 && strncmp(spec, "loopback-writer", 15) == 0) ||
+	       v4l2cuse_loopback_is_feed_spec(spec);
+}
+
+bool
+v4l2cuse_loopback_is_feed_spec(const char *spec)
+{
+	return spec && strcspn(spec, ":,") == 8 && strncmp(spec, "pipewire", 8) == 0;
 }
 
 static bool
@@ -123,29 +130,51 @@ lb_valid_node(const char *s)
 	return true;
 }
 
-/* Options of a capture end's spec; @o freed by the caller. */
+/*
+ * Options of a capture end's spec; @o freed by the caller. The first
+ * argument is the writer node of "loopback:WRITER"; of "pipewire:TARGET"
+ * (a feed) it is the PipeWire node to capture (*ret_target), and the writer
+ * node is the writer= option.
+ */
 int
 lb_parse_opts(const char *spec, struct v4l2cuse_opts **ret_o, char **ret_writer,
-	      char **ret_error)
+	      char **ret_target, char **ret_error)
 {
 	const char *args = spec + strcspn(spec, ":,");
-	const char *arg;
+	bool feed = v4l2cuse_loopback_is_feed_spec(spec);
+	const char *arg, *writer;
 	int r;
 
 	if (*args == ':')
 		args++;
-	r = v4l2cuse_opts_parse("loopback", args, lb_keys, ret_o, ret_error);
+	r = v4l2cuse_opts_parse(feed ? "pipewire" : "loopback", args, lb_keys, ret_o, ret_error);
 	if (r < 0)
 		return r;
 	arg = v4l2cuse_opts_arg(*ret_o);
-	if (arg && *arg && !lb_valid_node(arg)) {
+	writer = feed ? v4l2cuse_opts_get_str(*ret_o, "writer", NULL) : arg;
+	if (!feed && v4l2cuse_opts_has(*ret_o, "writer")) {
 		if (ret_error)
-			*ret_error = g_strdup_printf("loopback: '%s' is not a node name (videoN)",
-						     arg);
+			*ret_error = g_strdup("loopback: name the writer node as loopback:videoN, "
+					      "not with writer=");
+		return -EINVAL;
+	}
+	if (writer && *writer && !lb_valid_node(writer)) {
+		if (ret_error)
+			*ret_error = g_strdup_printf("%s: '%s' is not a node name (videoN)",
+						     feed ? "pipewire: writer" : "loopback", writer);
+		return -EINVAL;
+	}
+	if (feed && arg && strlen(arg) >= V4L2CUSE_FEED_TARGET_MAX) {
+		if (ret_error)
+			*ret_error = g_strdup_printf("pipewire: the target '%.40s...' is longer "
+						     "than %d bytes", arg,
+						     V4L2CUSE_FEED_TARGET_MAX - 1);
 		return -EINVAL;
 	}
 	if (ret_writer)
-		*ret_writer = arg && *arg ? g_strdup(arg) : NULL;
+		*ret_writer = writer && *writer ? g_strdup(writer) : NULL;
+	if (ret_target)
+		*ret_target = feed ? g_strdup(arg ? arg : "") : NULL;
 	return 0;
 }
 
@@ -153,7 +182,7 @@ int
 v4l2cuse_loopback_parse(const char *spec, char **ret_writer, char **ret_error)
 {
 	_cleanup_(v4l2cuse_opts_freep) struct v4l2cuse_opts *o = NULL;
-	int r = lb_parse_opts(spec, &o, ret_writer, ret_error);
+	int r = lb_parse_opts(spec, &o, ret_writer, NULL, ret_error);
 
 	return r < 0 ? r : 0;
 }
@@ -163,7 +192,14 @@ v4l2cuse_loopback_spec_with_writer(const char *spec, const char *writer)
 {
 	const char *args = spec + strcspn(spec, ":,");
 	const char *rest;
+	g_autofree char *named = NULL;
 
+	if (v4l2cuse_loopback_is_feed_spec(spec)) {
+		/* The target stays the first argument; the writer is an option. */
+		if (v4l2cuse_loopback_parse(spec, &named, NULL) == 0 && named)
+			return g_strdup(spec);
+		return g_strdup_printf("%s%swriter=%s", spec, *args ? "," : ":,", writer);
+	}
 	if (*args == ':')
 		args++;
 	rest = args + strcspn(args, ",");
@@ -336,12 +372,21 @@ v4l2cuse_loopback_get_stats(struct v4l2cuse_source *src, struct v4l2cuse_loopbac
 		.refused = lb->refused,
 		.dropped = lb->dropped,
 		.compat = lb->knobs.compat,
+		.feed = lb->knobs.feed,
 		.min_width = lb->knobs.min_width,
 		.max_width = lb->knobs.max_width,
 		.min_height = lb->knobs.min_height,
 		.max_height = lb->knobs.max_height,
 	};
 	memcpy(ret->comm, lb->comm, sizeof(ret->comm));
+	memcpy(ret->feed_target, lb->knobs.feed_target, sizeof(ret->feed_target));
+	/* What the readers asked for: the oldest started capture end's format. */
+	if (lb->captures.head) {
+		struct lb_source *c = lb->captures.head->data;
+
+		ret->want = c->pix;
+		ret->want_interval_ns = c->interval_ns;
+	}
 	return 0;
 }
 

@@ -32,14 +32,26 @@
 #include <sys/types.h>
 #include <linux/videodev2.h>
 
+#include "v4l2cuse/ctl-protocol.h"
+
 struct v4l2cuse_source;
 struct v4l2cuse_loopbacks;
 
 struct v4l2cuse_loopbacks *v4l2cuse_loopbacks_new(void);
 void v4l2cuse_loopbacks_free(struct v4l2cuse_loopbacks *reg);	/* NULL-safe */
 
-/* Whether @spec names a loopback end ("loopback..." or "loopback-writer..."). */
+/*
+ * Whether @spec names a loopback end ("loopback...", "loopback-writer..."
+ * or a feed, "pipewire...").
+ */
 bool v4l2cuse_loopback_is_spec(const char *spec);
+/*
+ * Whether @spec is a feed, "pipewire:[TARGET][,writer=videoN][,options]":
+ * a loopback whose writer is v4l2cuse-pipewire, capturing the PipeWire
+ * node TARGET (docs/pipewire.md). The capture end's options are the
+ * loopback's; timeout= defaults to 3000 ms.
+ */
+bool v4l2cuse_loopback_is_feed_spec(const char *spec);
 
 /*
  * The writer node named in a capture end's @spec ("loopback:video43,..."),
@@ -69,6 +81,10 @@ struct v4l2cuse_loopback_stats {
 	uint64_t refused;		/* writes refused: short, oversized, not a frame */
 	uint64_t dropped;		/* written frames no reader got (faster writer) */
 	bool compat;			/* driver and bus_info as v4l2loopback's */
+	bool feed;			/* a pipewire: device */
+	char feed_target[V4L2CUSE_FEED_TARGET_MAX];
+	struct v4l2_pix_format want;	/* the readers' format (width 0: none streams) */
+	uint64_t want_interval_ns;	/* and their frame interval */
 	uint32_t min_width, max_width;	/* the sizes writers may set */
 	uint32_t min_height, max_height;
 };

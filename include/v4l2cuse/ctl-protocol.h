@@ -66,6 +66,15 @@ struct v4l2cuse_info {
  */
 #define V4L2CUSE_INFO_USB_FACE		(1u << 0)
 
+/*
+ * A pipewire:TARGET device (docs/pipewire.md, "Cameras from PipeWire"):
+ * a loopback whose writer is v4l2cuse-pipewire in the user's session.
+ * Both its nodes carry the flag: the capture node is not published back
+ * into PipeWire (that would list the camera twice, or feed it its own
+ * frames), and the writer node is the one the bridge feeds.
+ */
+#define V4L2CUSE_INFO_FEED		(1u << 1)
+
 #define VIDIOC_V4L2CUSE_INFO \
 	_IOR('V', BASE_VIDIOC_PRIVATE + 16, struct v4l2cuse_info)
 
@@ -76,3 +85,23 @@ struct v4l2cuse_info {
 #define V4L2CUSE_CTL_TIMEOUT_S		5	/* to send the request */
 
 _Static_assert(sizeof(struct v4l2cuse_info) == 120, "info ABI");
+
+#define V4L2CUSE_FEED_TARGET_MAX	256
+
+/*
+ * VIDIOC_V4L2CUSE_FEED on a feed's writer node: what to capture, and what
+ * the device's readers asked for (the format PipeWire should offer
+ * closest to). ENOTTY on other nodes.
+ */
+struct v4l2cuse_feed {
+	char target[V4L2CUSE_FEED_TARGET_MAX];	/* node.name, object.serial or
+						 * node.description; "": the default camera */
+	uint32_t width, height, pixelformat;	/* the readers' format; 0: none streams */
+	uint32_t fps_num, fps_den;		/* their rate in frames per second (num/den) */
+	uint32_t reserved[11];
+};
+
+#define VIDIOC_V4L2CUSE_FEED \
+	_IOR('V', BASE_VIDIOC_PRIVATE + 17, struct v4l2cuse_feed)
+
+_Static_assert(sizeof(struct v4l2cuse_feed) == 320, "feed ABI");

@@ -29,6 +29,7 @@
 #include "loopback.h"
 #include "v4l2cuse/format.h"
 #include "v4l2cuse/loopback-abi.h"
+#include "v4l2cuse/source.h"
 #include "convert.h"
 #include "fake-req.h"
 #include "fake-consumer.h"
@@ -59,16 +60,20 @@ device(struct v4l2cuse_hub *hub, const char *name, const char *spec, bool output
  * The capture device (video42) and its writer node (video43); the reader
  * streams from the start unless @data says "shared": then the capture
  * device has share=true and no reader yet (the client-usage tests).
- * "compat": the loopback has compat=1 (the pyvirtualcam tests).
+ * "compat": the loopback has compat=1 (the pyvirtualcam tests);
+ * "feed": the capture device is "pipewire:Fake Camera" (a feed).
  */
 static void
 fixture_setup(struct fixture *f, gconstpointer data)
 {
+	const char *spec = "loopback:video43,sizes=160x120+320x240,fps=60+30";
+
+	if (g_strcmp0(data, "compat") == 0)
+		spec = "loopback:video43,sizes=160x120+320x240,fps=60+30,compat=1";
+	else if (g_strcmp0(data, "feed") == 0)
+		spec = "pipewire:Fake Camera,sizes=160x120+320x240,fps=60+30,writer=video43";
 	f->hub = v4l2cuse_hub_new();
-	f->capture = device(f->hub, "video42",
-			    g_strcmp0(data, "compat") == 0 ?
-			    "loopback:video43,sizes=160x120+320x240,fps=60+30,compat=1" :
-			    "loopback:video43,sizes=160x120+320x240,fps=60+30", false, CW, CH);
+	f->capture = device(f->hub, "video42", spec, false, CW, CH);
 	f->writer = device(f->hub, "video43", "loopback-writer:video43", true, 640, 480);
 	if (g_strcmp0(data, "shared") == 0) {
 		g_autofree char *err = NULL;
@@ -1161,5 +1166,131 @@ V4L2CUSE_TEST("/loopback/writer-size-limits", test_writer_size_limits)
 	g_assert_cmpint(v4l2cuse_loopback_create(NULL, "loopback:video43,max_height=8193", &src,
 						 &err), ==, -EINVAL);
 	g_assert_null(src);
+	v4l2cuse_hub_free(hub);
+}
+
+/* --- pipewire: (a feed: the writer is v4l2cuse-pipewire) --- */
+
+static uint32_t
+info_flags(struct v4l2cuse_device *dev)
+{
+	struct v4l2cuse_fh *fh = fake_open(dev, false, O_RDWR | O_NONBLOCK);
+	struct v4l2cuse_info info;
+	uint32_t flags;
+
+	g_assert_cmpint(fake_ioctl(fh, VIDIOC_V4L2CUSE_INFO, &info), ==, 0);
+	flags = info.flags;
+	v4l2cuse_fh_release(fh);
+	return flags;
+}
+
+/*
+ * Both nodes say "feed" (the bridge does not publish the capture node and
+ * feeds the writer node); the writer node names the target and, once a
+ * reader streams, the readers' format; frames written reach them as for
+ * any loopback. A plain loopback is no feed.
+ */
+V4L2CUSE_TEST_F_DATA("/loopback/feed/info", test_feed_info, "feed")
+{
+	struct v4l2cuse_fh *w = fake_open(f->writer, false, O_RDWR | O_NONBLOCK);
+	struct v4l2cuse_fh *c = fake_open(f->capture, false, O_RDWR | O_NONBLOCK);
+	struct v4l2cuse_feed feed;
+	struct v4l2_pix_format pix;
+
+	g_assert_true(info_flags(f->capture) & V4L2CUSE_INFO_FEED);
+	g_assert_true(info_flags(f->writer) & V4L2CUSE_INFO_FEED);
+	g_assert_cmpint(fake_ioctl(c, VIDIOC_V4L2CUSE_FEED, &feed), ==, -ENOTTY);
+	memset(&feed, 0xff, sizeof(feed));
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_V4L2CUSE_FEED, &feed), ==, 0);
+	g_assert_cmpstr(feed.target, ==, "Fake Camera");
+	/* The fixture's reader streams 160x120 YUYV at 60 fps. */
+	g_assert_cmpuint(feed.width, ==, CW);
+	g_assert_cmpuint(feed.height, ==, CH);
+	g_assert_cmpuint(feed.pixelformat, ==, V4L2_PIX_FMT_YUYV);
+	g_assert_cmpuint(feed.fps_num / feed.fps_den, ==, 60);
+	g_assert_cmpuint(feed.reserved[0], ==, 0);
+	v4l2cuse_fh_release(c);
+
+	v4l2cuse_fh_release(w);
+	w = open_writer(f, V4L2_PIX_FMT_YUYV, 320, 240, &pix);
+	write_seen(f, w, &pix, 200);
+	v4l2cuse_fh_release(w);
+
+	/* No reader streams: no format asked for. */
+	fake_consumer_close(&f->reader);
+	w = fake_open(f->writer, false, O_RDWR | O_NONBLOCK);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_V4L2CUSE_FEED, &feed), ==, 0);
+	g_assert_cmpuint(feed.width, ==, 0);
+	g_assert_cmpuint(feed.fps_den, ==, 0);
+	v4l2cuse_fh_release(w);
+}
+
+V4L2CUSE_TEST_F("/loopback/feed/not-a-feed", test_feed_not_a_feed)
+{
+	struct v4l2cuse_fh *w = fake_open(f->writer, false, O_RDWR | O_NONBLOCK);
+	struct v4l2cuse_feed feed;
+
+	g_assert_false(info_flags(f->capture) & V4L2CUSE_INFO_FEED);
+	g_assert_false(info_flags(f->writer) & V4L2CUSE_INFO_FEED);
+	g_assert_cmpint(fake_ioctl(w, VIDIOC_V4L2CUSE_FEED, &feed), ==, -ENOTTY);
+	v4l2cuse_fh_release(w);
+}
+
+/* The spec: the target is the first argument, the writer node an option. */
+V4L2CUSE_TEST("/loopback/feed/spec", test_feed_spec)
+{
+	static const struct {
+		const char *spec, *writer, *with;
+	} ok[] = {
+		{ "pipewire", NULL, "pipewire:,writer=video40" },
+		{ "pipewire:", NULL, "pipewire:,writer=video40" },
+		{ "pipewire:v4l2_input.pci-0000_00_14.0", NULL,
+		  "pipewire:v4l2_input.pci-0000_00_14.0,writer=video40" },
+		{ "pipewire:,fps=30", NULL, "pipewire:,fps=30,writer=video40" },
+		{ "pipewire:Cam,writer=video50,timeout=0", "video50",
+		  "pipewire:Cam,writer=video50,timeout=0" },
+	};
+	static const char *const bad[] = {
+		"pipewire:Cam,writer=cam0",
+		"pipewire:Cam,bogus=1",
+		"loopback:video43,writer=video44",
+	};
+
+	g_assert_true(v4l2cuse_loopback_is_spec("pipewire:x"));
+	g_assert_true(v4l2cuse_loopback_is_feed_spec("pipewire:x"));
+	g_assert_false(v4l2cuse_loopback_is_feed_spec("loopback:video43"));
+	g_assert_false(v4l2cuse_loopback_is_feed_spec("pipewirex:"));
+	for (size_t i = 0; i < G_N_ELEMENTS(ok); i++) {
+		g_autofree char *writer = NULL, *err = NULL, *with = NULL;
+
+		g_assert_cmpint(v4l2cuse_loopback_parse(ok[i].spec, &writer, &err), ==, 0);
+		g_assert_cmpstr(writer, ==, ok[i].writer);
+		with = v4l2cuse_loopback_spec_with_writer(ok[i].spec, "video40");
+		g_assert_cmpstr(with, ==, ok[i].with);
+	}
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autofree char *writer = NULL, *err = NULL;
+
+		g_assert_cmpint(v4l2cuse_loopback_parse(bad[i], &writer, &err), ==, -EINVAL);
+		g_assert_nonnull(err);
+		g_assert_null(strchr(err, '\n'));
+	}
+}
+
+/* A feed's capture end shows the placeholder after 3 s without frames by default. */
+V4L2CUSE_TEST("/loopback/feed/timeout", test_feed_timeout)
+{
+	struct v4l2cuse_hub *hub = v4l2cuse_hub_new();
+	struct v4l2cuse_device *c = device(hub, "video42", "pipewire:,writer=video43,sizes=160x120",
+					   false, CW, CH);
+	struct v4l2cuse_device *w = device(hub, "video43", "loopback-writer:video43", true, 640, 480);
+	struct v4l2cuse_fh *fh = fake_open(w, false, O_RDWR | O_NONBLOCK);
+	struct v4l2_control ctl = { .id = V4L2CUSE_CID_PRIVATE_BASE + 2 };
+
+	g_assert_cmpint(fake_ioctl(fh, VIDIOC_G_CTRL, &ctl), ==, 0);
+	g_assert_cmpint(ctl.value, ==, 3000);
+	v4l2cuse_fh_release(fh);
+	v4l2cuse_device_free(w);
+	v4l2cuse_device_free(c);
 	v4l2cuse_hub_free(hub);
 }
