@@ -486,7 +486,8 @@ parse_source_spec(struct conf_ctx *c, const char *key, const char *v, char **ret
 
 	if (!*v)
 		return ctx_fail(c, key, g_strdup("empty source spec"), ret_error);
-	if (strcmp(name, "loopback") == 0 && strcmp(key, "source") == 0) {
+	if ((strcmp(name, "loopback") == 0 || v4l2cuse_loopback_is_feed_spec(v)) &&
+	    strcmp(key, "source") == 0) {
 		char *msg = NULL;
 
 		if (v4l2cuse_loopback_parse(v, NULL, &msg) < 0)
@@ -500,7 +501,7 @@ parse_source_spec(struct conf_ctx *c, const char *key, const char *v, char **ret
 		for (unsigned int i = 0; (ops = v4l2cuse_source_by_index(i)); i++)
 			g_string_append_printf(known, "%s%s", i ? ", " : "", ops->name);
 		if (strcmp(key, "source") == 0)
-			g_string_append(known, ", loopback");
+			g_string_append(known, ", loopback, pipewire");
 		return ctx_fail(c, key, g_strdup_printf("unknown source '%s' (known: %s)", name,
 							 known->str), ret_error);
 	}

@@ -11,6 +11,8 @@
  *            inotify on /dev; a probe per node (the daemon's private INFO
  *            ioctl, QUERYCAP, the modes).
  * camera.c   one pw_stream per node: formats, buffers, on-demand capture.
+ * feed.c     a pipewire: device's writer node, fed from a PipeWire node
+ *            while the device has readers.
  * The V4L2 side of a capture (open, attach through the shim protocol, MMAP
  * buffers, DQBUF/QBUF) and the probe of the modes are client/'s.
  * formats.c  modes <-> EnumFormat/Format objects.
@@ -37,6 +39,7 @@ struct bridge_device {
 	char *path;			/* "/dev/video42" */
 	dev_t rdev;
 	struct v4l2cuse_info info;	/* the daemon's answer (nonce, id) */
+	bool feed;			/* a pipewire: device's writer node (feed.c) */
 	char *card;			/* QUERYCAP card: the label */
 	char *bus_info;
 	struct client_mode *modes;	/* every translatable mode */
@@ -53,7 +56,8 @@ bridge_device_freep(struct bridge_device **p)
 
 /*
  * Probe @dir/@name: 0 and a device, or -errno: -ENODEV for a node that is
- * not ours (not CUSE, no INFO answer, not a capture device), -EACCES when
+ * not ours (not CUSE, no INFO answer, not a capture device nor a feed's
+ * writer node, a feed's capture node), -EACCES when
  * the user may not open it, other errors from the ioctls.
  */
 int bridge_device_probe(const char *dir, const char *name, struct bridge_device **ret);
@@ -66,6 +70,15 @@ struct bridge_camera *bridge_camera_new(struct bridge_device *dev);
 void bridge_camera_free(struct bridge_camera *cam);
 /* Publish on @core (NULL: PipeWire went away, drop the stream). */
 void bridge_camera_set_core(struct bridge_camera *cam, struct pw_core *core);
+
+/* --- feed.c --- */
+struct bridge_feed;
+
+/* The feed of @dev (a writer node, taken); it streams while it has a core and readers. */
+struct bridge_feed *bridge_feed_new(struct bridge_device *dev);
+void bridge_feed_free(struct bridge_feed *feed);
+/* PipeWire is there (@core) or gone (NULL). */
+void bridge_feed_set_core(struct bridge_feed *feed, struct pw_core *core);
 
 /* --- monitor.c --- */
 struct bridge_monitor;

@@ -24,23 +24,34 @@ static const struct {
 	uint32_t fourcc;
 	uint32_t subtype;
 	uint32_t format;
+	bool packed;		/* one plane */
 } format_map[] = {
-	{ V4L2_PIX_FMT_YUYV, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_YUY2 },
-	{ V4L2_PIX_FMT_UYVY, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_UYVY },
-	{ V4L2_PIX_FMT_YVYU, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_YVYU },
-	{ V4L2_PIX_FMT_NV12, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_NV12 },
-	{ V4L2_PIX_FMT_NV21, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_NV21 },
-	{ V4L2_PIX_FMT_YUV420, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_I420 },
-	{ V4L2_PIX_FMT_YVU420, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_YV12 },
-	{ V4L2_PIX_FMT_RGB24, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_RGB },
-	{ V4L2_PIX_FMT_BGR24, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_BGR },
-	{ V4L2_PIX_FMT_XRGB32, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_xRGB },
-	{ V4L2_PIX_FMT_XBGR32, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_BGRx },
-	{ V4L2_PIX_FMT_RGB565, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_RGB16 },
-	{ V4L2_PIX_FMT_GREY, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_GRAY8 },
-	{ V4L2_PIX_FMT_MJPEG, SPA_MEDIA_SUBTYPE_mjpg, SPA_VIDEO_FORMAT_ENCODED },
-	{ V4L2_PIX_FMT_JPEG, SPA_MEDIA_SUBTYPE_mjpg, SPA_VIDEO_FORMAT_ENCODED },
+	{ V4L2_PIX_FMT_YUYV, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_YUY2, true },
+	{ V4L2_PIX_FMT_UYVY, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_UYVY, true },
+	{ V4L2_PIX_FMT_YVYU, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_YVYU, true },
+	{ V4L2_PIX_FMT_NV12, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_NV12, false },
+	{ V4L2_PIX_FMT_NV21, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_NV21, false },
+	{ V4L2_PIX_FMT_YUV420, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_I420, false },
+	{ V4L2_PIX_FMT_YVU420, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_YV12, false },
+	{ V4L2_PIX_FMT_RGB24, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_RGB, true },
+	{ V4L2_PIX_FMT_BGR24, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_BGR, true },
+	{ V4L2_PIX_FMT_XRGB32, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_xRGB, true },
+	{ V4L2_PIX_FMT_XBGR32, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_BGRx, true },
+	{ V4L2_PIX_FMT_RGB565, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_RGB16, true },
+	{ V4L2_PIX_FMT_GREY, SPA_MEDIA_SUBTYPE_raw, SPA_VIDEO_FORMAT_GRAY8, true },
+	{ V4L2_PIX_FMT_MJPEG, SPA_MEDIA_SUBTYPE_mjpg, SPA_VIDEO_FORMAT_ENCODED, false },
+	{ V4L2_PIX_FMT_JPEG, SPA_MEDIA_SUBTYPE_mjpg, SPA_VIDEO_FORMAT_ENCODED, false },
 };
+
+bool
+bridge_fourcc_is_packed(uint32_t fourcc)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(format_map); i++) {
+		if (format_map[i].fourcc == fourcc)
+			return format_map[i].packed;
+	}
+	return false;
+}
 
 bool
 bridge_fourcc_to_spa(uint32_t fourcc, uint32_t *ret_subtype, uint32_t *ret_format)
@@ -100,6 +111,75 @@ bridge_mode_build(struct spa_pod_builder *b, const struct client_mode *m)
 	}
 	/* NULL if the builder overflowed: the pod is incomplete. */
 	return spa_pod_builder_pop(b, &f[0]);
+}
+
+/* The size and rate ranges of a feed's EnumFormat object, defaults @want's. */
+static void
+feed_add_size_rate(struct spa_pod_builder *b, const struct bridge_format *want)
+{
+	struct spa_rectangle size = SPA_RECTANGLE(640, 480);
+	struct spa_fraction rate = SPA_FRACTION(30, 1);
+
+	if (want->width && want->height)
+		size = SPA_RECTANGLE(want->width, want->height);
+	if (want->rate.num && want->rate.denom)
+		rate = want->rate;
+	spa_pod_builder_add(b,
+		SPA_FORMAT_VIDEO_size, SPA_POD_CHOICE_RANGE_Rectangle(&size,
+			&SPA_RECTANGLE(1, 1), &SPA_RECTANGLE(8192, 8192)),
+		SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction(&rate,
+			&SPA_FRACTION(0, 1), &SPA_FRACTION(240, 1)),
+		0);
+}
+
+unsigned int
+bridge_feed_formats_build(struct spa_pod_builder *b, const struct bridge_format *want,
+			  const struct spa_pod **ret, unsigned int max)
+{
+	struct spa_pod_frame f[2];
+	uint32_t subtype, first = SPA_VIDEO_FORMAT_UNKNOWN;
+	unsigned int n = 0;
+	struct spa_pod *pod;
+
+	if (max < 2)
+		return 0;
+	if (!bridge_fourcc_to_spa(want->fourcc, &subtype, &first) ||
+	    subtype != SPA_MEDIA_SUBTYPE_raw)
+		first = SPA_VIDEO_FORMAT_YUY2;
+
+	spa_pod_builder_push_object(b, &f[0], SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat);
+	spa_pod_builder_add(b,
+		SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
+		SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
+		0);
+	/* An Enum choice: the default, then every alternative, packed ones first. */
+	spa_pod_builder_prop(b, SPA_FORMAT_VIDEO_format, 0);
+	spa_pod_builder_push_choice(b, &f[1], SPA_CHOICE_Enum, 0);
+	spa_pod_builder_id(b, first);
+	spa_pod_builder_id(b, first);
+	for (int packed = 1; packed >= 0; packed--) {
+		for (size_t i = 0; i < ARRAY_SIZE(format_map); i++) {
+			if (format_map[i].subtype == SPA_MEDIA_SUBTYPE_raw &&
+			    format_map[i].packed == packed && format_map[i].format != first)
+				spa_pod_builder_id(b, format_map[i].format);
+		}
+	}
+	spa_pod_builder_pop(b, &f[1]);
+	feed_add_size_rate(b, want);
+	pod = spa_pod_builder_pop(b, &f[0]);
+	if (pod)
+		ret[n++] = pod;
+
+	spa_pod_builder_push_object(b, &f[0], SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat);
+	spa_pod_builder_add(b,
+		SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
+		SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_mjpg),
+		0);
+	feed_add_size_rate(b, want);
+	pod = spa_pod_builder_pop(b, &f[0]);
+	if (pod)
+		ret[n++] = pod;
+	return n;
 }
 
 int

@@ -49,6 +49,21 @@ uint32_t bridge_fourcc_from_spa(uint32_t subtype, uint32_t format);
 struct spa_pod *bridge_mode_build(struct spa_pod_builder *b, const struct client_mode *m);
 
 /*
+ * What a pipewire: device (a feed, feed.c) asks of the node it captures:
+ * the EnumFormat objects of its input stream, in @b, into @ret (up to
+ * @max; the count is returned). One raw object whose format choice lists
+ * every raw format we translate, @want's fourcc first when it is one of
+ * them, then the packed ones (they need no plane layout); then an MJPG
+ * object. Sizes and rates are ranges whose defaults are @want's (what the
+ * device's readers streamed), 640x480 at 30 fps when it has none.
+ */
+unsigned int bridge_feed_formats_build(struct spa_pod_builder *b, const struct bridge_format *want,
+				       const struct spa_pod **ret, unsigned int max);
+
+/* Whether @fourcc keeps its pixels in one plane (packed YUV, RGB, GREY). */
+bool bridge_fourcc_is_packed(uint32_t fourcc);
+
+/*
  * A fixed Format object back to @out: 0, or -EINVAL when it is not a
  * video format with a size, -ENOTSUP for a subtype or format we do not
  * translate.

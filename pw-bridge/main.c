@@ -46,6 +46,7 @@ struct bridge {
 	unsigned int backoff_s;
 	bool said_unavailable;		/* the one-line error was printed */
 	GHashTable *cameras;		/* node name -> struct bridge_camera */
+	GHashTable *feeds;		/* node name -> struct bridge_feed */
 	struct bridge_monitor *monitor;
 };
 
@@ -112,10 +113,14 @@ set_core_all(struct bridge *b, struct pw_core *core)
 {
 	GHashTableIter it;
 	struct bridge_camera *cam;
+	struct bridge_feed *feed;
 
 	g_hash_table_iter_init(&it, b->cameras);
 	while (g_hash_table_iter_next(&it, NULL, (gpointer *)&cam))
 		bridge_camera_set_core(cam, core);
+	g_hash_table_iter_init(&it, b->feeds);
+	while (g_hash_table_iter_next(&it, NULL, (gpointer *)&feed))
+		bridge_feed_set_core(feed, core);
 }
 
 static void
@@ -203,7 +208,16 @@ static void
 on_device_added(struct bridge_device *dev, void *user_data)
 {
 	struct bridge *b = user_data;
-	struct bridge_camera *cam = bridge_camera_new(dev);
+	struct bridge_camera *cam;
+
+	if (dev->feed) {
+		struct bridge_feed *feed = bridge_feed_new(dev);
+
+		g_hash_table_replace(b->feeds, g_strdup(dev->name), feed);
+		bridge_feed_set_core(feed, b->core);
+		return;
+	}
+	cam = bridge_camera_new(dev);
 
 	/* A name that comes back replaces its old camera. */
 	g_hash_table_replace(b->cameras, g_strdup(dev->name), cam);
@@ -220,6 +234,7 @@ on_device_removed(const char *name, void *user_data)
 	struct bridge *b = user_data;
 
 	g_hash_table_remove(b->cameras, name);
+	g_hash_table_remove(b->feeds, name);
 }
 
 static gboolean
@@ -277,6 +292,8 @@ main(int argc, char **argv)
 	b.loop = g_main_loop_new(NULL, FALSE);
 	b.cameras = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
 					  (GDestroyNotify)bridge_camera_free);
+	b.feeds = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+					(GDestroyNotify)bridge_feed_free);
 	b.pw_loop = pw_loop_new(NULL);
 	if (!b.pw_loop) {
 		fprintf(stderr, "v4l2cuse-pipewire: cannot create a PipeWire loop: %s\n",
@@ -309,6 +326,7 @@ main(int argc, char **argv)
 	bridge_monitor_free(b.monitor);
 	bridge_disconnect(&b);
 	g_hash_table_destroy(b.cameras);
+	g_hash_table_destroy(b.feeds);
 	pw_context_destroy(b.context);
 	g_source_destroy(b.pw_source);
 	g_source_unref(b.pw_source);

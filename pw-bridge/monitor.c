@@ -107,6 +107,8 @@ bridge_device_probe(const char *dir, const char *name, struct bridge_device **re
 	struct v4l2_capability cap = { 0 };
 	struct v4l2cuse_info info = { 0 };
 	struct stat st;
+	uint32_t caps;
+	bool feed;
 	dev_t rdev;
 	int r;
 
@@ -130,17 +132,25 @@ bridge_device_probe(const char *dir, const char *name, struct bridge_device **re
 	r = client_xioctl(fd, VIDIOC_QUERYCAP, &cap);
 	if (r < 0)
 		return r;
-	if (!((cap.capabilities & V4L2_CAP_DEVICE_CAPS ? cap.device_caps : cap.capabilities) &
-	      V4L2_CAP_VIDEO_CAPTURE))
+	caps = cap.capabilities & V4L2_CAP_DEVICE_CAPS ? cap.device_caps : cap.capabilities;
+	/*
+	 * A pipewire: device: its writer node is ours to feed (feed.c); its
+	 * capture node is not published, PipeWire has the camera already.
+	 */
+	feed = (info.flags & V4L2CUSE_INFO_FEED) && (caps & V4L2_CAP_VIDEO_OUTPUT);
+	if (!feed && (!(caps & V4L2_CAP_VIDEO_CAPTURE) || (info.flags & V4L2CUSE_INFO_FEED)))
 		return -ENODEV;
-	r = client_probe_modes(fd, spa_usable, modes);
-	if (r < 0)
-		return r;
+	if (!feed) {
+		r = client_probe_modes(fd, spa_usable, modes);
+		if (r < 0)
+			return r;
+	}
 
 	d = g_new0(struct bridge_device, 1);
 	d->name = g_strdup(name);
 	d->path = g_steal_pointer(&path);
 	d->rdev = rdev;
+	d->feed = feed;
 	d->info = info;
 	d->info.name[sizeof(d->info.name) - 1] = '\0';
 	d->info.id[sizeof(d->info.id) - 1] = '\0';

@@ -19,7 +19,14 @@
 #     An exclusive node busy with a read() client: the bridge says why, the
 #     PipeWire consumer gets no frame, the read() client is not disturbed,
 #     and the node works again after.
-#  5. v4l2cuse-ctl remove/add: the node goes and comes; the daemon
+#  5. pipewire:fake-cam (a device fed from PipeWire): a fake camera
+#     (videotestsrc ! pipewiresink, Video/Source, role Camera) is not linked
+#     while the device has no reader, and is within seconds of the first;
+#     its white frames reach a read() reader and ffmpeg under v4l2cuse-run;
+#     the fake camera stopped: the placeholder and SIGNAL lost, started
+#     again: its frames, the reader never erred nor reopened; the capture
+#     node is not published back into PipeWire.
+#  6. v4l2cuse-ctl remove/add: the node goes and comes; the daemon
 #     restarting: the nodes come back with the bridge untouched; PipeWire
 #     restarting: the bridge reconnects.
 set -euo pipefail
@@ -58,13 +65,22 @@ source = pattern
 formats = YUYV
 sizes = 320x240
 frame-rates = 15
+
+[device from-pw]
+node = video45
+label = From PipeWire
+source = pipewire:fake-cam,writer=video46,sizes=320x240,fps=15
+format = YUYV
+size = 320x240
+share = true
 CONF
 
 start_daemon()
 {
 	"$daemon" --config "$T/v4l2cuse.conf" >>"$R/daemon.log" 2>&1 &
 	daemon_pid=$!
-	vm_wait_node /dev/video42 120 && vm_wait_node /dev/video43 120
+	vm_wait_node /dev/video42 120 && vm_wait_node /dev/video43 120 &&
+		vm_wait_node /dev/video45 120 && vm_wait_node /dev/video46 120
 }
 start_daemon || bail_out "the daemon's nodes did not appear: $(tail -5 "$R/daemon.log")"
 vm_on_exit bash -c 'kill $(cat '"$T"'/daemon.pid 2>/dev/null) 2>/dev/null; true'
@@ -277,6 +293,138 @@ vm_wait_for "... and v4l2cuse.video43 is published again for the next consumer" 
 	has_node v4l2cuse.video43" || true
 check "... which captures" \
 	capture v4l2cuse.video43 video/x-raw,format=YUY2,width=320,height=240 3 "$R/b-again.raw"
+
+# --- pipewire:fake-cam, a device fed from PipeWire --------------------------------
+diag "t=${SECONDS}s: pipewire: source"
+fake_cam_start()
+{
+	gst-launch-1.0 videotestsrc is-live=true pattern=white ! \
+		video/x-raw,format=YUY2,width=320,height=240,framerate=15/1 ! \
+		pipewiresink mode=provide \
+		stream-properties="props,media.class=Video/Source,media.role=Camera,node.name=fake-cam,node.description=Fake" \
+		>>"$R/fake-cam.log" 2>&1 &
+	echo $! >"$T/fake-cam.pid"
+}
+fake_cam_stop()
+{
+	kill "$(cat "$T/fake-cam.pid")" 2>/dev/null || true
+	wait "$(cat "$T/fake-cam.pid")" 2>/dev/null || true
+}
+# fake_cam_links: how many links leave the fake camera's node.
+fake_cam_links()
+{
+	pw-dump 2>/dev/null | jq '[.[] | select(.type == "PipeWire:Interface:Node" and
+		.info.props."node.name" == "fake-cam") | .id] as $ids |
+		[.[] | select(.type == "PipeWire:Interface:Link" and
+		(.info."output-node-id" as $o | $ids | index($o)))] | length'
+}
+has_fake_cam()
+{
+	pw_nodes_all | grep -qx fake-cam
+}
+pw_nodes_all()
+{
+	pw-dump 2>/dev/null | jq -r '.[] | select(.type == "PipeWire:Interface:Node") | .info.props."node.name"'
+}
+export -f fake_cam_links has_fake_cam pw_nodes_all
+fake_cam_start
+vm_on_exit fake_cam_stop
+vm_wait_for "the fake camera is a PipeWire node" 300 bash -c has_fake_cam || true
+check "the bridge feeds video46 (pipewire:fake-cam's writer node)" \
+	grep -q '/dev/video46: feeds "From PipeWire' "$R/bridge.log"
+check "the capture node video45 is not published into PipeWire" bash -c '! has_node v4l2cuse.video45'
+sleep 5
+check "no reader: the fake camera has no link, the bridge no stream" bash -c "
+	[[ \$(fake_cam_links) == 0 ]] && ! pw_nodes_all | grep -q '^v4l2cuse-feed'"
+
+# lumalog DEV OUT: read() frames until SIGTERM; one line per frame:
+# "seconds white" (white: 1 if every luma sample is 235 +- 3 and the chroma
+# neutral, the fake camera's frame). Exit 1 at the first failed read().
+cat >"$T/lumalog.py" <<'PY'
+import os, signal, sys, time
+dev, out = sys.argv[1], sys.argv[2]
+size = 320 * 240 * 2
+stop = False
+def term(*_):
+    global stop
+    stop = True
+signal.signal(signal.SIGTERM, term)
+fd = os.open(dev, os.O_RDONLY)
+with open(out, "w", buffering=1) as f:
+    while not stop:
+        try:
+            b = os.read(fd, size)
+        except InterruptedError:
+            continue
+        if len(b) != size:
+            print(f"read() gave {len(b)} bytes", file=sys.stderr)
+            sys.exit(1)
+        white = all(abs(y - 235) <= 3 for y in b[0::2]) and all(abs(c - 128) <= 4 for c in b[1::2])
+        f.write(f"{time.monotonic():.3f} {int(white)}\n")
+PY
+# white_since T: a white frame came after monotonic time T; not_white_since T likewise.
+white_since()
+{
+	awk -v t="$1" '$1 > t && $2 == 1 { f = 1 } END { exit !f }' "$R/lumalog.txt"
+}
+not_white_since()
+{
+	awk -v t="$1" '$1 > t && $2 == 0 { f = 1 } END { exit !f }' "$R/lumalog.txt"
+}
+now_mono()
+{
+	python3 -c 'import time; print(f"{time.monotonic():.3f}")'
+}
+export -f white_since not_white_since
+t_start=$(now_mono)
+python3 "$T/lumalog.py" /dev/video45 "$R/lumalog.txt" 2>"$R/lumalog.err" &
+lumalog=$!
+vm_wait_for "a reader: the bridge links the fake camera" 60 bash -c '[[ $(fake_cam_links) -ge 1 ]]' || true
+t_linked=$(now_mono)
+diag "linked $(awk -v a="$t_start" -v b="$t_linked" 'BEGIN { printf "%.2f", b - a }') s after the reader started (polled every 1 s, under TCG)"
+# The bridge's own clock: from the client-usage event to frames flowing.
+diag "the bridge: $(python3 - "$R/bridge.log" <<'PY'
+import re, sys
+t = lambda l: sum(float(x) * m for x, m in zip(re.search(r"(\d+):(\d+):([\d.]+)", l).groups(), (3600, 60, 1)))
+lines = open(sys.argv[1]).read().splitlines()
+seen = next(l for l in lines if "video46: 1 reader(s)" in l and "DEBUG" in l)
+up = next(l for l in lines[lines.index(seen):] if "v4l2cuse-feed.video46: stream paused -> streaming" in l)
+print(f"{t(up) - t(seen):.2f} s from its first reader to the PipeWire stream streaming")
+PY
+)"
+vm_wait_for "the reader gets the fake camera's white frames" 120 bash -c "white_since $t_start" || true
+check "pipewire:fake-cam: whole white frames (Y' 235, neutral chroma) in the reader" white_since "$t_start"
+check "ffmpeg under v4l2cuse-run captures 5 white frames meanwhile (share=true)" bash -c "
+	timeout 300 '$run' ffmpeg -nostdin -loglevel error -f v4l2 -video_size 320x240 -input_format yuyv422 \
+		-i /dev/video45 -frames:v 5 -f rawvideo -y '$R/feed-ffmpeg.yuv' &&
+	python3 - '$R/feed-ffmpeg.yuv' <<'PY'
+import sys
+b = open(sys.argv[1], 'rb').read()
+n = 320 * 240 * 2
+frames = [b[i:i + n] for i in range(0, len(b), n)]
+print(len(frames), 'frames')
+# the last frame is the fake camera's (the first may still be the card)
+sys.exit(0 if len(frames) == 5 and all(abs(y - 235) <= 3 for y in frames[-1][0::2]) else 1)
+PY"
+fake_cam_stop
+t_stopped=$(now_mono)
+export t_stopped
+vm_wait_for "the fake camera stopped: the reader gets the placeholder" 60 bash -c "not_white_since $t_stopped" || true
+check "... and v4l2cuse-ctl list says SIGNAL lost" bash -c \
+	"'$ctl' list 2>&1 | tee '$R/ctl-list-lost.txt' | awk '\$1 == \"from-pw\" && \$4 == \"lost\" { f = 1 } END { exit !f }'"
+check "... the bridge says the stream stopped" grep -q '/dev/video46: the PipeWire stream' "$R/bridge.log"
+check "... the reader is still reading" kill -0 $lumalog
+diag "placeholder $(awk -v t="$t_stopped" '$1 > t && $2 == 0 { printf "%.2f", $1 - t; exit }' "$R/lumalog.txt") s after the fake camera was killed"
+fake_cam_start
+t_again=$(now_mono)
+vm_wait_for "the fake camera back: its frames again, same reader" 120 bash -c "white_since $t_again" || true
+check "... the reader never erred (same process, no failed read)" bash -c "kill -0 $lumalog && ! [[ -s '$R/lumalog.err' ]]"
+kill -TERM $lumalog
+rc=0
+wait $lumalog || rc=$?
+check "... and exits cleanly ($(wc -l <"$R/lumalog.txt") frames)" test "$rc" = 0
+vm_wait_for "no reader: the fake camera is unlinked again" 60 bash -c '[[ $(fake_cam_links) == 0 ]]' || true
+fake_cam_stop
 
 # --- nodes going and coming ------------------------------------------------------
 check "ctl remove cam-b" "$ctl" remove cam-b
