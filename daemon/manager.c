@@ -273,10 +273,7 @@ static struct mdev *
 mdev_new(struct v4l2cuse_manager *m, const struct v4l2cuse_conf_device *d, bool runtime,
 	 const char *node, const char *writer_node, char **ret_error)
 {
-	struct mdev *md;
-
-	mgr_check_network(m, d);
-	md = g_new0(struct mdev, 1);
+	struct mdev *md = g_new0(struct mdev, 1);
 
 	md->m = m;
 	md->conf = v4l2cuse_conf_device_dup(d);
@@ -288,6 +285,7 @@ mdev_new(struct v4l2cuse_manager *m, const struct v4l2cuse_conf_device *d, bool 
 		return NULL;
 	}
 	md->state = MDEV_BUILT;
+	mgr_check_network(m, d);
 	return md;
 }
 
@@ -891,7 +889,6 @@ v4l2cuse_manager_set_placeholder(struct v4l2cuse_manager *m, const char *id,
 				 const char *spec, char **ret_error)
 {
 	struct mdev *md = mgr_find_live(m, id, ret_error);
-
 	int r;
 
 	if (!md)
