@@ -140,6 +140,7 @@ v4l2cuse_conf_device_equal(const struct v4l2cuse_conf_device *a,
 			   const struct v4l2cuse_conf_device *b)
 {
 	return v4l2cuse_conf_device_equal_but_source(a, b) && a->share == b->share &&
+	       a->has_network == b->has_network && a->network == b->network &&
 	       g_strcmp0(a->source, b->source) == 0 &&
 	       g_strcmp0(a->placeholder, b->placeholder) == 0;
 }
@@ -511,7 +512,7 @@ parse_source_spec(struct conf_ctx *c, const char *key, const char *v, char **ret
 static const char *const device_keys[] = {
 	"node", "label", "source", "placeholder", "formats", "sizes", "frame-rates",
 	"format", "size", "frame-rate", "min-buffers", "read-buffers", "group", "mode",
-	"enabled", "buffer-memory-limit", "share", "usb", NULL
+	"enabled", "buffer-memory-limit", "share", "usb", "network", NULL
 };
 
 static int
@@ -576,6 +577,9 @@ parse_device_key(struct conf_ctx *c, struct v4l2cuse_conf_device *d, const char 
 		return ctx_get_bool(c, key, v, &d->share, ret_error);
 	} else if (strcmp(key, "usb") == 0) {
 		return ctx_get_bool(c, key, v, &d->usb, ret_error);
+	} else if (strcmp(key, "network") == 0) {
+		d->has_network = true;
+		return ctx_get_bool(c, key, v, &d->network, ret_error);
 	} else if (strcmp(key, "buffer-memory-limit") == 0) {
 		if (v4l2cuse_parse_memory(v, &d->buffer_memory_limit, &msg) < 0)
 			return ctx_fail(c, key, msg, ret_error);

@@ -24,6 +24,9 @@
 #include "offer.h"
 #include "sandbox.h"
 
+/* The daemon's default --config (SYSCONFDIR: config.h), v4l2cuse-generator's too. */
+#define V4L2CUSE_CONF_DEFAULT_PATH	SYSCONFDIR "/v4l2cuse/v4l2cuse.conf"
+
 #define V4L2CUSE_CONF_MAX_DEVICES	64
 #define V4L2CUSE_CONF_ID_MAX		31	/* bytes of a device id */
 #define V4L2CUSE_CONF_MAX_FILE		(1024 * 1024)
@@ -61,6 +64,8 @@ struct v4l2cuse_conf_device {
 	bool has_mode;
 	uint64_t buffer_memory_limit;	/* buffer-memory-limit= in bytes (0: unlimited) */
 	bool has_buffer_memory_limit;
+	bool network;		/* network=: needs the network, any peer (daemon/network.h) */
+	bool has_network;	/* network= given; else its source says (uri:) */
 };
 
 struct v4l2cuse_conf {

@@ -29,6 +29,7 @@
 #include "device.h"
 #include "conf.h"
 #include "manager.h"
+#include "network.h"
 #include "control.h"
 #include "lbctl.h"
 #include "sandbox.h"
@@ -37,7 +38,6 @@
 #include "usbip-server.h"
 
 #define EXIT_USAGE 2
-#define DEFAULT_CONFIG SYSCONFDIR "/v4l2cuse/v4l2cuse.conf"
 
 struct options {
 	char *device;
@@ -441,7 +441,8 @@ options_clear(struct options *o)
 /*
  * The Landlock domain (daemon/sandbox.h) for @conf: its directory (conf.d,
  * reloads), every file its sources and placeholders name, sandbox-paths=,
- * and the socket directories. Before any thread exists.
+ * the socket directories, and name resolution when a device needs the
+ * network (daemon/network.h). Before any thread exists.
  */
 static int
 restrict_to(const struct daemon_state *st, const struct v4l2cuse_conf *conf,
@@ -462,6 +463,7 @@ restrict_to(const struct daemon_state *st, const struct v4l2cuse_conf *conf,
 		.exec_files = exec_files,
 		.write_trees = write_trees,
 		.create_dirs = create_dirs,
+		.network = v4l2cuse_net_conf_needs(conf),
 	};
 
 	if (mode_arg && v4l2cuse_sandbox_parse_mode(mode_arg, &cfg.mode, ret_error) < 0)
@@ -540,7 +542,7 @@ main(int argc, char **argv)
 	struct options o = { .fps = G_MININT };
 	GOptionEntry entries[] = {
 		{ "config", 'c', 0, G_OPTION_ARG_FILENAME, &o.config,
-		  "Configuration file (default " DEFAULT_CONFIG ", plus conf.d/ next to it)",
+		  "Configuration file (default " V4L2CUSE_CONF_DEFAULT_PATH ", plus conf.d/ next to it)",
 		  "FILE" },
 		{ "check-config", 0, 0, G_OPTION_ARG_NONE, &o.check_config,
 		  "Check the configuration (and build its devices) and exit", NULL },
@@ -639,7 +641,7 @@ main(int argc, char **argv)
 		conf = cli_conf(&o);
 		apply_memory_options(&st, conf);
 	} else {
-		st.config_path = g_strdup(o.config ? o.config : DEFAULT_CONFIG);
+		st.config_path = g_strdup(o.config ? o.config : V4L2CUSE_CONF_DEFAULT_PATH);
 		st.config_required = o.config != NULL;
 		if (load_config(&st, &conf, &err) < 0) {
 			g_printerr("v4l2cuse: %s\n", err);

@@ -76,4 +76,5 @@ struct v4l2cuse_manager {
 	struct v4l2cuse_selftest *selftest;
 	uint64_t next_tag;
 	bool waiting_settle;		/* report settled() when all are */
+	char *service_network;		/* V4L2CUSE_SERVICE_NETWORK (network.h); NULL: no unit */
 };

@@ -32,6 +32,7 @@
 #include "selftest.h"
 #include "usbface.h"
 #include "manager.h"
+#include "network.h"
 
 #include "manager-private.h"
 
@@ -253,6 +254,21 @@ mdev_build_device(struct mdev *md, char **ret_error)
 	return 0;
 }
 
+/*
+ * Under the unit, one line when @d needs network the unit does not allow
+ * (network.h): configured after the boot's generator run, or added at
+ * runtime. The device is made anyway; its source fails to connect and the
+ * placeholder stands in.
+ */
+static void
+mgr_check_network(struct v4l2cuse_manager *m, const struct v4l2cuse_conf_device *d)
+{
+	g_autofree char *msg = v4l2cuse_net_uncovered(m->service_network, d);
+
+	if (msg)
+		g_warning("%s", msg);
+}
+
 static struct mdev *
 mdev_new(struct v4l2cuse_manager *m, const struct v4l2cuse_conf_device *d, bool runtime,
 	 const char *node, const char *writer_node, char **ret_error)
@@ -269,6 +285,7 @@ mdev_new(struct v4l2cuse_manager *m, const struct v4l2cuse_conf_device *d, bool 
 		return NULL;
 	}
 	md->state = MDEV_BUILT;
+	mgr_check_network(m, d);
 	return md;
 }
 
@@ -517,6 +534,7 @@ v4l2cuse_manager_new(const struct v4l2cuse_manager_events *ev, void *data,
 	m->hub = v4l2cuse_hub_new();
 	m->devs = g_ptr_array_new();
 	m->selftest = v4l2cuse_selftest_new(mgr_selftest_done, m);
+	m->service_network = g_strdup(g_getenv(V4L2CUSE_NET_ENV));
 	return m;
 }
 
@@ -534,6 +552,7 @@ v4l2cuse_manager_free(struct v4l2cuse_manager *m)
 	v4l2cuse_conf_free(m->conf);
 	vb_budget_unref(m->budget);
 	v4l2cuse_hub_free(m->hub);	/* after the devices: their sources are its taps */
+	g_free(m->service_network);
 	g_free(m);
 }
 
@@ -855,6 +874,12 @@ v4l2cuse_manager_set_source(struct v4l2cuse_manager *m, const char *id, const ch
 	if (!md)
 		return -ENOENT;
 	r = v4l2cuse_device_set_source(md->dev, spec, ret_error);
+	if (r == 0) {
+		struct v4l2cuse_conf_device d = *md->conf;
+
+		d.source = (char *)spec;
+		mgr_check_network(m, &d);
+	}
 	mgr_changed(m);
 	return r;
 }
@@ -864,10 +889,18 @@ v4l2cuse_manager_set_placeholder(struct v4l2cuse_manager *m, const char *id,
 				 const char *spec, char **ret_error)
 {
 	struct mdev *md = mgr_find_live(m, id, ret_error);
+	int r;
 
 	if (!md)
 		return -ENOENT;
-	return v4l2cuse_device_set_placeholder(md->dev, spec, ret_error);
+	r = v4l2cuse_device_set_placeholder(md->dev, spec, ret_error);
+	if (r == 0) {
+		struct v4l2cuse_conf_device d = *md->conf;
+
+		d.placeholder = (char *)spec;	/* NULL: none */
+		mgr_check_network(m, &d);
+	}
+	return r;
 }
 
 int

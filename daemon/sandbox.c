@@ -221,6 +221,33 @@ sb_add(int ruleset, uint64_t handled, const char *path, uint64_t access, bool us
 		(guint64)rule.access);
 }
 
+void
+v4l2cuse_sandbox_system_reads(const struct v4l2cuse_sandbox_config *cfg, GPtrArray *out)
+{
+	static const char *const system_files[] = {
+		"/etc/group", "/etc/passwd", "/etc/nsswitch.conf", "/etc/ld.so.cache",
+		"/etc/localtime",
+	};
+	/*
+	 * Network sources (docs/service.md, "Network"): glibc's resolver and
+	 * getaddrinfo() configuration, systemd-resolved's directory (its
+	 * stub-resolv.conf, where /etc/resolv.conf often points, is replaced
+	 * by rename: a rule on the file would lose it), the TLS certificates
+	 * (/etc/ssl/certs links into /usr/share/ca-certificates, under /usr).
+	 */
+	static const char *const network_reads[] = {
+		"/etc/hosts", "/etc/resolv.conf", "/etc/host.conf", "/etc/gai.conf",
+		"/etc/ssl", "/run/systemd/resolve",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(system_files); i++)
+		g_ptr_array_add(out, g_strdup(system_files[i]));
+	/* The GStreamer plugin registry. */
+	g_ptr_array_add(out, g_build_filename(g_get_user_cache_dir(), "gstreamer-1.0", NULL));
+	for (size_t i = 0; cfg->network && i < ARRAY_SIZE(network_reads); i++)
+		g_ptr_array_add(out, g_strdup(network_reads[i]));
+}
+
 int
 v4l2cuse_sandbox_restrict(const struct v4l2cuse_sandbox_config *cfg, char **ret_error)
 {
@@ -229,13 +256,8 @@ v4l2cuse_sandbox_restrict(const struct v4l2cuse_sandbox_config *cfg, char **ret_
 		"/usr", "/lib", "/lib64",	/* GStreamer plugins, libv4l2, NSS */
 		"/proc", "/sys",		/* /sys/class/{cuse,video4linux}, /proc/self */
 	};
-	static const char *const system_files[] = {
-		"/etc/group", "/etc/passwd", "/etc/nsswitch.conf", "/etc/ld.so.cache",
-		"/etc/localtime",
-	};
+	g_autoptr(GPtrArray) reads = g_ptr_array_new_with_free_func(g_free);
 	struct landlock_ruleset_attr attr = { 0 };
-	g_autofree char *gst_cache = g_build_filename(g_get_user_cache_dir(), "gstreamer-1.0",
-						      NULL);
 	uint64_t handled;
 	int abi, ruleset, r;
 
@@ -288,9 +310,10 @@ v4l2cuse_sandbox_restrict(const struct v4l2cuse_sandbox_config *cfg, char **ret_
 	for (size_t i = 0; i < ARRAY_SIZE(system_trees); i++)
 		sb_add(ruleset, handled, system_trees[i],
 		       FS_READ | (i < 3 ? LANDLOCK_ACCESS_FS_EXECUTE : 0), false);
-	for (size_t i = 0; i < ARRAY_SIZE(system_files); i++)
-		sb_add(ruleset, handled, system_files[i], LANDLOCK_ACCESS_FS_READ_FILE, false);
-	sb_add(ruleset, handled, gst_cache, FS_READ, false);	/* the plugin registry */
+	/* Files get read only (sb_add() keeps the file rights of FS_READ). */
+	v4l2cuse_sandbox_system_reads(cfg, reads);
+	for (unsigned int i = 0; i < reads->len; i++)
+		sb_add(ruleset, handled, reads->pdata[i], FS_READ, false);
 	for (unsigned int i = 0; cfg->exec_files && cfg->exec_files[i]; i++)
 		sb_add(ruleset, handled, cfg->exec_files[i],
 		       LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_EXECUTE, false);
@@ -310,7 +333,9 @@ v4l2cuse_sandbox_restrict(const struct v4l2cuse_sandbox_config *cfg, char **ret_
 	sb.abi = abi;
 	sb.summary = g_strdup_printf("Landlock ABI %d, %u rules: reads limited to the "
 				     "configuration, its sources, sandbox-paths= and system "
-				     "directories", abi, sb.rules->len);
+				     "directories%s", abi, sb.rules->len,
+				     cfg->network ? ", with name resolution and TLS "
+						    "certificates (network sources)" : "");
 	g_debug("sandbox: %s", sb.summary);
 	return 0;
 }

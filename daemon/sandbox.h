@@ -18,7 +18,8 @@
  *    configuration points (its directory with conf.d, every file a source
  *    or placeholder names, sandbox-paths=), plus what the daemon itself
  *    needs (/dev, the socket directories, /proc, /sys, /usr and a few
- *    files of /etc). Sources named later (reload, v4l2cuse-ctl) are checked
+ *    files of /etc, more of them when a source needs the network: name
+ *    resolution and TLS certificates). Sources named later (reload, v4l2cuse-ctl) are checked
  *    with v4l2cuse_sandbox_check_spec() for one clear error line.
  */
 
@@ -56,7 +57,16 @@ struct v4l2cuse_sandbox_config {
 	const char *const *exec_files;	/* programs we start (outside /usr: a build tree), may be NULL */
 	const char *const *write_trees;	/* files or trees written (vhci-hcd's sysfs), may be NULL */
 	bool create_dirs;		/* false: --check-config creates nothing */
+	bool network;			/* a source needs the network: name resolution, TLS */
 };
+
+/*
+ * Append to @out the system files and trees (g_malloc'ed paths) the domain
+ * of @cfg lets be read besides its read_paths, /dev, /usr, /proc and /sys:
+ * NSS and the GStreamer registry; with cfg->network also what name
+ * resolution and TLS read (/etc/hosts, /etc/resolv.conf, /etc/ssl, ...).
+ */
+void v4l2cuse_sandbox_system_reads(const struct v4l2cuse_sandbox_config *cfg, GPtrArray *out);
 
 /*
  * Enter the Landlock domain (see above). With AUTO and a kernel without

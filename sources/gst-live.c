@@ -78,6 +78,7 @@
 #include "v4l2cuse/source.h"
 #include "convert.h"
 #include "gst-common.h"
+#include "live-spec.h"
 #include "modes.h"
 #include "ratelimit.h"
 
@@ -85,10 +86,6 @@
 #define LIVE_BACKOFF_FACTOR	16u
 #define LIVE_SINK_NAME		"v4l2cuse-sink"
 #define LIVE_CAPS_NAME		"v4l2cuse-caps"
-
-static const char *const live_keys[] = {
-	"sizes", "fps", "formats", "timeout", "latency", "retry", NULL,
-};
 
 /* Pipelines built at start() or a reconnect and not yet torn down (for tests). */
 static int live_alive;
@@ -178,41 +175,6 @@ live_redact(const char *s)
 						   NULL));
 	out = g_regex_replace(re, s, -1, 0, "\\1***@", 0, NULL);
 	return out ? out : g_strdup(s);
-}
-
-/* Is @key=... one of our options? */
-static bool
-live_is_option(const char *field)
-{
-	const char *eq = strchr(field, '=');
-
-	for (const char *const *k = live_keys; eq && *k; k++) {
-		if ((size_t)(eq - field) == strlen(*k) && strncmp(field, *k, strlen(*k)) == 0)
-			return true;
-	}
-	return false;
-}
-
-/*
- * "DESCRIPTION,key=v,key=v" -> the description and ",key=v,key=v" (what
- * v4l2cuse_opts_parse() takes for "no ARG"): trailing items that are our
- * options, from the right; the rest, commas included, is the description.
- */
-static void
-live_split(const char *args, char **ret_desc, char **ret_opts)
-{
-	g_auto(GStrv) fields = g_strsplit(args ? args : "", ",", -1);
-	guint n = g_strv_length(fields), first = n;
-	GString *desc = g_string_new(NULL), *opts = g_string_new(NULL);
-
-	while (first > 1 && live_is_option(fields[first - 1]))
-		first--;
-	for (guint i = 0; i < n; i++)
-		g_string_append_printf(i < first ? desc : opts, "%s%s",
-				       i && i != first ? "," : "", fields[i]);
-	g_string_prepend_c(opts, ',');
-	*ret_desc = g_string_free(desc, FALSE);
-	*ret_opts = g_string_free(opts, FALSE);
 }
 
 /* Whether every structure of @caps is image/jpeg (ANY and EMPTY are not). */
@@ -490,7 +452,7 @@ live_parse_opts(struct gst_live *l, const char *opts, char **ret_error)
 	int64_t latency = -1;
 	int r;
 
-	r = v4l2cuse_opts_parse(l->kind, opts, live_keys, &o, ret_error);
+	r = v4l2cuse_opts_parse(l->kind, opts, v4l2cuse_live_keys, &o, ret_error);
 	if (r < 0)
 		return r;
 	r = v4l2cuse_modes_from_options(&l->ms.modes, o, ret_error);
@@ -574,7 +536,7 @@ live_create(const struct v4l2cuse_source_ops *ops, const char *args,
 	l->kind = ops->name;
 	l->cv = v4l2cuse_convert_new();
 	l->epfd = l->evfd = l->timerfd = -1;
-	live_split(args, &arg, &opts);
+	v4l2cuse_live_split(args, &arg, &opts);
 	l->shown = live_redact(arg);
 	r = live_parse_opts(l, opts, ret_error);
 	if (r < 0)

@@ -238,6 +238,23 @@ const struct v4l2cuse_source_ops *v4l2cuse_source_lookup(const char *name);
  * other sources and for an ARG that names nothing (g_free the key).
  */
 char *v4l2cuse_source_input_key(const char *spec);
+/*
+ * What network @spec reaches by itself (docs/service.md, "Network"): only
+ * a uri: whose scheme is not file: does. ADDRESS: its one peer is the
+ * literal IP address in *ret_peer (as inet_ntop() writes it, a zone
+ * dropped). ANY: the peer is a host name (in *ret_peer; its addresses are
+ * known only when it is resolved), or anyone (*ret_peer NULL): udp://,
+ * rtp://, rist:// receive on a port from any sender, as does srt:// with
+ * mode=listener, no host, 0.0.0.0, :: or a multicast group; a URI that
+ * GLib cannot parse counts as that too. *ret_peer is always set (g_free).
+ * A gst: description is NONE here: what it connects to is not known.
+ */
+enum v4l2cuse_source_net {
+	V4L2CUSE_SOURCE_NET_NONE,
+	V4L2CUSE_SOURCE_NET_ADDRESS,
+	V4L2CUSE_SOURCE_NET_ANY,
+};
+enum v4l2cuse_source_net v4l2cuse_source_network(const char *spec, char **ret_peer);
 /* The index-th registered source, NULL past the end (for --help). */
 const struct v4l2cuse_source_ops *v4l2cuse_source_by_index(unsigned int index);
 

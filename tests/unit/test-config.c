@@ -215,6 +215,10 @@ static const struct {
 	  "test.conf:2: [device a] read-buffers: '1' is not a number in 2..16" },
 	{ "[device a]\nenabled=maybe\n",
 	  "test.conf:2: [device a] enabled: 'maybe' is not a boolean" },
+	{ "[device a]\nnetwork=sometimes\n",
+	  "test.conf:2: [device a] network: 'sometimes' is not a boolean" },
+	{ "[device a]\nnetwork=true\nnetwork=false\n",
+	  "test.conf:3: [device a] network: set twice (first at line 2)" },
 	{ "[daemon]\nretry-interval=-1\n",
 	  "test.conf:2: [daemon] retry-interval: '-1' is not a number in 0..3600" },
 	{ "[daemon]\nverbose=1\n", "test.conf:2: [daemon] verbose: unknown key" },
@@ -244,6 +248,36 @@ V4L2CUSE_TEST("/config/bad", test_bad)
 	/* Disabled devices may share a node. */
 	g_assert_null(parse("[device a]\nnode=video42\n[device b]\nnode=video42\nenabled=false\n",
 			    NULL));
+}
+
+/* network= (daemon/network.h): unset, true, false; a change is a change. */
+V4L2CUSE_TEST("/config/network", test_network)
+{
+	static const char text[] =
+		"[device auto]\nsource=pattern\n"
+		"[device on]\nsource=pattern\nnetwork=yes\n"
+		"[device off]\nsource=pattern\nnetwork = false\n";
+	_cleanup_(v4l2cuse_conf_freep) struct v4l2cuse_conf *conf = NULL;
+	const struct v4l2cuse_conf_device *a, *on, *off;
+	struct v4l2cuse_conf_device *c;
+
+	g_assert_null(parse(text, &conf));
+	a = v4l2cuse_conf_find(conf, "auto");
+	on = v4l2cuse_conf_find(conf, "on");
+	off = v4l2cuse_conf_find(conf, "off");
+	g_assert_false(a->has_network);
+	g_assert_true(on->has_network);
+	g_assert_true(on->network);
+	g_assert_true(off->has_network);
+	g_assert_false(off->network);
+
+	/* Not a device setting (the unit's): equal but for the source, not equal. */
+	c = v4l2cuse_conf_device_dup(on);
+	g_assert_true(v4l2cuse_conf_device_equal(on, c));
+	c->network = false;
+	g_assert_false(v4l2cuse_conf_device_equal(on, c));
+	g_assert_true(v4l2cuse_conf_device_equal_but_source(on, c));
+	v4l2cuse_conf_device_free(c);
 }
 
 static void

@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """meson install --destdir into a temporary directory, then check the list.
 
-test-install.py BUILD_DIR
+test-install.py BUILD_DIR GENERATOR_DIR
 
 TAP output. Every file the service needs must be installed where the build
 options say (binaries, units, udev rule, example config, man pages), the
 unit must point at the installed daemon, and nothing may land outside the
-prefix and the unit/udev directories.
+prefix and the unit/udev/generator directories (GENERATOR_DIR: where
+systemd/meson.build put v4l2cuse-generator, systemd's own with --prefix=/usr).
 """
 import json
 import re
@@ -34,6 +35,7 @@ def check(ok, desc, detail=None):
 
 def main():
     build = sys.argv[1]
+    generatordir = sys.argv[2]
     opts = {o["name"]: o["value"] for o in json.loads(subprocess.check_output(
         ["meson", "introspect", build, "--buildoptions"]))}
     prefix = opts["prefix"]
@@ -59,6 +61,8 @@ def main():
         # usb=true: the daemon starts it from there (config.h V4L2CUSE_USB_PROGRAM).
         os.path.join(libexecdir, "v4l2cuse-usb"),
         os.path.join(unitdir, "v4l2cuse.service"),
+        # The unit's network drop-in (daemon/network.h), at boot and daemon-reload.
+        os.path.join(generatordir, "v4l2cuse-generator"),
         os.path.join(udevdir, "70-v4l2cuse.rules"),
         os.path.join(datadir, "doc/v4l2cuse/examples/v4l2cuse.conf"),
         os.path.join(mandir, "man8/v4l2cuse.8"),
@@ -89,13 +93,14 @@ def main():
         for path in expected:
             full = dest + path
             ok = os.path.isfile(full)
-            if ok and ("/sbin/" in path or "/bin/" in path):
+            if ok and ("/sbin/" in path or "/bin/" in path or path.startswith(generatordir)):
                 ok = os.access(full, os.X_OK)
             check(ok, "installed: %s" % path)
         allowed = (prefix.rstrip("/") + "/", unitdir.rstrip("/") + "/", udevdir.rstrip("/") + "/",
-                   userunitdir.rstrip("/") + "/")
+                   userunitdir.rstrip("/") + "/", generatordir.rstrip("/") + "/")
         stray = [f for f in installed if not f.startswith(allowed)]
-        check(not stray, "nothing outside the prefix, unit and udev directories", "\n".join(stray))
+        check(not stray, "nothing outside the prefix, unit, udev and generator directories",
+              "\n".join(stray))
 
         unit_path = dest + os.path.join(unitdir, "v4l2cuse.service")
         unit = open(unit_path).read() if os.path.isfile(unit_path) else ""
@@ -104,6 +109,9 @@ def main():
               "the unit starts the installed daemon")
         check("Type=notify" in unit and "WatchdogSec=" in unit and "DevicePolicy=closed" in unit,
               "the unit is Type=notify, has a watchdog and a closed device policy")
+        check("PrivateNetwork=yes\n" in unit and
+              "Environment=V4L2CUSE_SERVICE_NETWORK=none\n" in unit,
+              "the unit has no network and says so to the daemon (the generator's drop-in opens it)")
         if with_pipewire:
             uunit_path = dest + os.path.join(userunitdir, "v4l2cuse-pipewire.service")
             uunit = open(uunit_path).read() if os.path.isfile(uunit_path) else ""

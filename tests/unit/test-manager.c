@@ -187,3 +187,44 @@ V4L2CUSE_TEST_F("/manager/reload/loopback-refused", test_reload_loopback_refused
 				  "source = file:/nonexistent/v4l2cuse-test.y4m\n"), ==, -EINVAL);
 	assert_knobs(f, "vcam", (struct knobs){ .sustain_framerate = 1, .timeout = 300 });
 }
+
+/*
+ * Under the unit (daemon/network.h): a device that needs more of the
+ * network than the unit's V4L2CUSE_SERVICE_NETWORK allows is one warning
+ * line, from the configuration or added at runtime, and serves anyway
+ * (its placeholder); a covered one says nothing (any other warning fails
+ * the test: g_test_init() makes them fatal).
+ */
+V4L2CUSE_TEST("/manager/service-network", test_service_network)
+{
+	const char *const keys[] = { "source=uri:http://cam.local/x.mjpg", NULL };
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *err = NULL;
+
+	if (!HAVE_GSTREAMER_READER) {
+		g_test_skip("uri: needs -Dgstreamer");
+		return;
+	}
+	g_setenv("V4L2CUSE_SERVICE_NETWORK", "192.0.2.7", TRUE);
+	fixture_setup(f, NULL);		/* the manager reads it once */
+	g_unsetenv("V4L2CUSE_SERVICE_NETWORK");
+
+	g_test_expect_message(NULL, G_LOG_LEVEL_WARNING,
+			      "yard: needs the network (192.0.2.9), which the service does not "
+			      "allow (V4L2CUSE_SERVICE_NETWORK=192.0.2.7), and shows its "
+			      "placeholder; with the device in the configuration, run "
+			      "'systemctl daemon-reload && systemctl restart v4l2cuse'");
+	g_assert_cmpint(apply(f, "[device door]\nnode = video42\n"
+				 "source = uri:rtsp://192.0.2.7/x\n"
+				 "[device yard]\nnode = video43\n"
+				 "source = uri:rtsp://192.0.2.9/x\n"), ==, 0);
+	g_test_assert_expected_messages();
+	g_assert_cmpint(find(f, "door")->state, ==, MDEV_SERVING);
+	g_assert_cmpint(find(f, "yard")->state, ==, MDEV_SERVING);
+
+	g_test_expect_message(NULL, G_LOG_LEVEL_WARNING,
+			      "lobby: needs the network (cam.local, a host name: *");
+	g_assert_cmpint(v4l2cuse_manager_add_keys(f->m, "lobby", keys, &err), ==, 0);
+	g_test_assert_expected_messages();
+	fixture_teardown(f, NULL);
+}

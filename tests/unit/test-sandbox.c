@@ -3,7 +3,8 @@
  * daemon/sandbox.c without a daemon: the mode parser, the paths of source
  * specs, and (where the kernel has Landlock, in a subprocess) that the
  * domain lets a named file be read and refuses its sibling, both in the
- * kernel (EACCES) and in the pre-check's one-line message.
+ * kernel (EACCES) and in the pre-check's one-line message; name resolution
+ * files readable only when a source needs the network.
  */
 #include "config.h"
 
@@ -160,3 +161,64 @@ V4L2CUSE_TEST("/sandbox/domain", test_domain)
 	g_assert_cmpint(v4l2cuse_sandbox_check_spec("file:/nonexistent/x.y4m", &err), ==, 0);
 	g_assert_null(err);
 }
+
+/* What name resolution and TLS read, asked for only by network sources. */
+static const char *const network_reads[] = {
+	"/etc/hosts", "/etc/resolv.conf", "/etc/host.conf", "/etc/gai.conf", "/etc/ssl",
+	"/run/systemd/resolve",
+};
+
+V4L2CUSE_TEST("/sandbox/system-reads", test_system_reads)
+{
+	for (int network = 0; network <= 1; network++) {
+		struct v4l2cuse_sandbox_config cfg = { .network = network };
+		g_autoptr(GPtrArray) a = g_ptr_array_new_with_free_func(g_free);
+
+		v4l2cuse_sandbox_system_reads(&cfg, a);
+		g_assert_true(g_ptr_array_find_with_equal_func(a, "/etc/nsswitch.conf", g_str_equal,
+							       NULL));
+		for (size_t i = 0; i < G_N_ELEMENTS(network_reads); i++)
+			g_assert_cmpint(g_ptr_array_find_with_equal_func(a, network_reads[i],
+									 g_str_equal, NULL),
+					==, network);
+	}
+}
+
+/* In the kernel: /etc/hosts is refused without a network source, read with one. */
+static void
+domain_network(gconstpointer data)
+{
+	struct v4l2cuse_sandbox_config cfg = {
+		.mode = V4L2CUSE_SANDBOX_AUTO,
+		.network = GPOINTER_TO_INT(data),
+	};
+	g_autofree char *err = NULL;
+	int fd;
+
+	if (!g_test_subprocess()) {
+		g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+		g_test_trap_assert_passed();
+		return;
+	}
+	if (!g_file_test("/etc/hosts", G_FILE_TEST_IS_REGULAR)) {
+		g_test_skip("no /etc/hosts");
+		return;
+	}
+	g_assert_cmpint(v4l2cuse_sandbox_restrict(&cfg, &err), ==, 0);
+	if (v4l2cuse_sandbox_abi() == 0) {
+		g_test_skip("this kernel has no Landlock");
+		return;
+	}
+	g_assert_cmpint(strstr(v4l2cuse_sandbox_summary(), "name resolution") != NULL, ==,
+			cfg.network);
+	fd = open("/etc/hosts", O_RDONLY | O_CLOEXEC);
+	if (cfg.network) {
+		g_assert_cmpint(fd, >=, 0);
+		close(fd);
+	} else {
+		g_assert_cmpint(fd, ==, -1);
+		g_assert_cmpint(errno, ==, EACCES);
+	}
+}
+V4L2CUSE_TEST_DATA("/sandbox/domain-network/off", domain_network, GINT_TO_POINTER(0))
+V4L2CUSE_TEST_DATA("/sandbox/domain-network/on", domain_network, GINT_TO_POINTER(1))
