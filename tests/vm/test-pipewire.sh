@@ -365,17 +365,19 @@ PY
 # white_since T: a white frame came after monotonic time T; not_white_since T likewise.
 white_since()
 {
-	awk -v t="$1" '$1 > t && $2 == 1 { f = 1 } END { exit !f }' "$R/lumalog.txt"
+	awk -v t="$1" '$1 > t && $2 == 1 { f = 1 } END { exit !f }' "$LUMALOG"
 }
 not_white_since()
 {
-	awk -v t="$1" '$1 > t && $2 == 0 { f = 1 } END { exit !f }' "$R/lumalog.txt"
+	awk -v t="$1" '$1 > t && $2 == 0 { f = 1 } END { exit !f }' "$LUMALOG"
 }
 now_mono()
 {
 	python3 -c 'import time; print(f"{time.monotonic():.3f}")'
 }
+LUMALOG=$R/lumalog.txt
 export -f white_since not_white_since
+export LUMALOG
 t_start=$(now_mono)
 python3 "$T/lumalog.py" /dev/video45 "$R/lumalog.txt" 2>"$R/lumalog.err" &
 lumalog=$!
