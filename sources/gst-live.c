@@ -86,6 +86,7 @@
 #define LIVE_BACKOFF_FACTOR	16u
 #define LIVE_SINK_NAME		"v4l2cuse-sink"
 #define LIVE_CAPS_NAME		"v4l2cuse-caps"
+#define LIVE_TS_MAX_AGE_NS	(5 * G_GUINT64_CONSTANT(1000000000))
 
 /* Pipelines built at start() or a reconnect and not yet torn down (for tests). */
 static int live_alive;
@@ -122,6 +123,7 @@ struct gst_live {
 	struct v4l2cuse_gst_frame frame;
 	uint8_t *cache;			/* a new frame, converted */
 	uint32_t cache_used;
+	uint64_t cache_ts_ns;		/* its time on the stream's clock (CLOCK_MONOTONIC), 0: unknown */
 	struct v4l2cuse_ratelimit rl_retry, rl_convert;
 };
 
@@ -351,6 +353,16 @@ live_build(struct gst_live *l, int64_t now)
 	}
 	g_clear_error(&err);
 	gst_object_ref_sink(p);
+	/*
+	 * The system clock (CLOCK_MONOTONIC, GStreamer's default clock type),
+	 * not one a source element provides (pipewiresrc, audio sources): a
+	 * frame's running time plus the base time is then its time on the
+	 * V4L2 clock (live_sample_time()).
+	 */
+	GstClock *clock = gst_system_clock_obtain();
+
+	gst_pipeline_use_clock(GST_PIPELINE(p), clock);
+	gst_object_unref(clock);
 	g_atomic_int_inc(&live_alive);
 	l->pipeline = p;
 	l->sink = gst_bin_get_by_name(GST_BIN(p), LIVE_SINK_NAME);
@@ -629,11 +641,36 @@ live_stop(struct v4l2cuse_source *src)
 }
 
 /* A frame came: convert it into the cache; false if it does not convert. */
+/*
+ * When @sample's frame was due on the stream's clock: its PTS as running
+ * time plus the pipeline's base time, in CLOCK_MONOTONIC nanoseconds (the
+ * pipeline runs on the system clock, live_build()). A network stream's PTS
+ * comes from the sender's timestamps through the jitter buffer, so frames
+ * keep the stream's spacing rather than the daemon's wake-ups. 0 when the
+ * buffer has none.
+ */
+static uint64_t
+live_sample_time(struct gst_live *l, GstSample *sample)
+{
+	GstBuffer *buf = gst_sample_get_buffer(sample);
+	const GstSegment *seg = gst_sample_get_segment(sample);
+	GstClockTime rt, base;
+
+	if (!buf || !seg || !GST_BUFFER_PTS_IS_VALID(buf) || seg->format != GST_FORMAT_TIME)
+		return 0;
+	rt = gst_segment_to_running_time(seg, GST_FORMAT_TIME, GST_BUFFER_PTS(buf));
+	base = gst_element_get_base_time(l->pipeline);
+	if (!GST_CLOCK_TIME_IS_VALID(rt) || !GST_CLOCK_TIME_IS_VALID(base))
+		return 0;
+	return rt + base;
+}
+
 static bool
 live_take(struct gst_live *l, GstSample *sample, int64_t now)
 {
 	struct v4l2cuse_image img;
 	unsigned int suppressed = 0;
+	uint64_t ts = live_sample_time(l, sample);
 	int r = v4l2cuse_gst_frame_take(&l->frame, sample, &img);
 
 	if (r == 0)
@@ -656,6 +693,7 @@ live_take(struct gst_live *l, GstSample *sample, int64_t now)
 	}
 	l->flowing = true;
 	l->last_frame_us = now;
+	l->cache_ts_ns = ts;
 	return true;
 }
 
@@ -702,6 +740,14 @@ live_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 	if (fresh) {
 		memcpy(frame->data, l->cache, l->cache_used);
 		frame->bytesused = l->cache_used;
+		/*
+		 * The stream's time for the frame, when it is a sane one: not in
+		 * the future, not older than LIVE_TS_MAX_AGE_NS (a clock that
+		 * jumped, a stream with broken timestamps).
+		 */
+		if (l->cache_ts_ns && l->cache_ts_ns <= frame->timestamp_ns &&
+		    frame->timestamp_ns - l->cache_ts_ns < LIVE_TS_MAX_AGE_NS)
+			frame->timestamp_ns = l->cache_ts_ns;
 		return 0;
 	}
 	/* No signal once per tick of the negotiated rate; between frames, nothing. */

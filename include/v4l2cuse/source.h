@@ -33,7 +33,9 @@ struct v4l2cuse_frame {
 	size_t length;				/* in: its size, >= fmt->sizeimage */
 	const struct v4l2_pix_format *fmt;	/* in: the negotiated format */
 	uint32_t sequence;			/* in: frame number since start */
-	uint64_t timestamp_ns;			/* in: CLOCK_MONOTONIC */
+	uint64_t timestamp_ns;			/* in: CLOCK_MONOTONIC now; out: the
+						 * frame's own time if the source knows
+						 * it (a stream's clock), never later */
 	uint32_t bytesused;			/* out: payload size */
 	bool error;				/* out: frame is damaged (BUF_FLAG_ERROR) */
 	uint32_t field;				/* out: V4L2_FIELD_TOP or _BOTTOM for a

@@ -196,6 +196,50 @@ V4L2CUSE_TEST("/live/jpeg", test_jpeg)
 }
 
 /* create() fails with one line naming the spec and GStreamer's message; nothing is built. */
+/*
+ * Timestamps are the stream's: a non-live 5 fps pipeline's frames are due
+ * exactly 200 ms apart on its clock, so their timestamps are whole
+ * multiples of 200 ms apart (frames may be dropped), to the nanosecond
+ * give or take rounding; the daemon's wake-up times never are. Each is no
+ * later than the time produce() was called.
+ */
+V4L2CUSE_TEST("/live/stream-clock", test_stream_clock)
+{
+	struct v4l2cuse_source *src = ts_make(
+		"gst:videotestsrc ! video/x-raw,width=160,height=120,framerate=5/1,"
+		"sizes=160x120,fps=5");
+	g_autofree uint8_t *buf = g_malloc(160 * 120 * 2);
+	struct v4l2_pix_format pix = ts_start(src, V4L2_PIX_FMT_YUYV, 160, 120, 1, 5);
+	struct pollfd pfd = { .fd = v4l2cuse_source_wake_fd(src), .events = POLLIN };
+	uint64_t ts[4];
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < 200 && n < G_N_ELEMENTS(ts); i++) {
+		struct v4l2cuse_frame f = { .data = buf, .length = pix.sizeimage, .fmt = &pix };
+		struct timespec now;
+
+		if (poll(&pfd, 1, 100) == 0)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		f.timestamp_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+		if (src->ops->produce(src, &f) != 0)
+			continue;
+		g_assert_cmpuint(f.timestamp_ns, <=,
+				 (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
+		ts[n++] = f.timestamp_ns;
+	}
+	g_assert_cmpuint(n, ==, G_N_ELEMENTS(ts));
+	for (unsigned int i = 1; i < n; i++) {
+		uint64_t d = ts[i] - ts[i - 1];
+		uint64_t rem = d % 200000000u;
+
+		g_assert_cmpuint(d, >=, 200000000u - 1000u);
+		g_assert_true(rem <= 1000u || rem >= 200000000u - 1000u);
+	}
+	v4l2cuse_source_destroy(src);
+	wait_no_pipeline();
+}
+
 V4L2CUSE_TEST("/live/parse-errors", test_parse_errors)
 {
 	static const struct { const char *spec, *prefix, *contains; } cases[] = {
