@@ -2,7 +2,8 @@
 #pragma once
 
 /*
- * What the file source's tests (test-source-file.c, test-source-gst.c)
+ * What the file source's tests (test-source-file.c, test-source-gst.c,
+ * test-source-live.c)
  * share (file-samples.c): a temporary directory for the sample files they
  * write, the samples' grey levels, producing a frame, and a log handler
  * that lets the file source's expected warnings through (counted) while
@@ -11,6 +12,7 @@
  * (test-main.h) and removes the directory.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <glib.h>
 #include <linux/videodev2.h>
@@ -36,3 +38,8 @@ sample_y(unsigned int i)
 /* produce() one frame of @pix; a raw one must fill sizeimage. */
 int produce(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix, uint8_t *buf,
 	    uint32_t *ret_used);
+
+#if HAVE_GSTREAMER_READER
+/* Run a gst-launch style pipeline that writes a file; false if it cannot. */
+bool gst_write(const char *desc);
+#endif

@@ -26,33 +26,6 @@
 #include "test-main.h"
 
 #if HAVE_GSTREAMER_READER
-/* Run a gst-launch style pipeline that writes a file; false if it cannot. */
-static bool
-gst_write(const char *desc)
-{
-	GError *err = NULL;
-	GstElement *p;
-	GstMessage *msg;
-	bool ok;
-
-	gst_init(NULL, NULL);
-	p = gst_parse_launch(desc, &err);
-	if (!p) {
-		g_test_message("cannot write a sample: %s", err->message);
-		g_error_free(err);
-		return false;
-	}
-	gst_element_set_state(p, GST_STATE_PLAYING);
-	msg = gst_bus_timed_pop_filtered(GST_ELEMENT_BUS(p), 60 * GST_SECOND,
-					 GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-	ok = msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS;
-	if (msg)
-		gst_message_unref(msg);
-	gst_element_set_state(p, GST_STATE_NULL);
-	gst_object_unref(p);
-	return ok;
-}
-
 /* A Matroska file of MJPEG frames made with GStreamer from raw I420 greys. */
 static bool
 write_mkv(const char *path, const char *raw)

@@ -512,33 +512,6 @@ V4L2CUSE_TEST("/live/latency", test_latency)
 	g_assert_cmpuint(v4l2cuse_gst_live_pipelines(), ==, 0);
 }
 
-/* Run a gst-launch style pipeline that writes a file; false if it cannot. */
-static bool
-gst_write(const char *desc)
-{
-	GError *err = NULL;
-	GstElement *p;
-	GstMessage *msg;
-	bool ok;
-
-	gst_init(NULL, NULL);
-	p = gst_parse_launch(desc, &err);
-	if (!p) {
-		g_test_message("cannot write a sample: %s", err->message);
-		g_error_free(err);
-		return false;
-	}
-	gst_element_set_state(p, GST_STATE_PLAYING);
-	msg = gst_bus_timed_pop_filtered(GST_ELEMENT_BUS(p), 60 * GST_SECOND,
-					 GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-	ok = msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS;
-	if (msg)
-		gst_message_unref(msg);
-	gst_element_set_state(p, GST_STATE_NULL);
-	gst_object_unref(p);
-	return ok;
-}
-
 /*
  * uri:file:// of a small Matroska file (green MJPEG, 64x48) through
  * uridecodebin, scaled to 128x96 YUYV. Green is Y' 145, Cb 54, Cr 34,
