@@ -32,6 +32,8 @@ DEV_PACKAGES=(
 	python3-opencv mpv chromium util-linux		# apps under v4l2cuse-run (tests/vm/test-shim*.sh)
 	pipewire pipewire-bin wireplumber dbus-daemon jq	# PipeWire in the VM (tests/vm/test-pipewire.sh)
 	gstreamer1.0-pipewire gstreamer1.0-plugins-base-apps
+	gstreamer1.0-plugins-bad				# srtsrc/srtsink, openh264 (tests/vm/test-netsrc.sh)
+	python3-gi gir1.2-gst-rtsp-server-1.0		# its RTSP, SRT and HTTP servers
 	# the test VM (tests/vm/vm-run.sh)
 	qemu-system-x86 busybox-static kmod cpio xz-utils
 )
