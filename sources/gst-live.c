@@ -268,30 +268,76 @@ live_set_latency(struct gst_live *l, GstElement *source)
 	g_value_unset(&u);
 }
 
+/*
+ * An HTTP source made by uridecodebin: a camera's MJPEG stream
+ * (multipart/x-mixed-replace) never ends and its parts carry no
+ * timestamps, so souphttpsrc must say it is live and stamp what it
+ * receives; else uridecodebin's queue waits for a preroll that never
+ * comes. (A `gst:` description sets what it needs itself.)
+ */
 static void
-live_source_setup(GstElement *bin, GstElement *source, gpointer data)
+live_http_live(struct gst_live *l, GstElement *source)
 {
-	live_set_latency(data, source);	/* @data outlives its pipelines (destroy() waits) */
+	GstElementFactory *f = gst_element_get_factory(source);
+
+	if (!f || strcmp(GST_OBJECT_NAME(f), "souphttpsrc") != 0)
+		return;
+	g_object_set(source, "is-live", TRUE, "do-timestamp", TRUE, NULL);
+	g_debug("%s: is-live and do-timestamp on %s", l->kind, GST_ELEMENT_NAME(source));
 }
 
 static void
-live_connect_latency(struct gst_live *l, GstBin *bin)
+live_source_setup(GstElement *bin, GstElement *source, gpointer data)
+{
+	struct gst_live *l = data;	/* outlives its pipelines (destroy() waits) */
+
+	if (l->latency_ms >= 0)
+		live_set_latency(l, source);
+	live_http_live(l, source);
+}
+
+/*
+ * A multipartdemux that uridecodebin (decodebin) makes exposes its pad
+ * only once it knows no other part type follows: a camera's stream has
+ * one, so say so (single-stream) and the JPEGs flow.
+ */
+static void
+live_element_added(GstBin *bin, GstBin *sub, GstElement *e, gpointer data)
+{
+	GstElementFactory *f = gst_element_get_factory(e);
+
+	if (f && strcmp(GST_OBJECT_NAME(f), "multipartdemux") == 0)
+		g_object_set(e, "single-stream", TRUE, NULL);
+}
+
+/*
+ * What uridecodebin makes, set up as it is made: the jitter buffer of
+ * network sources (latency=), HTTP streams as live ones. Source elements
+ * the description names get latency= now.
+ */
+static void
+live_connect_setup(struct gst_live *l, GstBin *bin)
 {
 	GstIterator *it = gst_bin_iterate_recurse(bin);
 	GValue v = G_VALUE_INIT;
+	bool uridecodebin = false;
 
 	while (gst_iterator_next(it, &v) == GST_ITERATOR_OK) {
 		GstElement *e = g_value_get_object(&v);
 		GstElementFactory *f = gst_element_get_factory(e);
 
-		if (f && g_str_has_prefix(GST_OBJECT_NAME(f), "uridecodebin"))
+		if (f && g_str_has_prefix(GST_OBJECT_NAME(f), "uridecodebin")) {
 			g_signal_connect(e, "source-setup", G_CALLBACK(live_source_setup), l);
-		else if (GST_OBJECT_FLAG_IS_SET(e, GST_ELEMENT_FLAG_SOURCE))
+			uridecodebin = true;
+		} else if (GST_OBJECT_FLAG_IS_SET(e, GST_ELEMENT_FLAG_SOURCE) && l->latency_ms >= 0) {
 			live_set_latency(l, e);
+		}
 		g_value_reset(&v);
 	}
 	g_value_unset(&v);
 	gst_iterator_free(it);
+	if (uridecodebin)
+		g_signal_connect(bin, "deep-element-added", G_CALLBACK(live_element_added), l);
 }
 
 /* The caps the raw tail asks for: the negotiated size and rate, square pixels. */
@@ -389,8 +435,7 @@ live_build(struct gst_live *l, int64_t now)
 
 		gst_app_sink_set_callbacks(GST_APP_SINK(l->sink), &cb, l, NULL);
 	}
-	if (l->latency_ms >= 0)
-		live_connect_latency(l, GST_BIN(p));
+	live_connect_setup(l, GST_BIN(p));
 	l->built_us = now;
 	l->flowing = false;
 	live_push(l, p, true);

@@ -17,6 +17,7 @@
 #include <glib.h>
 
 #if HAVE_GSTREAMER_READER
+#include <gio/gio.h>
 #include <gst/gst.h>
 #include "gst-common.h"
 #include "jpeg.h"
@@ -542,6 +543,72 @@ V4L2CUSE_TEST("/live/uri-file", test_uri_file)
 	assert_yuyv(buf, &pix, 0, pix.width, 143, 58, 40, 8);
 	v4l2cuse_source_destroy(src);
 	g_assert_cmpuint(v4l2cuse_gst_live_pipelines(), ==, 0);
+}
+
+/* An HTTP MJPEG camera: multipart/x-mixed-replace of one JPEG, 10 parts a second. */
+static const char mjpeg_server[] =
+	"import http.server, os, sys, threading, time\n"
+	/* Gone with the test: stdin's end is the test's. */
+	"threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()\n"
+	"jpeg = open(sys.argv[1], 'rb').read()\n"
+	"part = b'--f\\r\\nContent-Type: image/jpeg\\r\\nContent-Length: %d\\r\\n\\r\\n' "
+	"% len(jpeg) + jpeg + b'\\r\\n'\n"
+	"class H(http.server.BaseHTTPRequestHandler):\n"
+	"    def log_message(self, *a): pass\n"
+	"    def do_GET(self):\n"
+	"        self.send_response(200)\n"
+	"        self.send_header('Content-Type', 'multipart/x-mixed-replace; boundary=f')\n"
+	"        self.end_headers()\n"
+	"        try:\n"
+	"            while True:\n"
+	"                self.wfile.write(part); self.wfile.flush(); time.sleep(0.1)\n"
+	"        except OSError: pass\n"
+	"s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)\n"
+	"s.daemon_threads = True\n"
+	"print(s.server_address[1], flush=True)\n"
+	"s.serve_forever()\n";
+
+/*
+ * uri:http:// of an MJPEG camera's stream (never ends, parts without
+ * timestamps) plays: uridecodebin's souphttpsrc live, its multipartdemux
+ * single-stream. A solid green JPEG, decoded as in /live/uri-file.
+ */
+V4L2CUSE_TEST("/live/uri-http-mjpeg", test_uri_http_mjpeg)
+{
+	g_autofree char *jpg = tmp_path("green.jpg");
+	g_autofree char *desc = g_strdup_printf(
+		"videotestsrc num-buffers=1 pattern=solid-color foreground-color=0xff00ff00 ! "
+		"video/x-raw,width=64,height=48 ! jpegenc ! filesink location=\"%s\"", jpg);
+	g_autoptr(GSubprocess) server = NULL;
+	g_autoptr(GDataInputStream) out = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *port = NULL, *spec = NULL;
+	g_autofree uint8_t *buf = NULL;
+	struct v4l2cuse_source *src;
+	struct v4l2_pix_format pix;
+
+	if (!gst_write(desc) || !g_find_program_in_path("python3")) {
+		g_test_skip("no GStreamer JPEG writer or no python3 here");
+		return;
+	}
+	server = g_subprocess_new(G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE,
+				  &error, "python3", "-c",
+				  mjpeg_server, jpg, NULL);
+	g_assert_no_error(error);
+	out = g_data_input_stream_new(g_subprocess_get_stdout_pipe(server));
+	port = g_data_input_stream_read_line(out, NULL, NULL, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(port);
+	spec = g_strdup_printf("uri:http://127.0.0.1:%s/cam.mjpg,sizes=128x96,fps=10", port);
+	src = ts_make(spec);
+	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 128, 96, 1, 10);
+	buf = g_malloc(pix.sizeimage);
+	g_assert_cmpint(wait_frame(src, &pix, buf, NULL), ==, 0);
+	assert_yuyv(buf, &pix, 0, pix.width, 143, 58, 40, 8);
+	v4l2cuse_source_destroy(src);
+	wait_no_pipeline();
+	g_subprocess_force_exit(server);
+	g_subprocess_wait(server, NULL, NULL);
 }
 
 #else

@@ -8,10 +8,8 @@
 #                         over RTP;
 #      srt   uri:srt://   an SRT listener sending MPEG-TS with H.264
 #                         (openh264);
-#      http  gst:souphttpsrc ... ! multipartdemux ! jpegdec  an HTTP MJPEG
-#                         (multipart/x-mixed-replace) server. Not uri:http://,
-#                         which never plays one (docs/sources.md, Not done
-#                         yet);
+#      http  uri:http://  an HTTP MJPEG (multipart/x-mixed-replace) server,
+#                         as IP cameras and phone apps serve it;
 #    no server sees a client while nobody reads; a read() reader gets the
 #    NO SIGNAL card, then uniform white frames, and the server sees the
 #    daemon connect after the reader opened; every server killed -> the
@@ -301,7 +299,7 @@ frame-rate = 10
 
 [device http]
 node = video44
-source = gst:souphttpsrc location=http://127.0.0.1:${port[http]}/stream.mjpg is-live=true do-timestamp=true ! multipartdemux ! jpegdec,$live
+source = uri:http://127.0.0.1:${port[http]}/stream.mjpg,$live
 size = 320x240
 format = YUYV
 frame-rate = 10
