@@ -64,7 +64,7 @@ V4L2CUSE_TEST("/network/source-spec", test_source_spec)
 	};
 
 	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-		g_autofree char *peer = g_strdup("junk");
+		g_autofree char *peer = NULL;
 		enum v4l2cuse_source_net n = v4l2cuse_source_network(cases[i].spec, &peer);
 
 		if (n != cases[i].need || g_strcmp0(peer, cases[i].peer) != 0)

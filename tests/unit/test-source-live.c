@@ -583,11 +583,12 @@ V4L2CUSE_TEST("/live/uri-http-mjpeg", test_uri_http_mjpeg)
 	g_autoptr(GDataInputStream) out = NULL;
 	g_autoptr(GError) error = NULL;
 	g_autofree char *port = NULL, *spec = NULL;
+	g_autofree char *python = g_find_program_in_path("python3");
 	g_autofree uint8_t *buf = NULL;
 	struct v4l2cuse_source *src;
 	struct v4l2_pix_format pix;
 
-	if (!gst_write(desc) || !g_find_program_in_path("python3")) {
+	if (!gst_write(desc) || !python) {
 		g_test_skip("no GStreamer JPEG writer or no python3 here");
 		return;
 	}
