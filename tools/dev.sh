@@ -126,8 +126,8 @@ cmd_build_asan()
 # project's libraries instrumented for coverage, ASan and UBSan (b_lundef:
 # clang's sanitizer runtimes are linked into executables only).
 # `meson test` builds just what the 'fuzz' suite runs (every fuzz-* harness
-# in tests/fuzz/meson.build), then runs each on its checked-in corpus for 30 s
-# (FUZZ_SECONDS, default 30), one after the other.
+# in tests/fuzz/meson.build), then runs each on its checked-in corpus for 20 s
+# (FUZZ_SECONDS, default 20), one after the other.
 cmd_fuzz()
 {
 	cd "$root"
