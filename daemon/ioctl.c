@@ -723,10 +723,9 @@ ioc_v4l2cuse_feed(struct v4l2cuse_fh *fh, struct v4l2cuse_req *req, void *arg)
 	feed->width = st.want.width;
 	feed->height = st.want.height;
 	feed->pixelformat = st.want.pixelformat;
-	if (st.want_interval_ns) {
-		feed->fps_num = 1000000000u;
-		feed->fps_den = (uint32_t)MIN(st.want_interval_ns, UINT32_MAX);
-	}
+	/* Frames per second: the interval upside down. */
+	feed->fps_num = st.want_interval.denominator;
+	feed->fps_den = st.want_interval.numerator;
 	return 0;
 }
 

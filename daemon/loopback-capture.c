@@ -58,6 +58,7 @@ lb_capture_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	s->cache = g_malloc(pix->sizeimage);
 	s->cache_gen = 0;
 	s->shown_gen = 0;	/* the last written frame, if any, is news to a new stream */
+	s->interval = iv;
 	s->interval_ns = (uint64_t)iv.numerator * 1000000000u / iv.denominator;
 	s->delivered_ns = 0;
 	lb_capture_pace(s, v4l2cuse_now_ns());

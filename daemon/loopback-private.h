@@ -112,7 +112,8 @@ struct lb_source {
 	GList link;			/* in lb->captures while started */
 	/* Its wake fd: an epoll set of a frame-written eventfd and its pace. */
 	int epfd, evfd, tfd;
-	uint64_t interval_ns;
+	struct v4l2_fract interval;	/* the negotiated frame interval */
+	uint64_t interval_ns;		/* the same in nanoseconds */
 	uint64_t delivered_ns;		/* when the last frame went out */
 };
 

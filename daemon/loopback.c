@@ -385,7 +385,7 @@ v4l2cuse_loopback_get_stats(struct v4l2cuse_source *src, struct v4l2cuse_loopbac
 		struct lb_source *c = lb->captures.head->data;
 
 		ret->want = c->pix;
-		ret->want_interval_ns = c->interval_ns;
+		ret->want_interval = c->interval;
 	}
 	return 0;
 }

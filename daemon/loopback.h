@@ -84,7 +84,7 @@ struct v4l2cuse_loopback_stats {
 	bool feed;			/* a pipewire: device */
 	char feed_target[V4L2CUSE_FEED_TARGET_MAX];
 	struct v4l2_pix_format want;	/* the readers' format (width 0: none streams) */
-	uint64_t want_interval_ns;	/* and their frame interval */
+	struct v4l2_fract want_interval;	/* and their frame interval */
 	uint32_t min_width, max_width;	/* the sizes writers may set */
 	uint32_t min_height, max_height;
 };

@@ -71,6 +71,15 @@ void bridge_camera_free(struct bridge_camera *cam);
 /* Publish on @core (NULL: PipeWire went away, drop the stream). */
 void bridge_camera_set_core(struct bridge_camera *cam, struct pw_core *core);
 
+/* A stream's state change, for the debug log (camera.c, feed.c). */
+static inline void
+bridge_log_stream_state(const char *node_name, enum pw_stream_state old,
+			enum pw_stream_state state, const char *error)
+{
+	g_debug("%s: stream %s -> %s%s%s", node_name, pw_stream_state_as_string(old),
+		pw_stream_state_as_string(state), error ? ": " : "", error ? error : "");
+}
+
 /* --- feed.c --- */
 struct bridge_feed;
 

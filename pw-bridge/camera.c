@@ -170,8 +170,7 @@ on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state stat
 {
 	struct bridge_camera *cam = data;
 
-	g_debug("%s: stream %s -> %s%s%s", cam->node_name, pw_stream_state_as_string(old),
-		pw_stream_state_as_string(state), error ? ": " : "", error ? error : "");
+	bridge_log_stream_state(cam->node_name, old, state, error);
 	switch (state) {
 	case PW_STREAM_STATE_STREAMING:
 		capture_start(cam);

@@ -167,34 +167,23 @@ on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state stat
 {
 	struct bridge_feed *feed = data;
 
-	g_debug("%s: stream %s -> %s%s%s", feed->node_name, pw_stream_state_as_string(old),
-		pw_stream_state_as_string(state), error ? ": " : "", error ? error : "");
-	switch (state) {
-	case PW_STREAM_STATE_STREAMING:
+	bridge_log_stream_state(feed->node_name, old, state, error);
+	if (state == PW_STREAM_STATE_STREAMING) {
 		if (!feed->streamed)
 			g_message("%s: capturing PipeWire node %s", feed->dev->path,
 				  pw_properties_get(pw_stream_get_properties(feed->stream),
 						    PW_KEY_TARGET_OBJECT) ?: "(the default camera)");
 		feed->streamed = true;
 		feed->backoff_s = 0;
-		break;
-	case PW_STREAM_STATE_ERROR:
-	case PW_STREAM_STATE_UNCONNECTED:
-		/* Not from inside the stream's own callback: destroy it later. */
+		return;
+	}
+	/* Failed, disconnected, or unlinked (the target left) after it streamed. */
+	if (state == PW_STREAM_STATE_ERROR || state == PW_STREAM_STATE_UNCONNECTED ||
+	    (state == PW_STREAM_STATE_PAUSED && old == PW_STREAM_STATE_STREAMING)) {
 		writer_close(feed);
+		/* Not from inside the stream's own callback: destroy it later. */
 		if (!feed->retry_id)
 			feed->retry_id = g_idle_add(on_lost_idle, feed);
-		break;
-	case PW_STREAM_STATE_PAUSED:
-		/* Unlinked (the target left) after it streamed. */
-		if (old == PW_STREAM_STATE_STREAMING) {
-			writer_close(feed);
-			if (!feed->retry_id)
-				feed->retry_id = g_idle_add(on_lost_idle, feed);
-		}
-		break;
-	default:
-		break;
 	}
 }
 
@@ -278,36 +267,32 @@ static void
 on_process(void *data)
 {
 	struct bridge_feed *feed = data;
-	struct pw_buffer *pb;
+	struct pw_buffer *pb = NULL, *next;
 	const uint8_t *frame;
 	uint32_t size = 0;
-	ssize_t n;
+	int e;
 
 	/* The newest buffer only: older ones go back at once. */
-	while ((pb = pw_stream_dequeue_buffer(feed->stream))) {
-		struct pw_buffer *next = pw_stream_dequeue_buffer(feed->stream);
-
-		if (next) {
+	while ((next = pw_stream_dequeue_buffer(feed->stream))) {
+		if (pb)
 			pw_stream_queue_buffer(feed->stream, pb);
-			pb = next;
-			while ((next = pw_stream_dequeue_buffer(feed->stream))) {
-				pw_stream_queue_buffer(feed->stream, pb);
-				pb = next;
-			}
-		}
-		if (feed->wfd >= 0 && (frame = frame_of(feed, pb->buffer, &size))) {
-			/* One write() is one frame; the daemon never blocks it. */
-			n = write(feed->wfd, frame, size);
-			if (n < 0 && errno != EINTR) {
-				g_warning("%s: write: %s", feed->dev->path, g_strerror(errno));
-				pw_stream_queue_buffer(feed->stream, pb);
-				pw_stream_set_error(feed->stream, -errno, "write failed");
-				return;
-			}
-			feed->frames++;
-		}
-		pw_stream_queue_buffer(feed->stream, pb);
+		pb = next;
 	}
+	if (!pb)
+		return;
+	if (feed->wfd >= 0 && (frame = frame_of(feed, pb->buffer, &size))) {
+		/* One write() is one frame; the daemon never blocks it. */
+		if (write(feed->wfd, frame, size) >= 0) {
+			feed->frames++;
+		} else if (errno != EINTR) {
+			e = errno;
+			g_warning("%s: write: %s", feed->dev->path, g_strerror(e));
+			pw_stream_queue_buffer(feed->stream, pb);
+			pw_stream_set_error(feed->stream, -e, "write failed");
+			return;
+		}
+	}
+	pw_stream_queue_buffer(feed->stream, pb);
 }
 
 static const struct pw_stream_events stream_events = {
@@ -340,13 +325,8 @@ stream_create(struct bridge_feed *feed)
 		.fourcc = info.pixelformat,
 		.width = info.width,
 		.height = info.height,
-		.rate = info.fps_den ? SPA_FRACTION((uint32_t)((uint64_t)info.fps_num * 1000 /
-							       info.fps_den), 1000) :
-				       SPA_FRACTION(0, 1),
+		.rate = info.fps_den ? SPA_FRACTION(info.fps_num, info.fps_den) : SPA_FRACTION(0, 1),
 	};
-	/* A whole rate (30000/1000) as 30/1: what cameras offer. */
-	if (want.rate.num % 1000 == 0)
-		want.rate = SPA_FRACTION(want.rate.num / 1000, 1);
 	n = bridge_feed_formats_build(&b, &want, params, FEED_MAX_PARAMS);
 
 	description = g_strdup_printf("v4l2cuse %s", feed->dev->card[0] ? feed->dev->card :

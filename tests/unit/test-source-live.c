@@ -514,6 +514,24 @@ V4L2CUSE_TEST("/live/latency", test_latency)
 }
 
 /*
+ * @spec (a uri: source of solid green JPEGs, 128x96 offered) streamed as
+ * YUYV 128x96 at @fps gives a green frame: Y' 145, Cb 54, Cr 34, or 141,
+ * 63, 45 after jpegenc's range (see /live/jpeg). Its pipeline is gone after.
+ */
+static void
+assert_green_frame(const char *spec, unsigned int fps)
+{
+	struct v4l2cuse_source *src = ts_make(spec);
+	struct v4l2_pix_format pix = ts_start(src, V4L2_PIX_FMT_YUYV, 128, 96, 1, fps);
+	g_autofree uint8_t *buf = g_malloc(pix.sizeimage);
+
+	g_assert_cmpint(wait_frame(src, &pix, buf, NULL), ==, 0);
+	assert_yuyv(buf, &pix, 0, pix.width, 143, 58, 40, 8);
+	v4l2cuse_source_destroy(src);
+	wait_no_pipeline();
+}
+
+/*
  * uri:file:// of a small Matroska file (green MJPEG, 64x48) through
  * uridecodebin, scaled to 128x96 YUYV. Green is Y' 145, Cb 54, Cr 34,
  * or 141, 63, 45 after jpegenc's range (see /live/jpeg).
@@ -526,9 +544,6 @@ V4L2CUSE_TEST("/live/uri-file", test_uri_file)
 		"video/x-raw,width=64,height=48,framerate=30/1 ! jpegenc ! matroskamux ! "
 		"filesink location=\"%s\"", mkv);
 	g_autofree char *uri = NULL, *spec = NULL;
-	g_autofree uint8_t *buf = NULL;
-	struct v4l2cuse_source *src;
-	struct v4l2_pix_format pix;
 
 	if (!gst_write(desc)) {
 		g_test_skip("GStreamer cannot write the sample MKV here");
@@ -536,13 +551,7 @@ V4L2CUSE_TEST("/live/uri-file", test_uri_file)
 	}
 	uri = gst_filename_to_uri(mkv, NULL);
 	spec = g_strdup_printf("uri:%s,sizes=128x96,latency=0", uri);
-	src = ts_make(spec);
-	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 128, 96, 1, 30);
-	buf = g_malloc(pix.sizeimage);
-	g_assert_cmpint(wait_frame(src, &pix, buf, NULL), ==, 0);
-	assert_yuyv(buf, &pix, 0, pix.width, 143, 58, 40, 8);
-	v4l2cuse_source_destroy(src);
-	g_assert_cmpuint(v4l2cuse_gst_live_pipelines(), ==, 0);
+	assert_green_frame(spec, 30);
 }
 
 /* An HTTP MJPEG camera: multipart/x-mixed-replace of one JPEG, 10 parts a second. */
@@ -584,9 +593,6 @@ V4L2CUSE_TEST("/live/uri-http-mjpeg", test_uri_http_mjpeg)
 	g_autoptr(GError) error = NULL;
 	g_autofree char *port = NULL, *spec = NULL;
 	g_autofree char *python = g_find_program_in_path("python3");
-	g_autofree uint8_t *buf = NULL;
-	struct v4l2cuse_source *src;
-	struct v4l2_pix_format pix;
 
 	if (!gst_write(desc) || !python) {
 		g_test_skip("no GStreamer JPEG writer or no python3 here");
@@ -601,13 +607,7 @@ V4L2CUSE_TEST("/live/uri-http-mjpeg", test_uri_http_mjpeg)
 	g_assert_no_error(error);
 	g_assert_nonnull(port);
 	spec = g_strdup_printf("uri:http://127.0.0.1:%s/cam.mjpg,sizes=128x96,fps=10", port);
-	src = ts_make(spec);
-	pix = ts_start(src, V4L2_PIX_FMT_YUYV, 128, 96, 1, 10);
-	buf = g_malloc(pix.sizeimage);
-	g_assert_cmpint(wait_frame(src, &pix, buf, NULL), ==, 0);
-	assert_yuyv(buf, &pix, 0, pix.width, 143, 58, 40, 8);
-	v4l2cuse_source_destroy(src);
-	wait_no_pipeline();
+	assert_green_frame(spec, 10);
 	g_subprocess_force_exit(server);
 	g_subprocess_wait(server, NULL, NULL);
 }
