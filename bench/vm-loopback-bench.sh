@@ -74,17 +74,10 @@ for size in $sizes; do
 		run v4l2cuse-shim-both "$size" /dev/video43 /dev/video42 "$run" "$run"
 done
 
-ko=$(find "/lib/modules/$V4L2CUSE_KVER/updates" -name 'v4l2loopback.ko*' 2>/dev/null | head -1 || true)
-if [[ -n $ko ]]; then
-	vm_modprobe videodev || true
-	if insmod "$ko" devices=1 video_nr=50 exclusive_caps=0 2>"$V4L2CUSE_RESULTS/insmod.log" &&
-		vm_wait_node /dev/video50 10; then
-		for size in $sizes; do
-			check "(b) v4l2loopback $size" run v4l2loopback "$size" /dev/video50 /dev/video50
-		done
-	else
-		diag "v4l2loopback did not load: $(cat "$V4L2CUSE_RESULTS/insmod.log")"
-	fi
+if vm_v4l2loopback 50; then
+	for size in $sizes; do
+		check "(b) v4l2loopback $size" run v4l2loopback "$size" /dev/video50 /dev/video50
+	done
 else
-	diag "no v4l2loopback module for $V4L2CUSE_KVER: (b) skipped"
+	diag "(b) skipped"
 fi

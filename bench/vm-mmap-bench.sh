@@ -80,17 +80,13 @@ done
 echo "kernel $(uname -r) clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" \
 	"cmdline: $(cat /proc/cmdline)" | tee -a "$out"
 
-# v4l2loopback: the module DKMS built on the host for this kernel, if any.
+# v4l2loopback, if the host built it for this kernel.
 loop=
-ko=$(find "/lib/modules/$V4L2CUSE_KVER/updates" -name 'v4l2loopback.ko*' 2>/dev/null | head -1 || true)
-if [[ -n $ko ]]; then
-	vm_modprobe videodev || true
-	if insmod "$ko" devices=1 video_nr=50 exclusive_caps=0 card_label=loopback 2>"$V4L2CUSE_RESULTS/insmod.log"; then
-		loop=/dev/video50
-		vm_wait_node $loop 10 || loop=
-	fi
+if vm_v4l2loopback 50 card_label=loopback; then
+	loop=/dev/video50
+else
+	diag "(d) skipped"
 fi
-[[ -n $loop ]] || diag "v4l2loopback: no module for $V4L2CUSE_KVER (install v4l2loopback-dkms and linux-headers-$V4L2CUSE_KVER on the host); (d) skipped"
 
 idle()
 {

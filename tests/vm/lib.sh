@@ -214,6 +214,28 @@ vm_modprobe()
 	/sbin/modprobe -d "$V4L2CUSE_MODDIR" -S "$V4L2CUSE_KVER" "$@"
 }
 
+# vm_v4l2loopback NR [PARAM...]: load v4l2loopback (the module DKMS built
+# on the host for the guest kernel: v4l2loopback-dkms and
+# linux-headers-KVER installed there) with one node, /dev/videoNR,
+# exclusive_caps=0 and PARAMs, the benchmarks' reference. Returns 1 with a
+# diag line saying why when there is none.
+vm_v4l2loopback()
+{
+	local nr=$1 ko
+	shift
+	ko=$(find "/lib/modules/$V4L2CUSE_KVER/updates" -name 'v4l2loopback.ko*' 2>/dev/null | head -1 || true)
+	if [[ -z $ko ]]; then
+		diag "v4l2loopback: no module for $V4L2CUSE_KVER (install v4l2loopback-dkms and linux-headers-$V4L2CUSE_KVER on the host)"
+		return 1
+	fi
+	vm_modprobe videodev || true
+	if ! insmod "$ko" devices=1 video_nr="$nr" exclusive_caps=0 "$@" 2>"$V4L2CUSE_RESULTS/insmod.log"; then
+		diag "v4l2loopback did not load: $(cat "$V4L2CUSE_RESULTS/insmod.log")"
+		return 1
+	fi
+	vm_wait_node "/dev/video$nr" 10 || { diag "v4l2loopback: no /dev/video$nr"; return 1; }
+}
+
 # vm_wait_node PATH [TIMEOUT_S]: wait until PATH exists (default 20 s).
 # Returns 1 on timeout.
 vm_wait_node()
