@@ -19,7 +19,6 @@
  * hardware: that is what this shows.
  */
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -35,21 +35,19 @@ for size in $sizes; do
 	echo "primitives size=$size $line" | tee -a "$out"
 done
 
-# Run time (ns) and voluntary context switches of every thread of PID.
+# Run time (ns) and voluntary context switches of every thread of PID: one
+# process to read them (each one started costs 0.1-0.3 s under TCG).
 proc_cost()
 {
-	local ns=0 sw=0 t
-	for t in /proc/"$1"/task/*; do
-		ns=$((ns + $(cut -d' ' -f1 "$t/schedstat")))
-		sw=$((sw + $(awk '/^voluntary_ctxt_switches/ { print $2 }' "$t/status")))
-	done
-	echo "$ns $sw"
+	awk 'FILENAME ~ /schedstat$/ { ns += $1; next }
+		/^voluntary_ctxt_switches/ { sw += $2 }
+		END { printf "%.0f %d\n", ns, sw }' /proc/"$1"/task/*/schedstat /proc/"$1"/task/*/status
 }
 
 # measure NAME SIZE WRITER_DEV READER_DEV WRAP [DAEMON_PID]: one line.
 measure()
 {
-	local name=$1 size=$2 wdev=$3 rdev=$4 wrap=$5 dpid=${6:-} wpid rpid p
+	local name=$1 size=$2 wdev=$3 rdev=$4 wrap=$5 dpid=${6:-} wpid rpid p ns0 sw0 ns1 sw1
 	local -A c0 c1
 	$wrap "$lat" write "$wdev" "$size" 30 $((secs + 40)) >/dev/null &
 	wpid=$!

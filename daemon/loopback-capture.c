@@ -27,14 +27,21 @@
 /* ---------------------------------------------------------------------- */
 /* The capture end */
 
+/* The negotiated frame interval in nanoseconds. */
+static uint64_t
+lb_interval_ns(const struct lb_source *s)
+{
+	return (uint64_t)s->interval.numerator * 1000000000u / s->interval.denominator;
+}
+
 /* The pace: a tick every frame interval, from @from_ns on. */
 static void
 lb_capture_pace(struct lb_source *s, uint64_t from_ns)
 {
-	uint64_t first = from_ns + s->interval_ns;
+	uint64_t interval_ns = lb_interval_ns(s), first = from_ns + interval_ns;
 	struct itimerspec its = {
-		.it_interval = { .tv_sec = (time_t)(s->interval_ns / 1000000000u),
-				 .tv_nsec = (long)(s->interval_ns % 1000000000u) },
+		.it_interval = { .tv_sec = (time_t)(interval_ns / 1000000000u),
+				 .tv_nsec = (long)(interval_ns % 1000000000u) },
 		.it_value = { .tv_sec = (time_t)(first / 1000000000u),
 			      .tv_nsec = (long)(first % 1000000000u) },
 	};
@@ -59,7 +66,6 @@ lb_capture_start(struct v4l2cuse_source *src, const struct v4l2_pix_format *pix,
 	s->cache_gen = 0;
 	s->shown_gen = 0;	/* the last written frame, if any, is news to a new stream */
 	s->interval = iv;
-	s->interval_ns = (uint64_t)iv.numerator * 1000000000u / iv.denominator;
 	s->delivered_ns = 0;
 	lb_capture_pace(s, v4l2cuse_now_ns());
 	g_queue_push_tail_link(&s->lb->captures, &s->link);
@@ -125,7 +131,7 @@ lb_capture_produce(struct v4l2cuse_source *src, struct v4l2cuse_frame *frame)
 	if (!lb->gen ||
 	    (lb->knobs.timeout_ms && now - lb->at_ns > (uint64_t)lb->knobs.timeout_ms * 1000000ull))
 		return tick ? -ENOLINK : -EAGAIN;
-	if (fresh && !tick && s->delivered_ns && now - s->delivered_ns < s->interval_ns / 2)
+	if (fresh && !tick && s->delivered_ns && now - s->delivered_ns < lb_interval_ns(s) / 2)
 		return -EAGAIN;		/* too soon: at the next tick */
 	if (!fresh && (!tick || !lb->knobs.sustain_framerate || !s->cache_gen))
 		return -EAGAIN;

@@ -113,7 +113,6 @@ struct lb_source {
 	/* Its wake fd: an epoll set of a frame-written eventfd and its pace. */
 	int epfd, evfd, tfd;
 	struct v4l2_fract interval;	/* the negotiated frame interval */
-	uint64_t interval_ns;		/* the same in nanoseconds */
 	uint64_t delivered_ns;		/* when the last frame went out */
 };
 
